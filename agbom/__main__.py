@@ -1,0 +1,5 @@
+import sys
+
+from agbom.cli import main
+
+sys.exit(main())

@@ -1,0 +1,108 @@
+"""The typer application: one small module per command group, registered here."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import click
+import typer
+
+from agbom import __version__
+from agbom.errors import AgbomError
+
+app = typer.Typer(
+    name="agbom",
+    help="Know and control what your AI agents are made of.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agbom {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """agbom: AgBOM inventory, ACS Guardian, skill approvals, rules and CycloneDX export."""
+
+
+def _register() -> None:
+    from agbom.cli import (
+        guardian_cmds,
+        hook_cmds,
+        inventory_cmds,
+        rules_cmds,
+        scan_cmds,
+        skills_cmds,
+    )
+
+    for module in (inventory_cmds, scan_cmds, rules_cmds, skills_cmds, guardian_cmds, hook_cmds):
+        module.register(app)
+
+
+_register()
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print one ``agbom: error:`` line to stderr and exit with ``code``."""
+    typer.echo(f"agbom: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def run(args: list[str]) -> int:
+    """Run the app on ``args``; map every failure to one line on stderr and an exit code."""
+    verbose = os.environ.get("AGBOM_DEBUG") == "1"
+    try:
+        result = app(args=args, prog_name="agbom", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except typer.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        typer.echo("agbom: aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        # Usage errors: keep click's wording, on one line, exit 2.
+        message = exc.format_message().replace("\n", " ")
+        hint = ""
+        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            hint = f" (see '{exc.ctx.command_path} --help')"
+        typer.echo(f"agbom: error: {message}{hint}", err=True)
+        return exc.exit_code
+    except AgbomError as exc:
+        if verbose:
+            traceback.print_exc()
+        typer.echo(f"agbom: error: {exc.diagnostics()}", err=True)
+        return getattr(exc, "exit_code", 1)
+    except KeyboardInterrupt:
+        typer.echo("agbom: interrupted", err=True)
+        return 130
+    except OSError as exc:
+        if verbose:
+            traceback.print_exc()
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        typer.echo(f"agbom: error:{where} {exc.strerror or exc}", err=True)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the one place that must never show a traceback
+        if verbose:
+            traceback.print_exc()
+        typer.echo(
+            f"agbom: internal error: {type(exc).__name__}: {exc} "
+            "(set AGBOM_DEBUG=1 for a traceback and please report it)",
+            err=True,
+        )
+        return 70
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run(sys.argv[1:]))

@@ -1,0 +1,178 @@
+"""AgBOM diffs in the ``agbom/changed`` shape: ``added[]``, ``removed[]``, ``changed[]``.
+
+``changed[]`` entries are whole replacement components (what :func:`compute_diff` emits), so
+applying a diff gives exactly the document a fresh snapshot would. ``removed[]`` accepts ids or
+objects carrying an ``id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agbom.inventory.model import (
+    AgBOM,
+    Component,
+    ComponentType,
+    InvalidAgBOM,
+    Problem,
+    check_references,
+    parse_component,
+)
+
+# Types whose version or digest changing under the same id is a supply-chain signal.
+_WATCHED = (ComponentType.SKILL, ComponentType.TOOL, ComponentType.MCP_SERVER)
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactChange:
+    """A version or digest that changed under an unchanged component id (rug-pull signal)."""
+
+    component_id: str
+    component_type: ComponentType
+    field: str
+    old: str | None
+    new: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "component_id": self.component_id,
+            "type": self.component_type.value,
+            "field": self.field,
+            "old": self.old,
+            "new": self.new,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AgBOMDiff:
+    """The difference between two AgBOMs."""
+
+    added: tuple[Component, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[Component, ...] = ()
+    header: Mapping[str, Any] | None = None  # new header when it changed
+    artifact_changes: tuple[ArtifactChange, ...] = field(default=())
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed or self.header is not None)
+
+    def to_payload(self) -> dict[str, Any]:
+        """The ``agbom/changed`` payload for this diff."""
+        payload: dict[str, Any] = {
+            "added": [dict(c.data) for c in self.added],
+            "removed": list(self.removed),
+            "changed": [dict(c.data) for c in self.changed],
+        }
+        if self.header is not None:
+            payload["header"] = dict(self.header)
+        return payload
+
+    def to_json(self) -> dict[str, Any]:
+        """The payload plus the artifact-change flags (for ``agbom diff --format json``)."""
+        document = self.to_payload()
+        document["artifact_changes"] = [c.to_json() for c in self.artifact_changes]
+        return document
+
+
+def _artifact_changes(old: Component, new: Component) -> list[ArtifactChange]:
+    if new.type not in _WATCHED:
+        return []
+    found = []
+    if old.version != new.version:
+        found.append(ArtifactChange(new.id, new.type, "version", old.version, new.version))
+    old_digest, new_digest = old.digest, new.digest
+    if old_digest != new_digest:
+        as_text = [f"{d[0]}:{d[1]}" if d else None for d in (old_digest, new_digest)]
+        found.append(ArtifactChange(new.id, new.type, "digest", as_text[0], as_text[1]))
+    return found
+
+
+def compute_diff(old: AgBOM, new: AgBOM) -> AgBOMDiff:
+    """The diff that turns ``old`` into ``new``."""
+    old_c, new_c = old.components, new.components
+    added = tuple(c for cid, c in new_c.items() if cid not in old_c)
+    removed = tuple(cid for cid in old_c if cid not in new_c)
+    changed: list[Component] = []
+    flags: list[ArtifactChange] = []
+    for cid, component in new_c.items():
+        before = old_c.get(cid)
+        if before is not None and before.data != component.data:
+            changed.append(component)
+            flags.extend(_artifact_changes(before, component))
+    header = dict(new.header) if dict(old.header) != dict(new.header) else None
+    return AgBOMDiff(added, removed, tuple(changed), header, tuple(flags))
+
+
+def parse_diff(payload: Mapping[str, Any], *, source: str = "agbom/changed payload") -> AgBOMDiff:
+    """Validate the diff form of an ``agbom/changed`` payload."""
+    problems: list[Problem] = []
+    lists: dict[str, list[Component]] = {"added": [], "changed": []}
+    for name in ("added", "changed"):
+        raw_items = payload.get(name) or []
+        if not isinstance(raw_items, list):
+            problems.append(Problem(name, "must be an array of components"))
+            continue
+        for index, raw in enumerate(raw_items):
+            try:
+                lists[name].append(parse_component(raw, f"{name}[{index}]"))
+            except InvalidAgBOM as exc:
+                problems.extend(exc.problems)
+    removed: list[str] = []
+    raw_removed = payload.get("removed") or []
+    if not isinstance(raw_removed, list):
+        problems.append(Problem("removed", "must be an array of ids"))
+        raw_removed = []
+    for index, item in enumerate(raw_removed):
+        item_id = item.get("id") if isinstance(item, Mapping) else item
+        if isinstance(item_id, str) and item_id:
+            removed.append(item_id)
+        else:
+            problems.append(Problem(f"removed[{index}]", "must be an id or an object with an id"))
+    header = payload.get("header")
+    if header is not None and not isinstance(header, Mapping):
+        problems.append(Problem("header", "must be an object"))
+    if problems:
+        raise InvalidAgBOM(problems, source=source)
+    return AgBOMDiff(tuple(lists["added"]), tuple(removed), tuple(lists["changed"]), header)
+
+
+def apply_diff(base: AgBOM, diff: AgBOMDiff, *, source: str = "agbom/changed payload") -> AgBOM:
+    """Apply ``diff`` to ``base``; the result is validated like a fresh snapshot."""
+    components = dict(base.components)
+    problems: list[Problem] = []
+    for cid in diff.removed:
+        if components.pop(cid, None) is None:
+            problems.append(Problem(f"removed {cid!r}", "no such component"))
+    for component in diff.added:
+        if component.id in components:
+            problems.append(Problem(f"added {component.id!r}", "a component with this id exists"))
+        components[component.id] = component
+    for component in diff.changed:
+        if component.id not in components:
+            problems.append(Problem(f"changed {component.id!r}", "no such component"))
+        components[component.id] = component
+    problems.extend(check_references(components))
+    if problems:
+        raise InvalidAgBOM(problems, source=source)
+    header = diff.header if diff.header is not None else base.header
+    return AgBOM(components, header)
+
+
+def apply_changed_payload(base: AgBOM | None, payload: Mapping[str, Any]) -> tuple[AgBOM, AgBOMDiff]:
+    """Apply an ``agbom/changed`` payload in either form; return the new AgBOM and the diff."""
+    if "agbom" in payload:
+        new = AgBOM.from_document(payload["agbom"], source="agbom/changed payload")
+        old = base if base is not None else AgBOM({}, {})
+        return new, compute_diff(old, new)
+    if base is None:
+        raise InvalidAgBOM(
+            [Problem("payload", "a diff needs a prior agbom/snapshot in this session")],
+            source="agbom/changed payload",
+        )
+    diff = parse_diff(payload)
+    new = apply_diff(base, diff)
+    # Recompute so the flags compare against what this session actually had.
+    return new, compute_diff(base, new)

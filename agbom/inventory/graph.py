@@ -1,0 +1,203 @@
+"""The component graph: the agent at the root, one node per component, typed edges.
+
+Edges point from the user of a component to what it uses, so "what can X reach" is the set
+of descendants of X. Path searches are always bounded: on large graphs an unbounded
+``all_simple_paths`` can run forever and ``find_cycle`` is super-linear on acyclic graphs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from enum import StrEnum
+from typing import Any
+
+import networkx as nx
+
+from agbom.inventory.model import ROOT_ID, AgBOM, Component, ComponentType
+
+
+class EdgeKind(StrEnum):
+    """How one node relates to another."""
+
+    HAS = "has"  # the agent has a top-level component
+    USES = "uses"  # capability or skill uses a tool / server / peer / model
+    EXPOSES = "exposes"  # an MCP server exposes a tool
+    COMPOSES = "composes"  # a skill composes another skill
+
+
+_EDGE_KIND_BY_FIELD = {
+    (ComponentType.MCP_SERVER, "tools"): EdgeKind.EXPOSES,
+    (ComponentType.SKILL, "composed_skills"): EdgeKind.COMPOSES,
+}
+
+DEFAULT_MAX_PATH_LENGTH = 12
+DEFAULT_MAX_PATHS = 1000
+
+
+def edge_kind(source: ComponentType, field: str) -> EdgeKind:
+    return _EDGE_KIND_BY_FIELD.get((source, field), EdgeKind.USES)
+
+
+class ComponentGraph:
+    """A networkx DiGraph over an AgBOM, kept in step with it by :meth:`apply`.
+
+    Node attributes: ``type`` (a :class:`ComponentType`, or ``"agent"`` for the root) and
+    ``component`` (the :class:`Component`, absent on the root and on placeholder nodes for
+    references that were not in the inventory). Edge attribute: ``kind``.
+    """
+
+    def __init__(self, agbom: AgBOM | None = None) -> None:
+        self.graph: nx.DiGraph = nx.DiGraph()
+        self.agent: dict[str, Any] = {}
+        self.graph.add_node(ROOT_ID, type="agent")
+        if agbom is not None:
+            self.agent = dict(agbom.agent)
+            self._add_all(agbom)
+
+    @classmethod
+    def from_agbom(cls, agbom: AgBOM) -> ComponentGraph:
+        return cls(agbom)
+
+    # -- building ------------------------------------------------------------------------------
+
+    def _add_all(self, agbom: AgBOM) -> None:
+        g = self.graph
+        g.add_nodes_from((c.id, {"type": c.type, "component": c}) for c in agbom)
+        g.add_edges_from(
+            (c.id, target, {"kind": edge_kind(c.type, field)})
+            for c in agbom
+            for field, target, _ in c.references()
+        )
+        self._attach_roots(c.id for c in agbom)
+
+    def _attach_roots(self, candidates: Iterable[str]) -> None:
+        g = self.graph
+        for node in candidates:
+            if node not in g:
+                continue
+            parents = [p for p in g.predecessors(node) if p != ROOT_ID]
+            if parents:
+                if g.has_edge(ROOT_ID, node):
+                    g.remove_edge(ROOT_ID, node)
+            else:
+                g.add_edge(ROOT_ID, node, kind=EdgeKind.HAS)
+
+    def upsert(self, component: Component) -> None:
+        """Add or replace one component and its outgoing edges."""
+        g = self.graph
+        touched: set[str] = {component.id}
+        if component.id in g:
+            for _, target in list(g.out_edges(component.id)):
+                if target != ROOT_ID:
+                    g.remove_edge(component.id, target)
+                    touched.add(target)
+        g.add_node(component.id, type=component.type, component=component)
+        for field, target, expected in component.references():
+            if target not in g:
+                g.add_node(target, type=expected)  # placeholder: referenced, not inventoried
+            g.add_edge(component.id, target, kind=edge_kind(component.type, field))
+            touched.add(target)
+        self._attach_roots(touched)
+
+    def remove(self, component_id: str) -> None:
+        """Remove a component; what it used becomes top-level if nothing else uses it."""
+        g = self.graph
+        if component_id not in g or component_id == ROOT_ID:
+            return
+        orphans = list(g.successors(component_id))
+        g.remove_node(component_id)
+        self._attach_roots(orphans)
+
+    def apply(self, added: Iterable[Component], removed: Iterable[str], changed: Iterable[Component]) -> None:
+        """Apply an AgBOM diff incrementally (no rebuild)."""
+        for component_id in removed:
+            self.remove(component_id)
+        for component in itertools.chain(added, changed):
+            self.upsert(component)
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def __contains__(self, node: object) -> bool:
+        return node in self.graph
+
+    def __len__(self) -> int:
+        return self.graph.number_of_nodes() - 1
+
+    def component(self, node: str) -> Component | None:
+        data = self.graph.nodes.get(node)
+        return data.get("component") if data else None
+
+    def node_type(self, node: str) -> Any:
+        return self.graph.nodes[node].get("type")
+
+    def components(self) -> Iterator[Component]:
+        for _, data in self.graph.nodes(data=True):
+            component = data.get("component")
+            if component is not None:
+                yield component
+
+    def reachable(self, node: str) -> set[str]:
+        """Every node ``node`` can reach (not including itself unless on a cycle)."""
+        if node not in self.graph:
+            return set()
+        return set(nx.descendants(self.graph, node))
+
+    def reachable_matching(
+        self, node: str, predicate: Callable[[str, dict[str, Any]], bool]
+    ) -> list[str]:
+        """Reachable nodes for which ``predicate(node_id, node_data)`` holds, sorted."""
+        nodes = self.graph.nodes
+        return sorted(n for n in self.reachable(node) if predicate(n, nodes[n]))
+
+    def shortest_path(self, source: str, target: str) -> list[str] | None:
+        try:
+            return list(nx.shortest_path(self.graph, source, target))
+        except (nx.NetworkXNoPath, nx.NodeNotFound):
+            return None
+
+    def paths(
+        self,
+        source: str,
+        target: str,
+        *,
+        max_length: int = DEFAULT_MAX_PATH_LENGTH,
+        limit: int = DEFAULT_MAX_PATHS,
+    ) -> list[list[str]]:
+        """Simple paths from ``source`` to ``target``: at most ``limit``, each ≤ ``max_length`` edges."""
+        if source not in self.graph or target not in self.graph:
+            return []
+        found = nx.all_simple_paths(self.graph, source, target, cutoff=max_length)
+        return [list(p) for p in itertools.islice(found, limit)]
+
+    def path_from_root(self, node: str) -> list[str]:
+        """A shortest path from the agent to ``node`` (``[node]`` if unreachable)."""
+        return self.shortest_path(ROOT_ID, node) or [node]
+
+    def cycles(self, *, limit: int = 100) -> list[list[str]]:
+        """Up to ``limit`` cycles, one per non-trivial strongly connected component."""
+        g = self.graph
+        if nx.is_directed_acyclic_graph(g):
+            return []
+        found: list[list[str]] = []
+        for scc in nx.strongly_connected_components(g):
+            if len(scc) == 1:
+                (node,) = scc
+                if not g.has_edge(node, node):
+                    continue
+            sub = g.subgraph(scc)
+            edges = nx.find_cycle(sub)
+            found.append([edge[0] for edge in edges])
+            if len(found) >= limit:
+                break
+        return sorted(found)
+
+    def longest_path_length(self) -> int:
+        """Longest path (in edges) when acyclic; raises ValueError on a cyclic graph."""
+        if not nx.is_directed_acyclic_graph(self.graph):
+            raise ValueError("graph has a cycle")
+        return int(nx.dag_longest_path_length(self.graph))
+
+    def edges(self) -> Iterator[tuple[str, str, EdgeKind]]:
+        for source, target, data in self.graph.edges(data=True):
+            yield source, target, data["kind"]

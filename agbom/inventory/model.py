@@ -1,0 +1,328 @@
+"""The canonical AgBOM: components of eight types, referencing each other by id.
+
+An :class:`AgBOM` that exists is valid: :meth:`AgBOM.from_document` checks every component
+against its type's shipped schema, rejects duplicate ids and dangling references, and
+reports every problem with its location in one :class:`InvalidAgBOM`.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import fastjsonschema
+import rfc8785
+
+from agbom._schema import compiled_validator, describe_failure
+from agbom.errors import AgbomError
+
+
+class ComponentType(StrEnum):
+    """The eight ACS v0.1.0 AgBOM component types."""
+
+    MODEL = "model"
+    MCP_SERVER = "mcp_server"
+    A2A_PEER = "a2a_peer"
+    TOOL = "tool"
+    KNOWLEDGE_SOURCE = "knowledge_source"
+    MEMORY_STORE = "memory_store"
+    AGENT_CAPABILITY = "agent_capability"
+    SKILL = "skill"
+
+
+# Which fields of which type hold references, and the type each reference must point at.
+REFERENCE_FIELDS: Mapping[ComponentType, Mapping[str, ComponentType]] = {
+    ComponentType.MCP_SERVER: {"tools": ComponentType.TOOL},
+    ComponentType.AGENT_CAPABILITY: {
+        "tools": ComponentType.TOOL,
+        "mcp_servers": ComponentType.MCP_SERVER,
+        "a2a_peers": ComponentType.A2A_PEER,
+    },
+    ComponentType.SKILL: {
+        "tools": ComponentType.TOOL,
+        "mcp_servers": ComponentType.MCP_SERVER,
+        "a2a_peers": ComponentType.A2A_PEER,
+        "models": ComponentType.MODEL,
+        "composed_skills": ComponentType.SKILL,
+    },
+}
+
+ROOT_ID = "@agent"
+"""Graph and export id of the agent itself; no component may use it."""
+
+MAX_COMPONENTS = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One located defect in an AgBOM document."""
+
+    location: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}"
+
+
+class InvalidAgBOM(AgbomError):
+    """The document is not a valid AgBOM; ``problems`` lists every defect found."""
+
+    def __init__(self, problems: Iterable[Problem], *, source: str = "AgBOM") -> None:
+        self.problems = tuple(problems)
+        self.source = source
+        super().__init__(self.diagnostics())
+
+    def diagnostics(self) -> str:
+        first = self.problems[0] if self.problems else Problem("document", "invalid")
+        more = len(self.problems) - 1
+        suffix = f" (and {more} more problem{'s' if more != 1 else ''})" if more > 0 else ""
+        return f"{self.source} is not a valid AgBOM: {first}{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """One AgBOM component. ``data`` is the full wire object, unknown fields included.
+
+    Treat ``data`` as read-only: components are shared between AgBOM versions.
+    """
+
+    id: str
+    type: ComponentType
+    data: Mapping[str, Any]
+
+    @property
+    def name(self) -> str:
+        """Human name; falls back to the id for types whose name is optional."""
+        value = self.data.get("name")
+        return value if isinstance(value, str) and value else self.id
+
+    @property
+    def version(self) -> str | None:
+        value = self.data.get("version")
+        return value if isinstance(value, str) else None
+
+    def get(self, field: str, default: Any = None) -> Any:
+        return self.data.get(field, default)
+
+    def references(self) -> Iterator[tuple[str, str, ComponentType]]:
+        """Yield ``(field, target_id, expected_type)`` for every id this component references."""
+        for field, target_type in REFERENCE_FIELDS.get(self.type, {}).items():
+            for target in self.data.get(field) or ():
+                yield field, target, target_type
+
+    @property
+    def digest(self) -> tuple[str, str] | None:
+        """``(algorithm, value)`` of a skill's definition digest, normalized; else ``None``."""
+        definition = self.data.get("definition")
+        if not isinstance(definition, Mapping):
+            return None
+        digest = definition.get("digest")
+        if not isinstance(digest, Mapping):
+            return None
+        return normalize_algorithm(str(digest.get("algorithm", ""))), str(
+            digest.get("value", "")
+        ).lower()
+
+
+def normalize_algorithm(name: str) -> str:
+    """``SHA-256``, ``sha-256`` and ``sha256`` all name the same algorithm: ``sha256``."""
+    return name.strip().lower().replace("-", "").replace("_", "")
+
+
+def _validate_component(raw: Any, location: str) -> tuple[Component | None, list[Problem]]:
+    if not isinstance(raw, Mapping):
+        return None, [Problem(location, f"must be an object, not {type(raw).__name__}")]
+    type_name = raw.get("type")
+    comp_id = raw.get("id")
+    if isinstance(comp_id, str) and comp_id:
+        location = f"{location} (id {comp_id!r})"
+    try:
+        ctype = ComponentType(type_name)
+    except ValueError:
+        known = ", ".join(t.value for t in ComponentType)
+        return None, [Problem(location, f"unknown component type {type_name!r} (known: {known})")]
+    validator = compiled_validator(f"component-{ctype.value}.json")
+    try:
+        validator(raw)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        return None, [Problem(location, describe_failure(exc))]
+    if comp_id == ROOT_ID:
+        return None, [Problem(location, f"the id {ROOT_ID!r} is reserved for the agent itself")]
+    return Component(id=comp_id, type=ctype, data=dict(raw)), []
+
+
+def parse_component(raw: Any, location: str = "component") -> Component:
+    """Validate one wire component; raise :class:`InvalidAgBOM` when it is not valid."""
+    component, problems = _validate_component(raw, location)
+    if component is None:
+        raise InvalidAgBOM(problems, source=location)
+    return component
+
+
+class AgBOM:
+    """A validated AgBOM document: a header (agent, version, extra fields) and components."""
+
+    __slots__ = ("_components", "_hash", "header")
+
+    def __init__(self, components: Mapping[str, Component], header: Mapping[str, Any]) -> None:
+        # Callers outside this module go through from_document/from_components, which validate.
+        self._components = dict(sorted(components.items()))
+        self.header = dict(header)
+        self._hash: str | None = None
+
+    # -- construction ------------------------------------------------------------------------
+
+    @classmethod
+    def from_document(cls, document: Any, *, source: str = "AgBOM") -> AgBOM:
+        """Validate a wire document ``{"components": [...], ...}`` and build the AgBOM."""
+        if not isinstance(document, Mapping):
+            raise InvalidAgBOM(
+                [Problem("document", f"must be an object, not {type(document).__name__}")],
+                source=source,
+            )
+        raw_components = document.get("components")
+        if not isinstance(raw_components, list):
+            raise InvalidAgBOM(
+                [Problem("components", "required, and must be an array of components")],
+                source=source,
+            )
+        if len(raw_components) > MAX_COMPONENTS:
+            raise InvalidAgBOM(
+                [Problem("components", f"more than {MAX_COMPONENTS} components")], source=source
+            )
+        header = {k: v for k, v in document.items() if k not in ("components", "agbom_hash")}
+        agent = header.get("agent")
+        problems: list[Problem] = []
+        if agent is not None and not isinstance(agent, Mapping):
+            problems.append(Problem("agent", "must be an object"))
+        components: dict[str, Component] = {}
+        for index, raw in enumerate(raw_components):
+            component, found = _validate_component(raw, f"components[{index}]")
+            problems.extend(found)
+            if component is None:
+                continue
+            if component.id in components:
+                problems.append(
+                    Problem(f"components[{index}]", f"duplicate component id {component.id!r}")
+                )
+                continue
+            components[component.id] = component
+        problems.extend(check_references(components))
+        if problems:
+            raise InvalidAgBOM(problems, source=source)
+        agbom = cls(components, header)
+        try:
+            agbom.agbom_hash  # noqa: B018 - proves the document is canonicalizable (RFC 8785)
+        except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+            raise InvalidAgBOM(
+                [Problem("document", f"cannot be canonicalized (RFC 8785): {exc}")], source=source
+            ) from exc
+        return agbom
+
+    @classmethod
+    def from_payload(cls, payload: Any, *, source: str = "agbom/snapshot payload") -> AgBOM:
+        """Accept an ``agbom/snapshot`` payload: ``{"agbom": DOC}`` or the document itself."""
+        if isinstance(payload, Mapping) and "components" not in payload and "agbom" in payload:
+            return cls.from_document(payload["agbom"], source=source)
+        return cls.from_document(payload, source=source)
+
+    @classmethod
+    def from_components(
+        cls, components: Iterable[Component], header: Mapping[str, Any] | None = None
+    ) -> AgBOM:
+        """Build from already-validated components, re-checking ids and references."""
+        by_id: dict[str, Component] = {}
+        problems: list[Problem] = []
+        for component in components:
+            if component.id in by_id:
+                problems.append(Problem(component.id, "duplicate component id"))
+            by_id[component.id] = component
+        problems.extend(check_references(by_id))
+        if problems:
+            raise InvalidAgBOM(problems)
+        return cls(by_id, header or {})
+
+    # -- access --------------------------------------------------------------------------------
+
+    @property
+    def components(self) -> Mapping[str, Component]:
+        """Components by id, in id order."""
+        return self._components
+
+    def __len__(self) -> int:
+        return len(self._components)
+
+    def __iter__(self) -> Iterator[Component]:
+        return iter(self._components.values())
+
+    def __contains__(self, component_id: object) -> bool:
+        return component_id in self._components
+
+    def get(self, component_id: str) -> Component | None:
+        return self._components.get(component_id)
+
+    def of_type(self, ctype: ComponentType) -> list[Component]:
+        return [c for c in self._components.values() if c.type is ctype]
+
+    @property
+    def agent(self) -> Mapping[str, Any]:
+        agent = self.header.get("agent")
+        return agent if isinstance(agent, Mapping) else {}
+
+    @property
+    def agent_id(self) -> str:
+        value = self.agent.get("id") or self.agent.get("name")
+        return value if isinstance(value, str) and value else "agent"
+
+    # -- canonical form ------------------------------------------------------------------------
+
+    def to_document(self, *, with_hash: bool = False) -> dict[str, Any]:
+        """The canonical wire document: header fields, then components sorted by id."""
+        document = copy.deepcopy(self.header)
+        document["components"] = [copy.deepcopy(dict(c.data)) for c in self._components.values()]
+        if with_hash:
+            document["agbom_hash"] = self.agbom_hash
+        return document
+
+    @property
+    def agbom_hash(self) -> str:
+        """``sha256:HEX`` over the RFC 8785 form of the canonical document (order-independent)."""
+        if self._hash is None:
+            document = dict(self.header)
+            document["components"] = [dict(c.data) for c in self._components.values()]
+            self._hash = "sha256:" + hashlib.sha256(rfc8785.dumps(document)).hexdigest()
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgBOM):
+            return NotImplemented
+        return self.agbom_hash == other.agbom_hash
+
+    def __hash__(self) -> int:
+        return hash(self.agbom_hash)
+
+    def __repr__(self) -> str:
+        return f"AgBOM(agent={self.agent_id!r}, components={len(self)}, {self.agbom_hash[:19]}…)"
+
+
+def check_references(components: Mapping[str, Component]) -> list[Problem]:
+    """Every reference must name an existing component of the expected type."""
+    problems: list[Problem] = []
+    for component in components.values():
+        for field, target, expected in component.references():
+            found = components.get(target)
+            where = f"component {component.id!r} field {field!r}"
+            if found is None:
+                problems.append(Problem(where, f"dangling reference to unknown id {target!r}"))
+            elif found.type is not expected:
+                problems.append(
+                    Problem(
+                        where,
+                        f"reference {target!r} is a {found.type.value}, expected {expected.value}",
+                    )
+                )
+    return problems
