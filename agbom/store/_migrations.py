@@ -1,0 +1,139 @@
+"""Versioned schema of the SQLite store.
+
+Each migration is a list of SQL statements that moves the schema from version N-1 to N. They
+are frozen once released: a change to the schema is a new migration appended to
+:data:`MIGRATIONS`, never an edit of an old one, so that a store written by any earlier agbom
+upgrades to exactly the schema a fresh store gets. All migrations a store needs run in one
+``BEGIN IMMEDIATE`` transaction (SQLite DDL is transactional), so an interrupted upgrade
+leaves the old version intact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+_V1 = [
+    # One row per applied migration; the store's version is the largest.
+    """CREATE TABLE schema_version (
+        version INTEGER PRIMARY KEY,
+        applied_at TEXT NOT NULL
+    )""",
+    # One row per (skill_id, digest) pair: its registration facts and its current decision.
+    """CREATE TABLE skills (
+        skill_id TEXT NOT NULL,
+        digest_alg TEXT NOT NULL,
+        digest_value TEXT NOT NULL,
+        ref TEXT,
+        declared_capabilities TEXT NOT NULL DEFAULT '[]',
+        composition TEXT NOT NULL DEFAULT '{}',
+        provenance TEXT,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'revoked')),
+        decided_by TEXT,
+        decided_at TEXT,
+        reason TEXT,
+        expires_at TEXT,
+        first_seen TEXT,
+        last_seen TEXT,
+        registered_by_agent TEXT,
+        registered_by_tenant TEXT,
+        PRIMARY KEY (skill_id, digest_alg, digest_value)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX skills_by_status ON skills (status, skill_id)",
+    # Every status change, appended and never rewritten (the triggers enforce it).
+    """CREATE TABLE skill_history (
+        id INTEGER PRIMARY KEY,
+        skill_id TEXT NOT NULL,
+        digest_alg TEXT NOT NULL,
+        digest_value TEXT NOT NULL,
+        from_status TEXT,
+        to_status TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        reason TEXT,
+        expires_at TEXT,
+        at TEXT NOT NULL,
+        source TEXT NOT NULL
+    )""",
+    "CREATE INDEX skill_history_by_pair ON skill_history (skill_id, digest_alg, digest_value, id)",
+    """CREATE TRIGGER skill_history_no_update BEFORE UPDATE ON skill_history
+       BEGIN SELECT RAISE(ABORT, 'skill_history is append-only'); END""",
+    """CREATE TRIGGER skill_history_no_delete BEFORE DELETE ON skill_history
+       BEGIN SELECT RAISE(ABORT, 'skill_history is append-only'); END""",
+]
+
+_V2 = [
+    # Approval scopes: JSON lists of glob patterns; empty means every agent / tenant.
+    "ALTER TABLE skills ADD COLUMN scope_agents TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE skills ADD COLUMN scope_tenants TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE skill_history ADD COLUMN scope_agents TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE skill_history ADD COLUMN scope_tenants TEXT NOT NULL DEFAULT '[]'",
+]
+
+_V3 = [
+    # Audit hash chain, one per session; entries are canonical JSON text from the Guardian.
+    """CREATE TABLE chain_entries (
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        entry TEXT NOT NULL,
+        entry_hash TEXT NOT NULL,
+        previous_hash TEXT,
+        request_id TEXT,
+        nonce TEXT,
+        recorded_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID""",
+    # NULLs are distinct in SQLite unique indexes, so entries without an id never collide.
+    "CREATE UNIQUE INDEX chain_by_request ON chain_entries (session_id, request_id)",
+    "CREATE UNIQUE INDEX chain_by_nonce ON chain_entries (session_id, nonce)",
+    """CREATE TABLE sessions (
+        session_id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        tenant_id TEXT,
+        parent_session_id TEXT,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        negotiated TEXT,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX sessions_by_agent ON sessions (agent_id, started_at)",
+    """CREATE TABLE agbom_versions (
+        session_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        agent_id TEXT NOT NULL,
+        document TEXT NOT NULL,
+        agbom_hash TEXT NOT NULL,
+        change TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, version)
+    )""",
+    "CREATE INDEX agbom_versions_by_agent ON agbom_versions (agent_id, created_at)",
+    # Fleet inventory index: one row per component per AgBOM version.
+    """CREATE TABLE components (
+        session_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        agent_id TEXT NOT NULL,
+        component_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version_str TEXT,
+        first_seen TEXT NOT NULL,
+        seen_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, version, component_id)
+    )""",
+    "CREATE INDEX components_by_type_name ON components (type, name)",
+    "CREATE INDEX components_by_agent ON components (agent_id)",
+    """CREATE TABLE skill_events (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        skill_id TEXT NOT NULL,
+        event TEXT NOT NULL CHECK (event IN ('load', 'unload')),
+        at TEXT NOT NULL
+    )""",
+    "CREATE INDEX skill_events_by_session ON skill_events (session_id, skill_id, event)",
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3)
+"""``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The version a store has after :func:`migrate`; the newest this agbom understands."""

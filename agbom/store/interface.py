@@ -1,0 +1,243 @@
+"""Store layer vocabulary: the error family, digests, skill records and verdicts.
+
+These types carry no I/O. :mod:`agbom.store.sqlite` is the embedded implementation; the
+Guardian and the CLI speak only these names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from agbom.errors import AgbomError
+from agbom.inventory import normalize_algorithm
+
+# Input bounds: everything a user or an agent hands the store is size-checked here.
+MAX_SKILL_ID = 512
+MAX_REASON = 4096
+MAX_ACTOR = 256
+MAX_PATTERN = 256
+MAX_PATTERNS = 64
+
+# Hex lengths of the digests we know; other algorithms are accepted if they are hex.
+_DIGEST_HEX_LENGTHS = {"sha256": 64, "sha384": 96, "sha512": 128, "sha1": 40}
+_HEX = re.compile(r"[0-9a-f]+")
+_ALGORITHM = re.compile(r"[a-z0-9]{1,32}")
+
+
+class StoreError(AgbomError):
+    """The store cannot do what was asked: unreadable file, bad schema, invalid value."""
+
+
+class ChainConflict(StoreError):
+    """``previous_hash`` does not name the current head of the session's audit chain."""
+
+
+class DuplicateRequest(StoreError):
+    """The (session, request_id) or (session, nonce) pair was already recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """A content digest: normalized algorithm name (``sha256``) and lowercase hex value."""
+
+    algorithm: str
+    value: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.algorithm, str) or not isinstance(self.value, str):
+            raise StoreError("digest algorithm and value must be strings")
+        algorithm = normalize_algorithm(self.algorithm)
+        value = self.value.strip().lower()
+        if not _ALGORITHM.fullmatch(algorithm):
+            raise StoreError(f"digest algorithm {self.algorithm!r} is not a valid name")
+        if not value or len(value) > 256 or not _HEX.fullmatch(value):
+            raise StoreError(f"digest value for {algorithm} must be hexadecimal")
+        expected = _DIGEST_HEX_LENGTHS.get(algorithm)
+        if expected is not None and len(value) != expected:
+            raise StoreError(
+                f"a {algorithm} digest has {expected} hex digits, this one has {len(value)}"
+            )
+        object.__setattr__(self, "algorithm", algorithm)
+        object.__setattr__(self, "value", value)
+
+    @classmethod
+    def parse(cls, text: str) -> Digest:
+        """Parse the command-line spelling ``ALG:HEX`` (``sha256:ab12...``, ``SHA-256:AB12...``)."""
+        if not isinstance(text, str):
+            raise StoreError("digest must be a string like sha256:HEX")
+        algorithm, sep, value = text.strip().partition(":")
+        if not sep or not algorithm or not value:
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            raise StoreError(f"digest {shown!r} is not of the form ALGORITHM:HEX (e.g. sha256:...)")
+        return cls(algorithm=algorithm, value=value)
+
+    @classmethod
+    def from_wire(cls, raw: Any) -> Digest:
+        """Build from the wire object ``{"algorithm": "sha256", "value": HEX}``."""
+        if not isinstance(raw, Mapping):
+            raise StoreError("digest must be an object with 'algorithm' and 'value'")
+        algorithm, value = raw.get("algorithm"), raw.get("value")
+        if not isinstance(algorithm, str) or not isinstance(value, str):
+            raise StoreError("digest needs string fields 'algorithm' and 'value'")
+        return cls(algorithm=algorithm, value=value)
+
+    def to_wire(self) -> dict[str, str]:
+        """The wire object form."""
+        return {"algorithm": self.algorithm, "value": self.value}
+
+    def __str__(self) -> str:
+        return f"{self.algorithm}:{self.value}"
+
+
+class SkillStatus(StrEnum):
+    """Where a (skill_id, digest) pair stands in the approval workflow."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    DENIED = "denied"
+    REVOKED = "revoked"
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+def as_utc(value: datetime) -> datetime:
+    """``value`` in UTC; a naive datetime is taken to be UTC already."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def format_timestamp(value: datetime | None) -> str | None:
+    """ISO 8601 UTC with a ``Z``; microseconds only when present (stable for round trips)."""
+    if value is None:
+        return None
+    value = as_utc(value)
+    spec = "microseconds" if value.microsecond else "seconds"
+    return value.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+
+
+def parse_timestamp(text: Any, *, what: str = "timestamp") -> datetime:
+    """Parse an ISO 8601 date or date-time (``Z`` or offset; naive means UTC)."""
+    if isinstance(text, datetime):
+        return as_utc(text)
+    if not isinstance(text, str) or not text.strip() or len(text) > 64:
+        raise StoreError(f"{what} must be an ISO 8601 date-time string")
+    raw = text.strip()
+    if raw.endswith(("Z", "z")):
+        raw = raw[:-1] + "+00:00"
+    try:
+        return as_utc(datetime.fromisoformat(raw))
+    except ValueError:
+        raise StoreError(f"{what} {text!r} is not an ISO 8601 date-time") from None
+
+
+def check_text(value: Any, what: str, limit: int, *, optional: bool = False) -> str | None:
+    """Bound a user-supplied string; ``None`` allowed when ``optional``."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or (not optional and not value.strip()):
+        raise StoreError(f"{what} must be a non-empty string")
+    if len(value) > limit:
+        raise StoreError(f"{what} is longer than {limit} characters")
+    return value
+
+
+def check_patterns(patterns: Any, what: str) -> tuple[str, ...]:
+    """Scope patterns: a short list of non-empty glob strings, deduplicated and sorted."""
+    if patterns is None:
+        return ()
+    if isinstance(patterns, str) or not isinstance(patterns, list | tuple | set | frozenset):
+        raise StoreError(f"{what} must be a list of glob patterns")
+    if len(patterns) > MAX_PATTERNS:
+        raise StoreError(f"{what} has more than {MAX_PATTERNS} patterns")
+    out = set()
+    for pattern in patterns:
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise StoreError(f"{what} patterns must be non-empty strings")
+        if len(pattern) > MAX_PATTERN:
+            raise StoreError(f"{what} pattern is longer than {MAX_PATTERN} characters")
+        out.add(pattern.strip())
+    return tuple(sorted(out))
+
+
+@dataclass(frozen=True, slots=True)
+class SkillRecord:
+    """Everything the store knows about one (skill_id, digest) pair."""
+
+    skill_id: str
+    digest: Digest
+    ref: str | None
+    declared_capabilities: tuple[str, ...]
+    composition: dict[str, Any]
+    provenance: dict[str, Any] | None
+    status: SkillStatus
+    decided_by: str | None
+    decided_at: datetime | None
+    reason: str | None
+    expires_at: datetime | None
+    scope_agents: tuple[str, ...] = ()
+    scope_tenants: tuple[str, ...] = ()
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    # Who first registered the pair (None when approved ahead of any registration).
+    registered_by_agent: str | None = None
+    registered_by_tenant: str | None = None
+
+    def is_expired(self, now: datetime | None = None) -> bool:
+        """True when the decision carries an expiry that has passed at ``now``."""
+        if self.expires_at is None:
+            return False
+        return as_utc(now or utc_now()) >= self.expires_at
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (timestamps as ISO 8601 strings, digest in wire form)."""
+        return {
+            "skill_id": self.skill_id,
+            "digest": self.digest.to_wire(),
+            "ref": self.ref,
+            "declared_capabilities": list(self.declared_capabilities),
+            "composition": self.composition,
+            "registration_provenance": self.provenance,
+            "status": str(self.status),
+            "decided_by": self.decided_by,
+            "decided_at": format_timestamp(self.decided_at),
+            "reason": self.reason,
+            "expires_at": format_timestamp(self.expires_at),
+            "scope": {"agents": list(self.scope_agents), "tenants": list(self.scope_tenants)},
+            "first_seen": format_timestamp(self.first_seen),
+            "last_seen": format_timestamp(self.last_seen),
+            "registered_by": {
+                "agent_id": self.registered_by_agent,
+                "tenant_id": self.registered_by_tenant,
+            },
+        }
+
+
+VERDICT_STATUSES = frozenset(
+    {"approved", "pending", "denied", "revoked", "expired", "out_of_scope", "unknown"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The store's answer to "may this agent load this (skill_id, digest) now?"."""
+
+    status: str
+    record: SkillRecord | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.status not in VERDICT_STATUSES:
+            raise StoreError(f"unknown verdict status {self.status!r}")
+
+    @property
+    def approved(self) -> bool:
+        """Only an approved, unexpired, in-scope record allows a load."""
+        return self.status == "approved"

@@ -1,0 +1,1317 @@
+"""The embedded store: one SQLite file, opened through sqlite-utils.
+
+Concurrency model (measured, see the library notes): WAL journal, ``synchronous=NORMAL``, a
+busy timeout, and every read-modify-write inside ``BEGIN IMMEDIATE`` so that concurrent
+writers queue on the busy timeout instead of failing with "database is locked". Open one
+:class:`SqliteStore` per thread or process; a store shared between threads is still safe
+because each call holds the store's lock, but its calls are then serialized.
+
+Nothing is cached in process: every :meth:`SqliteStore.verdict` reads the row from SQLite (a
+primary-key lookup), so an approval committed by ``agbom skills approve`` in another process
+is seen by a running Guardian on its very next decision.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import orjson
+import sqlite_utils
+
+from agbom.store._migrations import MIGRATIONS, SCHEMA_VERSION
+from agbom.store.interface import (
+    MAX_ACTOR,
+    MAX_REASON,
+    MAX_SKILL_ID,
+    ChainConflict,
+    Digest,
+    DuplicateRequest,
+    SkillRecord,
+    SkillStatus,
+    StoreError,
+    Verdict,
+    as_utc,
+    check_patterns,
+    check_text,
+    format_timestamp,
+    parse_timestamp,
+    utc_now,
+)
+
+__all__ = ["SqliteStore"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+BUSY_TIMEOUT_S = 30.0
+MAX_REF = 4096
+MAX_CAPABILITIES = 1024
+MAX_JSON_BYTES = 1 << 20  # composition, provenance, negotiated, change
+MAX_ENTRY_BYTES = 32 << 20  # one audit entry or one AgBOM document
+MAX_ID = 512
+
+IMPORT_FORMAT = "agbom-skill-approvals"
+IMPORT_VERSION = 1
+_DECIDED = (SkillStatus.APPROVED, SkillStatus.DENIED, SkillStatus.REVOKED)
+_IMPORT_KEYS = frozenset(
+    {"skill_id", "digest", "status", "decided_by", "decided_at", "reason", "expires_at"}
+    | {"scope", "ref"}
+)
+
+_SKILL_COLUMNS = (
+    "skill_id, digest_alg, digest_value, ref, declared_capabilities, composition, provenance, "
+    "status, decided_by, decided_at, reason, expires_at, scope_agents, scope_tenants, "
+    "first_seen, last_seen, registered_by_agent, registered_by_tenant"
+)
+_PAIR = "skill_id = ? AND digest_alg = ? AND digest_value = ?"
+
+
+def _guarded(method: Callable[P, R]) -> Callable[P, R]:
+    """Hold the store lock and turn sqlite3 failures into one clear :class:`StoreError`."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        self = args[0]
+        assert isinstance(self, SqliteStore)
+        with self._lock:
+            if self._conn is None:
+                raise StoreError(f"store {self.path} is closed")
+            try:
+                return method(*args, **kwargs)
+            except sqlite3.Error as exc:
+                raise StoreError(_describe(exc, self.path)) from exc
+
+    return wrapper
+
+
+def _describe(exc: sqlite3.Error, path: Path | str) -> str:
+    text = str(exc)
+    if "file is not a database" in text or "file is encrypted" in text:
+        return f"{path}: not an agbom store (not a SQLite database)"
+    if "locked" in text or "busy" in text:
+        return f"store {path} is busy (another process holds a write lock too long): {text}"
+    if "readonly" in text:
+        return f"store {path} is read-only: {text}"
+    return f"store {path}: {text}"
+
+
+def _dumps(value: Any, what: str, limit: int = MAX_JSON_BYTES) -> str:
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError as exc:
+        raise StoreError(f"{what} is not JSON-serializable: {exc}") from None
+    if len(data) > limit:
+        raise StoreError(f"{what} is larger than {limit} bytes")
+    return data.decode("utf-8")
+
+
+def _ts(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def _now(now: datetime | None) -> datetime:
+    return utc_now() if now is None else as_utc(now)
+
+
+def _check_id(value: Any, what: str, *, optional: bool = False) -> str | None:
+    return check_text(value, what, MAX_ID, optional=optional)
+
+
+def _in_scope(patterns: tuple[str, ...], value: str | None) -> bool:
+    if not patterns:
+        return True
+    if value is None:
+        # A scoped approval cannot be matched by a caller that does not say who it is.
+        return False
+    return any(fnmatch.fnmatchcase(value, pattern) for pattern in patterns)
+
+
+class SqliteStore:
+    """Skill approvals, audit chains, sessions and AgBOM versions in one SQLite file."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        """Use :meth:`open`; this wraps an already configured and migrated connection."""
+        self.path = path
+        self._conn: sqlite3.Connection | None = conn
+        self.db = sqlite_utils.Database(conn, execute_plugins=False)
+        self._lock = threading.RLock()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> SqliteStore:
+        """Open (creating if missing) and upgrade the store at ``path``.
+
+        Raises :class:`StoreError` when the file is not an agbom store, was written by a newer
+        agbom, or cannot be opened or upgraded.
+        """
+        path = Path(path)
+        if path.is_dir():
+            raise StoreError(f"{path}: is a directory, not a store file")
+        if not path.parent.is_dir():
+            raise StoreError(f"{path}: the folder {path.parent} does not exist")
+        try:
+            # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves.
+            conn = sqlite3.connect(
+                str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open store {path}: {exc}") from exc
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            store = cls(path, conn)
+            store._configure(busy_timeout)
+            store._migrate()
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StoreError(_describe(exc, path)) from exc
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def _configure(self, busy_timeout: float) -> None:
+        conn = self._require()
+        # Switching to WAL needs a moment without other writers; the busy handler does not
+        # cover every path of that switch, so retry briefly while a sibling creates the file.
+        deadline = time.monotonic() + busy_timeout
+        while True:
+            try:
+                self.db.enable_wal()
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+        conn.execute("PRAGMA synchronous = NORMAL")
+
+    def _migrate(self) -> None:
+        conn = self._require()
+        version = self._schema_version()
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: store schema version {version} is newer than this agbom "
+                f"supports ({SCHEMA_VERSION}); upgrade agbom to use this store"
+            )
+        with self._write():
+            # Re-read under the write lock: another process may have migrated meanwhile.
+            version = self._schema_version()
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: store schema version {version} is newer than this agbom "
+                    f"supports ({SCHEMA_VERSION})"
+                )
+            start = version
+            try:
+                for target in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in MIGRATIONS[target - 1]:
+                        conn.execute(statement)
+                    conn.execute(
+                        "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
+                        (target, format_timestamp(utc_now())),
+                    )
+            except sqlite3.Error as exc:
+                raise StoreError(
+                    f"{self.path}: cannot upgrade the store from schema version {start} to "
+                    f"{SCHEMA_VERSION}: {exc} (the store was left at version {start})"
+                ) from exc
+
+    def _schema_version(self) -> int:
+        conn = self._require()
+        tables = {
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+        if "schema_version" not in tables:
+            if tables:
+                raise StoreError(
+                    f"{self.path}: not an agbom store (a SQLite database without a "
+                    "schema_version table); pass --db with another file"
+                )
+            return 0
+        row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        return int(row[0] or 0)
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the open store."""
+        with self._lock:
+            return self._schema_version()
+
+    def close(self) -> None:
+        """Close the connection; later calls raise :class:`StoreError`."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _require(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"store {self.path} is closed")
+        return self._conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction: take the write lock before reading."""
+        conn = self._require()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    # -- skills ----------------------------------------------------------------------------
+
+    def _row_to_record(self, row: Sequence[Any]) -> SkillRecord:
+        return SkillRecord(
+            skill_id=row[0],
+            digest=Digest(algorithm=row[1], value=row[2]),
+            ref=row[3],
+            declared_capabilities=tuple(orjson.loads(row[4])),
+            composition=orjson.loads(row[5]),
+            provenance=None if row[6] is None else orjson.loads(row[6]),
+            status=SkillStatus(row[7]),
+            decided_by=row[8],
+            decided_at=_ts(row[9]),
+            reason=row[10],
+            expires_at=_ts(row[11]),
+            scope_agents=tuple(orjson.loads(row[12])),
+            scope_tenants=tuple(orjson.loads(row[13])),
+            first_seen=_ts(row[14]),
+            last_seen=_ts(row[15]),
+            registered_by_agent=row[16],
+            registered_by_tenant=row[17],
+        )
+
+    def _fetch(self, conn: sqlite3.Connection, skill_id: str, digest: Digest) -> SkillRecord | None:
+        row = conn.execute(
+            f"SELECT {_SKILL_COLUMNS} FROM skills WHERE {_PAIR}",
+            (skill_id, digest.algorithm, digest.value),
+        ).fetchone()
+        return None if row is None else self._row_to_record(row)
+
+    @staticmethod
+    def _check_pair(skill_id: Any, digest: Any) -> None:
+        check_text(skill_id, "skill_id", MAX_SKILL_ID)
+        if not isinstance(digest, Digest):
+            raise StoreError("digest must be a Digest (use Digest.parse or Digest.from_wire)")
+
+    def _append_history(
+        self,
+        conn: sqlite3.Connection,
+        skill_id: str,
+        digest: Digest,
+        *,
+        from_status: str | None,
+        to_status: str,
+        actor: str,
+        reason: str | None,
+        expires_at: str | None,
+        scope_agents: str,
+        scope_tenants: str,
+        at: str,
+        source: str,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO skill_history (skill_id, digest_alg, digest_value, from_status, "
+            "to_status, actor, reason, expires_at, at, source, scope_agents, scope_tenants) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                skill_id,
+                digest.algorithm,
+                digest.value,
+                from_status,
+                to_status,
+                actor,
+                reason,
+                expires_at,
+                at,
+                source,
+                scope_agents,
+                scope_tenants,
+            ),
+        )
+
+    @_guarded
+    def record_registration(
+        self,
+        *,
+        skill_id: str,
+        digest: Digest,
+        ref: str | None,
+        declared_capabilities: Sequence[str],
+        composition: Mapping[str, Any],
+        provenance: Mapping[str, Any] | None,
+        agent_id: str | None,
+        tenant_id: str | None,
+        now: datetime | None = None,
+    ) -> SkillRecord:
+        """Note that an agent registered ``(skill_id, digest)``.
+
+        A pair never seen before becomes ``pending`` (with a history row); a known pair only
+        gets its ``last_seen`` moved. A pair approved ahead of its first registration keeps
+        its decision and gains the registration facts.
+        """
+        self._check_pair(skill_id, digest)
+        check_text(ref, "definition ref", MAX_REF, optional=True)
+        _check_id(agent_id, "agent_id", optional=True)
+        _check_id(tenant_id, "tenant_id", optional=True)
+        if isinstance(declared_capabilities, str) or not all(
+            isinstance(c, str) for c in declared_capabilities
+        ):
+            raise StoreError("declared_capabilities must be a list of strings")
+        if len(declared_capabilities) > MAX_CAPABILITIES:
+            raise StoreError(f"more than {MAX_CAPABILITIES} declared capabilities")
+        caps = _dumps(list(declared_capabilities), "declared_capabilities")
+        comp = _dumps(dict(composition or {}), "composition")
+        prov = None if provenance is None else _dumps(dict(provenance), "registration_provenance")
+        ts = format_timestamp(_now(now))
+        with self._write() as conn:
+            row = conn.execute(
+                f"SELECT status, first_seen FROM skills WHERE {_PAIR}",
+                (skill_id, digest.algorithm, digest.value),
+            ).fetchone()
+            if row is None:
+                conn.execute(
+                    f"INSERT INTO skills ({_SKILL_COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, NULL, '[]', '[]', "
+                    "?, ?, ?, ?)",
+                    (
+                        skill_id,
+                        digest.algorithm,
+                        digest.value,
+                        ref,
+                        caps,
+                        comp,
+                        prov,
+                        ts,
+                        ts,
+                        agent_id,
+                        tenant_id,
+                    ),
+                )
+                self._append_history(
+                    conn,
+                    skill_id,
+                    digest,
+                    from_status=None,
+                    to_status="pending",
+                    actor=agent_id or "unknown-agent",
+                    reason="registered",
+                    expires_at=None,
+                    scope_agents="[]",
+                    scope_tenants="[]",
+                    at=ts,  # type: ignore[arg-type]
+                    source="registration",
+                )
+            elif row[1] is None:
+                conn.execute(
+                    "UPDATE skills SET ref = COALESCE(ref, ?), declared_capabilities = ?, "
+                    "composition = ?, provenance = ?, first_seen = ?, last_seen = ?, "
+                    f"registered_by_agent = ?, registered_by_tenant = ? WHERE {_PAIR}",
+                    (
+                        ref,
+                        caps,
+                        comp,
+                        prov,
+                        ts,
+                        ts,
+                        agent_id,
+                        tenant_id,
+                        skill_id,
+                        digest.algorithm,
+                        digest.value,
+                    ),
+                )
+            else:
+                conn.execute(
+                    f"UPDATE skills SET last_seen = ? WHERE {_PAIR}",
+                    (ts, skill_id, digest.algorithm, digest.value),
+                )
+            record = self._fetch(conn, skill_id, digest)
+        assert record is not None
+        return record
+
+    @_guarded
+    def get_skill(self, skill_id: str, digest: Digest) -> SkillRecord | None:
+        """The record of one pair, or ``None``."""
+        self._check_pair(skill_id, digest)
+        return self._fetch(self._require(), skill_id, digest)
+
+    @_guarded
+    def skill_records(self, skill_id: str) -> list[SkillRecord]:
+        """Every digest known for ``skill_id``, ordered by digest."""
+        check_text(skill_id, "skill_id", MAX_SKILL_ID)
+        rows = self._require().execute(
+            f"SELECT {_SKILL_COLUMNS} FROM skills WHERE skill_id = ? "
+            "ORDER BY digest_alg, digest_value",
+            (skill_id,),
+        )
+        return [self._row_to_record(row) for row in rows]
+
+    @_guarded
+    def verdict(
+        self,
+        skill_id: str,
+        digest: Digest,
+        *,
+        agent_id: str | None,
+        tenant_id: str | None,
+        now: datetime | None = None,
+    ) -> Verdict:
+        """May ``agent_id`` (of ``tenant_id``) use this pair now?
+
+        ``approved`` only when the pair's status is approved, its expiry (if any) is in the
+        future, and the agent and tenant match the approval's scope patterns (fnmatch, case
+        sensitive; an empty scope matches everyone, a scoped approval never matches a caller
+        that gave no id). Otherwise the status says why not.
+        """
+        self._check_pair(skill_id, digest)
+        record = self._fetch(self._require(), skill_id, digest)
+        if record is None:
+            return Verdict("unknown", None)
+        if record.status is not SkillStatus.APPROVED:
+            return Verdict(str(record.status), record)
+        if record.is_expired(_now(now)):
+            return Verdict("expired", record)
+        if not (
+            _in_scope(record.scope_agents, agent_id) and _in_scope(record.scope_tenants, tenant_id)
+        ):
+            return Verdict("out_of_scope", record)
+        return Verdict("approved", record)
+
+    @_guarded
+    def approved_digests(self, skill_id: str, *, now: datetime | None = None) -> list[Digest]:
+        """Digests of ``skill_id`` that are approved and unexpired (scope not considered)."""
+        check_text(skill_id, "skill_id", MAX_SKILL_ID)
+        stamp = format_timestamp(_now(now))
+        out = []
+        for alg, value, expires in self._require().execute(
+            "SELECT digest_alg, digest_value, expires_at FROM skills "
+            "WHERE skill_id = ? AND status = 'approved' ORDER BY digest_alg, digest_value",
+            (skill_id,),
+        ):
+            # Compare as datetimes, not strings: stored stamps may or may not carry microseconds.
+            if expires is not None and _ts(expires) <= _ts(stamp):  # type: ignore[operator]
+                continue
+            out.append(Digest(algorithm=alg, value=value))
+        return out
+
+    @_guarded
+    def set_status(
+        self,
+        skill_id: str,
+        digest: Digest,
+        status: SkillStatus | str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        expires_at: datetime | None = None,
+        scope_agents: Sequence[str] = (),
+        scope_tenants: Sequence[str] = (),
+        now: datetime | None = None,
+        source: str = "api",
+    ) -> SkillRecord:
+        """Decide a pair: approve, deny, revoke (or put back to pending).
+
+        Creates the record when the pair was never registered (approving ahead of
+        registration is normal GitOps). The decision and its history row are written in the
+        same ``BEGIN IMMEDIATE`` transaction, so the next :meth:`verdict` anywhere sees it.
+        """
+        self._check_pair(skill_id, digest)
+        try:
+            status = SkillStatus(status)
+        except ValueError:
+            known = ", ".join(s.value for s in SkillStatus)
+            raise StoreError(f"unknown status {status!r} (known: {known})") from None
+        check_text(actor, "actor", MAX_ACTOR)
+        check_text(reason, "reason", MAX_REASON, optional=True)
+        agents = _dumps(list(check_patterns(scope_agents, "agent scope")), "agent scope")
+        tenants = _dumps(list(check_patterns(scope_tenants, "tenant scope")), "tenant scope")
+        expires = format_timestamp(None if expires_at is None else as_utc(expires_at))
+        decided_at = format_timestamp(_now(now))
+        with self._write() as conn:
+            self._apply_decision(
+                conn,
+                skill_id,
+                digest,
+                status=status,
+                decided_by=actor,
+                decided_at=decided_at,  # type: ignore[arg-type]
+                reason=reason,
+                expires=expires,
+                agents=agents,
+                tenants=tenants,
+                ref=None,
+                history_actor=actor,
+                source=source,
+            )
+            record = self._fetch(conn, skill_id, digest)
+        assert record is not None
+        return record
+
+    def _apply_decision(
+        self,
+        conn: sqlite3.Connection,
+        skill_id: str,
+        digest: Digest,
+        *,
+        status: SkillStatus,
+        decided_by: str,
+        decided_at: str,
+        reason: str | None,
+        expires: str | None,
+        agents: str,
+        tenants: str,
+        ref: str | None,
+        history_actor: str,
+        source: str,
+    ) -> bool:
+        """Write one decision and its history row; ``False`` when nothing would change."""
+        key = (skill_id, digest.algorithm, digest.value)
+        row = conn.execute(
+            "SELECT status, decided_by, decided_at, reason, expires_at, scope_agents, "
+            f"scope_tenants, ref FROM skills WHERE {_PAIR}",
+            key,
+        ).fetchone()
+        if row is None:
+            conn.execute(
+                f"INSERT INTO skills ({_SKILL_COLUMNS}) VALUES (?, ?, ?, ?, '[]', '{{}}', NULL, "
+                "?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)",
+                (*key, ref, str(status), decided_by, decided_at, reason, expires, agents, tenants),
+            )
+            previous = None
+        else:
+            same = (str(status), decided_by, decided_at, reason, expires, agents, tenants)
+            if source == "import" and tuple(row[:7]) == same and (ref is None or row[7] == ref):
+                return False
+            conn.execute(
+                "UPDATE skills SET status = ?, decided_by = ?, decided_at = ?, reason = ?, "
+                f"expires_at = ?, scope_agents = ?, scope_tenants = ?, ref = COALESCE(ref, ?) "
+                f"WHERE {_PAIR}",
+                (str(status), decided_by, decided_at, reason, expires, agents, tenants, ref, *key),
+            )
+            previous = row[0]
+        self._append_history(
+            conn,
+            skill_id,
+            digest,
+            from_status=previous,
+            to_status=str(status),
+            actor=history_actor,
+            reason=reason,
+            expires_at=expires,
+            scope_agents=agents,
+            scope_tenants=tenants,
+            at=decided_at if source != "import" else format_timestamp(utc_now()),  # type: ignore[arg-type]
+            source=source,
+        )
+        return True
+
+    @_guarded
+    def history(self, skill_id: str, digest: Digest | None = None) -> list[dict[str, Any]]:
+        """Every status change of ``skill_id`` (or of one pair), oldest first."""
+        check_text(skill_id, "skill_id", MAX_SKILL_ID)
+        sql = (
+            "SELECT id, skill_id, digest_alg, digest_value, from_status, to_status, actor, "
+            "reason, expires_at, scope_agents, scope_tenants, at, source FROM skill_history "
+            "WHERE skill_id = ?"
+        )
+        params: tuple[Any, ...] = (skill_id,)
+        if digest is not None:
+            sql += " AND digest_alg = ? AND digest_value = ?"
+            params += (digest.algorithm, digest.value)
+        rows = self._require().execute(sql + " ORDER BY id", params)
+        return [
+            {
+                "id": row[0],
+                "skill_id": row[1],
+                "digest": f"{row[2]}:{row[3]}",
+                "from_status": row[4],
+                "to_status": row[5],
+                "actor": row[6],
+                "reason": row[7],
+                "expires_at": row[8],
+                "scope": {"agents": orjson.loads(row[9]), "tenants": orjson.loads(row[10])},
+                "at": row[11],
+                "source": row[12],
+            }
+            for row in rows
+        ]
+
+    @_guarded
+    def list_skills(self, status: SkillStatus | str | None = None) -> list[SkillRecord]:
+        """All records, or those with ``status``, ordered by skill id and digest."""
+        conn = self._require()
+        order = " ORDER BY skill_id, digest_alg, digest_value"
+        if status is None:
+            rows = conn.execute(f"SELECT {_SKILL_COLUMNS} FROM skills{order}")
+        else:
+            try:
+                status = SkillStatus(status)
+            except ValueError:
+                known = ", ".join(s.value for s in SkillStatus)
+                raise StoreError(f"unknown status {status!r} (known: {known})") from None
+            rows = conn.execute(
+                f"SELECT {_SKILL_COLUMNS} FROM skills WHERE status = ?{order}", (str(status),)
+            )
+        return [self._row_to_record(row) for row in rows]
+
+    # -- GitOps import / export ------------------------------------------------------------
+
+    @_guarded
+    def export_approvals(self) -> dict[str, Any]:
+        """Every decided pair (approved, denied, revoked) as a deterministic document.
+
+        Pending pairs are left out: they are undecided. Entries are sorted by skill id and
+        digest; absent optional fields are omitted rather than written as null.
+        """
+        rows = self._require().execute(
+            "SELECT skill_id, digest_alg, digest_value, status, decided_by, decided_at, reason, "
+            "expires_at, scope_agents, scope_tenants, ref FROM skills WHERE status IN "
+            "('approved', 'denied', 'revoked') ORDER BY skill_id, digest_alg, digest_value"
+        )
+        approvals = []
+        for row in rows:
+            entry: dict[str, Any] = {
+                "skill_id": row[0],
+                "digest": f"{row[1]}:{row[2]}",
+                "status": row[3],
+                "decided_by": row[4],
+                "decided_at": row[5],
+            }
+            if row[6] is not None:
+                entry["reason"] = row[6]
+            if row[7] is not None:
+                entry["expires_at"] = row[7]
+            agents, tenants = orjson.loads(row[8]), orjson.loads(row[9])
+            if agents or tenants:
+                entry["scope"] = {"agents": agents, "tenants": tenants}
+            if row[10] is not None:
+                entry["ref"] = row[10]
+            approvals.append({k: v for k, v in entry.items() if v is not None})
+        return {"format": IMPORT_FORMAT, "version": IMPORT_VERSION, "approvals": approvals}
+
+    @_guarded
+    def import_approvals(self, doc: Mapping[str, Any], *, actor: str) -> int:
+        """Apply a reviewed approvals document; return how many pairs changed.
+
+        The whole document is validated before anything is written, and applied in one
+        transaction: either every entry lands or none does. Entries identical to the stored
+        decision are skipped (re-importing the same file is a no-op). Pairs in the store but
+        not in the file are left alone.
+        """
+        check_text(actor, "actor", MAX_ACTOR)
+        entries = _validate_import(doc)
+        changed = 0
+        with self._write() as conn:
+            for e in entries:
+                changed += self._apply_decision(
+                    conn,
+                    e["skill_id"],
+                    e["digest"],
+                    status=e["status"],
+                    decided_by=e["decided_by"] or actor,
+                    decided_at=e["decided_at"] or format_timestamp(utc_now()),
+                    reason=e["reason"],
+                    expires=e["expires_at"],
+                    agents=e["agents"],
+                    tenants=e["tenants"],
+                    ref=e["ref"],
+                    history_actor=actor,
+                    source="import",
+                )
+        return changed
+
+    # -- audit chain -----------------------------------------------------------------------
+
+    @_guarded
+    def append_entry(
+        self,
+        session_id: str,
+        *,
+        entry: Mapping[str, Any] | bytes | str,
+        entry_hash: str,
+        previous_hash: str | None,
+        request_id: str | None,
+        nonce: str | None,
+    ) -> int:
+        """Append one audit entry to ``session_id``'s chain and return its sequence number.
+
+        ``entry`` is stored as JSON text: a mapping is serialized with orjson; bytes or str are
+        kept exactly as given (they must be one JSON object). Hashing is the caller's job.
+        Raises :class:`DuplicateRequest` when the request id or nonce was already recorded in
+        this session, :class:`ChainConflict` when ``previous_hash`` is not the current head.
+        """
+        _check_id(session_id, "session_id")
+        check_text(entry_hash, "entry_hash", 256)
+        check_text(previous_hash, "previous_hash", 256, optional=True)
+        _check_id(request_id, "request_id", optional=True)
+        _check_id(nonce, "nonce", optional=True)
+        text = _entry_text(entry)
+        with self._write() as conn:
+            if (
+                request_id is not None
+                and conn.execute(
+                    "SELECT 1 FROM chain_entries WHERE session_id = ? AND request_id = ?",
+                    (session_id, request_id),
+                ).fetchone()
+            ):
+                raise DuplicateRequest(
+                    f"request_id {request_id!r} was already seen in session {session_id!r}"
+                )
+            if (
+                nonce is not None
+                and conn.execute(
+                    "SELECT 1 FROM chain_entries WHERE session_id = ? AND nonce = ?",
+                    (session_id, nonce),
+                ).fetchone()
+            ):
+                raise DuplicateRequest(
+                    f"nonce {nonce!r} was already seen in session {session_id!r}"
+                )
+            head = conn.execute(
+                "SELECT seq, entry_hash FROM chain_entries WHERE session_id = ? "
+                "ORDER BY seq DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+            head_hash = None if head is None else head[1]
+            if previous_hash != head_hash:
+                raise ChainConflict(
+                    f"session {session_id!r}: previous_hash {previous_hash!r} is not the chain "
+                    f"head {head_hash!r}"
+                )
+            seq = 1 if head is None else head[0] + 1
+            try:
+                conn.execute(
+                    "INSERT INTO chain_entries (session_id, seq, entry, entry_hash, "
+                    "previous_hash, request_id, nonce, recorded_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        seq,
+                        text,
+                        entry_hash,
+                        previous_hash,
+                        request_id,
+                        nonce,
+                        format_timestamp(utc_now()),
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:  # pragma: no cover - guarded by the checks
+                raise DuplicateRequest(f"session {session_id!r}: {exc}") from exc
+        return seq
+
+    @_guarded
+    def chain_head(self, session_id: str) -> str | None:
+        """The ``entry_hash`` of the last entry of the session's chain, or ``None``."""
+        row = (
+            self._require()
+            .execute(
+                "SELECT entry_hash FROM chain_entries WHERE session_id = ? "
+                "ORDER BY seq DESC LIMIT 1",
+                (session_id,),
+            )
+            .fetchone()
+        )
+        return None if row is None else row[0]
+
+    @_guarded
+    def chain_entries(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's entries in order: entry fields plus previous_hash, entry_hash, seq."""
+        out = []
+        for seq, text, entry_hash, previous_hash in self._require().execute(
+            "SELECT seq, entry, entry_hash, previous_hash FROM chain_entries "
+            "WHERE session_id = ? ORDER BY seq",
+            (session_id,),
+        ):
+            item = orjson.loads(text)
+            item["previous_hash"] = previous_hash
+            item["entry_hash"] = entry_hash
+            item["seq"] = seq
+            out.append(item)
+        return out
+
+    @_guarded
+    def chain_entry_text(self, session_id: str, seq: int) -> str | None:
+        """The exact stored JSON text of one entry (for byte-for-byte re-verification)."""
+        row = (
+            self._require()
+            .execute(
+                "SELECT entry FROM chain_entries WHERE session_id = ? AND seq = ?",
+                (session_id, seq),
+            )
+            .fetchone()
+        )
+        return None if row is None else row[0]
+
+    @_guarded
+    def chain_session_ids(self) -> list[str]:
+        """Every session that has at least one audit entry, sorted."""
+        rows = self._require().execute(
+            "SELECT DISTINCT session_id FROM chain_entries ORDER BY session_id"
+        )
+        return [row[0] for row in rows]
+
+    @_guarded
+    def request_seen(self, session_id: str, request_id: str) -> bool:
+        """Whether ``request_id`` already has an entry in the session's chain."""
+        row = (
+            self._require()
+            .execute(
+                "SELECT 1 FROM chain_entries WHERE session_id = ? AND request_id = ?",
+                (session_id, request_id),
+            )
+            .fetchone()
+        )
+        return row is not None
+
+    @_guarded
+    def nonce_seen(self, session_id: str, nonce: str) -> bool:
+        """Whether ``nonce`` already has an entry in the session's chain."""
+        row = (
+            self._require()
+            .execute(
+                "SELECT 1 FROM chain_entries WHERE session_id = ? AND nonce = ?",
+                (session_id, nonce),
+            )
+            .fetchone()
+        )
+        return row is not None
+
+    # -- sessions --------------------------------------------------------------------------
+
+    @_guarded
+    def upsert_session(
+        self,
+        session_id: str,
+        *,
+        agent_id: str,
+        tenant_id: str | None = None,
+        parent_session_id: str | None = None,
+        status: str,
+        started_at: datetime | None = None,
+        ended_at: datetime | None = None,
+        negotiated: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Create or update a session. ``None`` arguments keep what is stored; ``started_at``
+        keeps its first value (defaults to now on creation)."""
+        _check_id(session_id, "session_id")
+        _check_id(agent_id, "agent_id")
+        _check_id(tenant_id, "tenant_id", optional=True)
+        _check_id(parent_session_id, "parent_session_id", optional=True)
+        check_text(status, "session status", 64)
+        neg = None if negotiated is None else _dumps(dict(negotiated), "negotiated")
+        now = format_timestamp(utc_now())
+        started = format_timestamp(started_at) or now
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO sessions (session_id, agent_id, tenant_id, parent_session_id, "
+                "status, started_at, ended_at, negotiated, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+                "agent_id = excluded.agent_id, "
+                "tenant_id = COALESCE(excluded.tenant_id, sessions.tenant_id), "
+                "parent_session_id = COALESCE(excluded.parent_session_id, "
+                "sessions.parent_session_id), status = excluded.status, "
+                "ended_at = COALESCE(excluded.ended_at, sessions.ended_at), "
+                "negotiated = COALESCE(excluded.negotiated, sessions.negotiated), "
+                "updated_at = excluded.updated_at",
+                (
+                    session_id,
+                    agent_id,
+                    tenant_id,
+                    parent_session_id,
+                    status,
+                    started,
+                    format_timestamp(ended_at),
+                    neg,
+                    now,
+                ),
+            )
+
+    _SESSION_COLUMNS = (
+        "session_id, agent_id, tenant_id, parent_session_id, status, started_at, ended_at, "
+        "negotiated, updated_at"
+    )
+
+    @staticmethod
+    def _session_dict(row: Sequence[Any]) -> dict[str, Any]:
+        return {
+            "session_id": row[0],
+            "agent_id": row[1],
+            "tenant_id": row[2],
+            "parent_session_id": row[3],
+            "status": row[4],
+            "started_at": row[5],
+            "ended_at": row[6],
+            "negotiated": None if row[7] is None else orjson.loads(row[7]),
+            "updated_at": row[8],
+        }
+
+    @_guarded
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        """One session as a dict, or ``None``."""
+        row = (
+            self._require()
+            .execute(
+                f"SELECT {self._SESSION_COLUMNS} FROM sessions WHERE session_id = ?",
+                (session_id,),
+            )
+            .fetchone()
+        )
+        return None if row is None else self._session_dict(row)
+
+    @_guarded
+    def list_sessions(self, agent_id: str | None = None) -> list[dict[str, Any]]:
+        """Sessions (of one agent, or all), oldest first."""
+        sql = f"SELECT {self._SESSION_COLUMNS} FROM sessions"
+        params: tuple[Any, ...] = ()
+        if agent_id is not None:
+            sql += " WHERE agent_id = ?"
+            params = (agent_id,)
+        rows = self._require().execute(sql + " ORDER BY started_at, session_id", params)
+        return [self._session_dict(row) for row in rows]
+
+    # -- AgBOM versions and the fleet inventory --------------------------------------------
+
+    @_guarded
+    def save_agbom_version(
+        self,
+        session_id: str,
+        *,
+        agent_id: str,
+        document: Mapping[str, Any],
+        agbom_hash: str,
+        change: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+    ) -> int:
+        """Store the session's next AgBOM version (1, 2, 3...) and index its components."""
+        _check_id(session_id, "session_id")
+        _check_id(agent_id, "agent_id")
+        check_text(agbom_hash, "agbom_hash", 256)
+        if not isinstance(document, Mapping):
+            raise StoreError("AgBOM document must be an object")
+        text = _dumps(dict(document), "AgBOM document", MAX_ENTRY_BYTES)
+        change_text = None if change is None else _dumps(dict(change), "AgBOM change")
+        ts = format_timestamp(_now(now))
+        components = _component_rows(document)
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT MAX(version) FROM agbom_versions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            version = int(row[0] or 0) + 1
+            conn.execute(
+                "INSERT INTO agbom_versions (session_id, version, agent_id, document, agbom_hash, "
+                "change, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_id, version, agent_id, text, agbom_hash, change_text, ts),
+            )
+            # When did this session first show each component (same id, type, name, version)?
+            first_seen = {
+                (r[0], r[1], r[2], r[3]): r[4]
+                for r in conn.execute(
+                    "SELECT component_id, type, name, version_str, MIN(first_seen) FROM components "
+                    "WHERE session_id = ? GROUP BY component_id, type, name, version_str",
+                    (session_id,),
+                )
+            }
+            conn.executemany(
+                "INSERT INTO components (session_id, version, agent_id, component_id, type, name, "
+                "version_str, first_seen, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (session_id, version, agent_id, *key, first_seen.get(key, ts), ts)
+                    for key in components
+                ],
+            )
+        return version
+
+    @staticmethod
+    def _version_dict(row: Sequence[Any]) -> dict[str, Any]:
+        return {
+            "session_id": row[0],
+            "version": row[1],
+            "agent_id": row[2],
+            "document": orjson.loads(row[3]),
+            "agbom_hash": row[4],
+            "change": None if row[5] is None else orjson.loads(row[5]),
+            "created_at": row[6],
+        }
+
+    _VERSION_COLUMNS = "session_id, version, agent_id, document, agbom_hash, change, created_at"
+
+    @_guarded
+    def agbom_version(self, session_id: str, version: int | None = None) -> dict[str, Any] | None:
+        """One stored AgBOM version (the latest when ``version`` is None) with its metadata."""
+        conn = self._require()
+        if version is None:
+            row = conn.execute(
+                f"SELECT {self._VERSION_COLUMNS} FROM agbom_versions WHERE session_id = ? "
+                "ORDER BY version DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+        else:
+            row = conn.execute(
+                f"SELECT {self._VERSION_COLUMNS} FROM agbom_versions "
+                "WHERE session_id = ? AND version = ?",
+                (session_id, int(version)),
+            ).fetchone()
+        return None if row is None else self._version_dict(row)
+
+    @_guarded
+    def latest_agbom_for_agent(self, agent_id: str) -> dict[str, Any] | None:
+        """The most recently stored AgBOM version of any session of ``agent_id``."""
+        row = (
+            self._require()
+            .execute(
+                f"SELECT {self._VERSION_COLUMNS} FROM agbom_versions WHERE agent_id = ? "
+                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                (agent_id,),
+            )
+            .fetchone()
+        )
+        return None if row is None else self._version_dict(row)
+
+    @_guarded
+    def list_agents(self) -> list[dict[str, Any]]:
+        """Every agent seen in a session or an AgBOM: session count, first and last seen."""
+        rows = self._require().execute(
+            "SELECT agent_id, COUNT(DISTINCT session_id), MIN(at), MAX(at) FROM ("
+            " SELECT agent_id, session_id, started_at AS at FROM sessions"
+            " UNION ALL SELECT agent_id, session_id, updated_at FROM sessions"
+            " UNION ALL SELECT agent_id, session_id, created_at FROM agbom_versions"
+            ") GROUP BY agent_id ORDER BY agent_id"
+        )
+        return [
+            {"agent_id": r[0], "sessions": r[1], "first_seen": r[2], "last_seen": r[3]}
+            for r in rows
+        ]
+
+    @_guarded
+    def list_components(
+        self, type: str | None = None, name: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Which agents use which components, since when.
+
+        ``type`` filters exactly; ``name`` is a case-sensitive glob (an exact name matches
+        itself). One row per (type, component id, name, version).
+        """
+        rows = self._require().execute(
+            "SELECT type, component_id, name, version_str, group_concat(DISTINCT agent_id), "
+            "COUNT(DISTINCT session_id), MIN(first_seen), MAX(seen_at) FROM components "
+            "WHERE (?1 IS NULL OR type = ?1) AND (?2 IS NULL OR name GLOB ?2) "
+            "GROUP BY type, component_id, name, version_str "
+            "ORDER BY type, name, component_id, version_str",
+            (type, name),
+        )
+        return [
+            {
+                "component_id": r[1],
+                "type": r[0],
+                "name": r[2],
+                "version": r[3],
+                "agents": sorted(r[4].split(",")) if r[4] else [],
+                "sessions": r[5],
+                "first_seen": r[6],
+                "last_seen": r[7],
+            }
+            for r in rows
+        ]
+
+    # -- skill churn -----------------------------------------------------------------------
+
+    @_guarded
+    def record_skill_event(
+        self, session_id: str, skill_id: str, event: str, now: datetime | None = None
+    ) -> int:
+        """Record a load or unload; return how many of that event the skill has in the session."""
+        _check_id(session_id, "session_id")
+        check_text(skill_id, "skill_id", MAX_SKILL_ID)
+        if event not in ("load", "unload"):
+            raise StoreError(f"skill event must be 'load' or 'unload', not {event!r}")
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO skill_events (session_id, skill_id, event, at) VALUES (?, ?, ?, ?)",
+                (session_id, skill_id, event, format_timestamp(_now(now))),
+            )
+            row = conn.execute(
+                "SELECT COUNT(*) FROM skill_events WHERE session_id = ? AND skill_id = ? "
+                "AND event = ?",
+                (session_id, skill_id, event),
+            ).fetchone()
+        return int(row[0])
+
+    @_guarded
+    def skill_churn(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Load/unload counts per (session, skill), busiest first."""
+        rows = self._require().execute(
+            "SELECT session_id, skill_id, SUM(event = 'load'), SUM(event = 'unload'), "
+            "MIN(at), MAX(at) FROM skill_events WHERE (?1 IS NULL OR session_id = ?1) "
+            "GROUP BY session_id, skill_id "
+            "ORDER BY COUNT(*) DESC, session_id, skill_id",
+            (session_id,),
+        )
+        return [
+            {
+                "session_id": r[0],
+                "skill_id": r[1],
+                "loads": r[2],
+                "unloads": r[3],
+                "first_at": r[4],
+                "last_at": r[5],
+            }
+            for r in rows
+        ]
+
+
+def _entry_text(entry: Mapping[str, Any] | bytes | str) -> str:
+    if isinstance(entry, bytes | str):
+        raw = entry.encode("utf-8") if isinstance(entry, str) else entry
+        if len(raw) > MAX_ENTRY_BYTES:
+            raise StoreError(f"audit entry is larger than {MAX_ENTRY_BYTES} bytes")
+        try:
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise StoreError(f"audit entry is not valid JSON: {exc}") from None
+        if not isinstance(parsed, dict):
+            raise StoreError("audit entry must be a JSON object")
+        return raw.decode("utf-8")
+    if not isinstance(entry, Mapping):
+        raise StoreError("audit entry must be a mapping or JSON text")
+    try:
+        data = orjson.dumps(dict(entry))
+    except TypeError as exc:
+        raise StoreError(f"audit entry is not JSON-serializable: {exc}") from None
+    if len(data) > MAX_ENTRY_BYTES:
+        raise StoreError(f"audit entry is larger than {MAX_ENTRY_BYTES} bytes")
+    return data.decode("utf-8")
+
+
+def _component_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str, str | None]]:
+    """(id, type, name, version) of each well-formed component; others are not indexed."""
+    raw = document.get("components")
+    if not isinstance(raw, list):
+        return []
+    seen: dict[str, tuple[str, str, str, str | None]] = {}
+    for comp in raw:
+        if not isinstance(comp, Mapping):
+            continue
+        cid, ctype = comp.get("id"), comp.get("type")
+        if not isinstance(cid, str) or not isinstance(ctype, str) or cid in seen:
+            continue
+        name = comp.get("name")
+        version = comp.get("version")
+        seen[cid] = (
+            cid,
+            ctype,
+            name if isinstance(name, str) and name else cid,
+            None if version is None else str(version),
+        )
+    return list(seen.values())
+
+
+def _validate_import(doc: Any) -> list[dict[str, Any]]:
+    """Check a whole approvals document; raise one StoreError naming every bad entry."""
+    if not isinstance(doc, Mapping):
+        raise StoreError("approvals file must hold an object with an 'approvals' list")
+    unknown = sorted(set(doc) - {"format", "version", "approvals"})
+    if unknown:
+        raise StoreError(f"approvals file: unknown top-level key {unknown[0]!r}")
+    if doc.get("format", IMPORT_FORMAT) != IMPORT_FORMAT:
+        raise StoreError(f"approvals file: format must be {IMPORT_FORMAT!r}")
+    if doc.get("version", IMPORT_VERSION) != IMPORT_VERSION:
+        raise StoreError(
+            f"approvals file: version {doc.get('version')!r} is not supported "
+            f"(this agbom reads version {IMPORT_VERSION})"
+        )
+    approvals = doc.get("approvals")
+    if not isinstance(approvals, list):
+        raise StoreError("approvals file: 'approvals' must be a list")
+    problems: list[str] = []
+    entries: list[dict[str, Any]] = []
+    seen: set[tuple[str, Digest]] = set()
+    for index, raw in enumerate(approvals):
+        where = f"approvals[{index}]"
+        try:
+            entry = _validate_import_entry(raw, where)
+        except StoreError as exc:
+            problems.append(str(exc))
+            continue
+        key = (entry["skill_id"], entry["digest"])
+        if key in seen:
+            problems.append(f"{where}: {key[0]} {key[1]} appears more than once")
+            continue
+        seen.add(key)
+        entries.append(entry)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise StoreError(f"approvals file not imported: {problems[0]}{more}")
+    return entries
+
+
+def _validate_import_entry(raw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise StoreError(f"{where}: must be an object")
+    unknown = sorted(set(raw) - _IMPORT_KEYS)
+    if unknown:
+        raise StoreError(f"{where}: unknown key {unknown[0]!r}")
+    try:
+        skill_id = check_text(raw.get("skill_id"), "skill_id", MAX_SKILL_ID)
+        digest_raw = raw.get("digest")
+        digest = (
+            Digest.from_wire(digest_raw)
+            if isinstance(digest_raw, Mapping)
+            else Digest.parse(digest_raw)
+        )
+        status_raw = raw.get("status")
+        if status_raw not in {s.value for s in _DECIDED}:
+            raise StoreError(f"status must be approved, denied or revoked, not {status_raw!r}")
+        decided_by = check_text(raw.get("decided_by"), "decided_by", MAX_ACTOR, optional=True)
+        decided_at = raw.get("decided_at")
+        if decided_at is not None:
+            decided_at = format_timestamp(parse_timestamp(decided_at, what="decided_at"))
+        reason = check_text(raw.get("reason"), "reason", MAX_REASON, optional=True)
+        expires = raw.get("expires_at")
+        if expires is not None:
+            expires = format_timestamp(parse_timestamp(expires, what="expires_at"))
+        ref = check_text(raw.get("ref"), "ref", MAX_REF, optional=True)
+        scope = raw.get("scope") or {}
+        if not isinstance(scope, Mapping) or set(scope) - {"agents", "tenants"}:
+            raise StoreError("scope must be an object with 'agents' and/or 'tenants' lists")
+        agents = check_patterns(scope.get("agents"), "scope.agents")
+        tenants = check_patterns(scope.get("tenants"), "scope.tenants")
+    except StoreError as exc:
+        raise StoreError(f"{where}: {exc}") from None
+    return {
+        "skill_id": skill_id,
+        "digest": digest,
+        "status": SkillStatus(status_raw),
+        "decided_by": decided_by,
+        "decided_at": decided_at,
+        "reason": reason,
+        "expires_at": expires,
+        "agents": _dumps(list(agents), "scope"),
+        "tenants": _dumps(list(tenants), "scope"),
+        "ref": ref,
+    }
