@@ -1,1 +1,139 @@
-"""protocol layer."""
+"""Protocol layer: the ACS v0.1.0 wire.
+
+Canonical JSON (RFC 8785), the audit hash chain, HMAC-SHA256 envelope signatures, the
+method table with each method's legal dispositions, wire error codes, and the shipped
+Draft-07 schemas for envelopes and payloads. Pure functions and data; no I/O except
+:meth:`KeyRing.from_file`. Never imports guardian/, transports/ or cli/.
+"""
+
+from __future__ import annotations
+
+from agbom.protocol.canonical import (
+    MAX_SAFE_INTEGER,
+    CanonicalizationFailed,
+    canonical_bytes,
+    canonical_sha256,
+    sha256_hex,
+)
+from agbom.protocol.chain import (
+    ChainBreak,
+    entry_hash,
+    is_chain_hash,
+    link_entry,
+    request_hash,
+    verify_chain,
+)
+from agbom.protocol.errors import (
+    CAPABILITY_NOT_NEGOTIATED,
+    CHAIN_MISMATCH,
+    ERROR_NAMES,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    PROVENANCE_REQUIRED,
+    REPLAY_DETECTED,
+    SESSION_REFUSED,
+    SIGNATURE_INVALID,
+    TIMESTAMP_OUT_OF_WINDOW,
+    UNSUPPORTED_VERSION,
+    AcsError,
+    error_response,
+)
+from agbom.protocol.interface import ProtocolError
+from agbom.protocol.methods import (
+    ACS_VERSION,
+    MCP_METHOD,
+    METHODS,
+    STEP_NAMES,
+    SUPPORTED_MAJOR,
+    Disposition,
+    MethodSpec,
+    lookup,
+    version_supported,
+)
+from agbom.protocol.signatures import (
+    DEFAULT_KEY_ID,
+    HMAC_SHA256,
+    MIN_KEY_MATERIAL,
+    SUPPORTED_SIGNATURE_ALGORITHMS,
+    KeyMaterialError,
+    KeyRing,
+    SignatureInvalid,
+    derive_session_key,
+    parse_key_material,
+    sign_envelope,
+    signature_of,
+    signing_input,
+    verify_envelope,
+)
+from agbom.protocol.validation import (
+    MAX_DEPTH,
+    check_depth,
+    parse_timestamp,
+    validate_envelope,
+    validate_payload,
+    validate_response,
+    warm_up,
+)
+
+__all__ = [
+    "ACS_VERSION",
+    "CAPABILITY_NOT_NEGOTIATED",
+    "CHAIN_MISMATCH",
+    "DEFAULT_KEY_ID",
+    "ERROR_NAMES",
+    "HMAC_SHA256",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "MAX_DEPTH",
+    "MAX_SAFE_INTEGER",
+    "MCP_METHOD",
+    "METHODS",
+    "METHOD_NOT_FOUND",
+    "MIN_KEY_MATERIAL",
+    "PARSE_ERROR",
+    "PROVENANCE_REQUIRED",
+    "REPLAY_DETECTED",
+    "SESSION_REFUSED",
+    "SIGNATURE_INVALID",
+    "STEP_NAMES",
+    "SUPPORTED_MAJOR",
+    "SUPPORTED_SIGNATURE_ALGORITHMS",
+    "TIMESTAMP_OUT_OF_WINDOW",
+    "UNSUPPORTED_VERSION",
+    "AcsError",
+    "CanonicalizationFailed",
+    "ChainBreak",
+    "Disposition",
+    "KeyMaterialError",
+    "KeyRing",
+    "MethodSpec",
+    "ProtocolError",
+    "SignatureInvalid",
+    "canonical_bytes",
+    "canonical_sha256",
+    "check_depth",
+    "derive_session_key",
+    "entry_hash",
+    "error_response",
+    "is_chain_hash",
+    "link_entry",
+    "lookup",
+    "parse_key_material",
+    "parse_timestamp",
+    "request_hash",
+    "sha256_hex",
+    "sign_envelope",
+    "signature_of",
+    "signing_input",
+    "validate_envelope",
+    "validate_payload",
+    "validate_response",
+    "verify_chain",
+    "verify_envelope",
+    "version_supported",
+    "warm_up",
+]
