@@ -12,6 +12,18 @@ import typer
 from agbom import __version__
 from agbom.errors import AgbomError
 
+try:  # typer >= 0.2x vendors its own click: its usage errors are not click.ClickException
+    from typer._click import exceptions as _typer_click
+
+    _CLICK_ERRORS: tuple[type[Exception], ...] = (
+        click.ClickException,
+        _typer_click.ClickException,
+    )
+    _USAGE_ERRORS: tuple[type[Exception], ...] = (click.UsageError, _typer_click.UsageError)
+except ImportError:  # pragma: no cover - older typer uses click itself
+    _CLICK_ERRORS = (click.ClickException,)
+    _USAGE_ERRORS = (click.UsageError,)
+
 app = typer.Typer(
     name="agbom",
     help="Know and control what your AI agents are made of.",
@@ -68,14 +80,14 @@ def run(args: list[str]) -> int:
         return result if isinstance(result, int) else 0
     except typer.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, typer.Abort):
         typer.echo("agbom: aborted", err=True)
         return 130
-    except click.ClickException as exc:
+    except _CLICK_ERRORS as exc:
         # Usage errors: keep click's wording, on one line, exit 2.
         message = exc.format_message().replace("\n", " ")
         hint = ""
-        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+        if isinstance(exc, _USAGE_ERRORS) and getattr(exc, "ctx", None) is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
         typer.echo(f"agbom: error: {message}{hint}", err=True)
         return exc.exit_code
