@@ -55,6 +55,9 @@ ROOT_ID = "@agent"
 """Graph and export id of the agent itself; no component may use it."""
 
 MAX_COMPONENTS = 200_000
+MAX_DEPTH = 64
+"""Deepest nesting of objects/arrays accepted inside one component or the header: deeper values
+would exhaust the recursion limit in ``copy.deepcopy`` and the RFC 8785 encoder."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +148,8 @@ def _validate_component(raw: Any, location: str) -> tuple[Component | None, list
     except ValueError:
         known = ", ".join(t.value for t in ComponentType)
         return None, [Problem(location, f"unknown component type {type_name!r} (known: {known})")]
+    if _too_deep(raw):
+        return None, [Problem(location, f"nested deeper than {MAX_DEPTH} levels")]
     validator = compiled_validator(f"component-{ctype.value}.json")
     try:
         validator(raw)
@@ -153,6 +158,47 @@ def _validate_component(raw: Any, location: str) -> tuple[Component | None, list
     if comp_id == ROOT_ID:
         return None, [Problem(location, f"the id {ROOT_ID!r} is reserved for the agent itself")]
     return Component(id=comp_id, type=ctype, data=dict(raw)), []
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether ``value`` nests objects/arrays deeper than MAX_DEPTH (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _split_header(document: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """The header of a document (everything but components and agbom_hash), and its defects."""
+    header = {k: v for k, v in document.items() if k not in ("components", "agbom_hash")}
+    problems: list[Problem] = []
+    agent = header.get("agent")
+    if agent is not None and not isinstance(agent, Mapping):
+        problems.append(Problem("agent", "must be an object"))
+    if _too_deep(header):
+        problems.append(Problem("document", f"header nested deeper than {MAX_DEPTH} levels"))
+    return header, problems
+
+
+def _checked(agbom: AgBOM, source: str) -> AgBOM:
+    """Return ``agbom`` once its hash is computable: RFC 8785 rejects NaN, ±Infinity and
+    integers beyond ±2^53, which a schema check lets through in free-form fields."""
+    try:
+        agbom.agbom_hash  # noqa: B018 - computing it is the check
+    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+        raise InvalidAgBOM(
+            [Problem("document", f"cannot be canonicalized (RFC 8785): {exc}")], source=source
+        ) from exc
+    return agbom
 
 
 def parse_component(raw: Any, location: str = "component") -> Component:
@@ -194,11 +240,7 @@ class AgBOM:
             raise InvalidAgBOM(
                 [Problem("components", f"more than {MAX_COMPONENTS} components")], source=source
             )
-        header = {k: v for k, v in document.items() if k not in ("components", "agbom_hash")}
-        agent = header.get("agent")
-        problems: list[Problem] = []
-        if agent is not None and not isinstance(agent, Mapping):
-            problems.append(Problem("agent", "must be an object"))
+        header, problems = _split_header(document)
         components: dict[str, Component] = {}
         for index, raw in enumerate(raw_components):
             component, found = _validate_component(raw, f"components[{index}]")
@@ -214,14 +256,7 @@ class AgBOM:
         problems.extend(check_references(components))
         if problems:
             raise InvalidAgBOM(problems, source=source)
-        agbom = cls(components, header)
-        try:
-            agbom.agbom_hash  # noqa: B018 - proves the document is canonicalizable (RFC 8785)
-        except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
-            raise InvalidAgBOM(
-                [Problem("document", f"cannot be canonicalized (RFC 8785): {exc}")], source=source
-            ) from exc
-        return agbom
+        return _checked(cls(components, header), source)
 
     @classmethod
     def from_payload(cls, payload: Any, *, source: str = "agbom/snapshot payload") -> AgBOM:
