@@ -1,9 +1,445 @@
-"""Commands of this group are registered by ``register``."""
+"""``agbom skills ...``: the people's side of skill approvals.
+
+Every command opens the store named by ``--db``, does one thing and closes it, so a running
+``agbom serve`` sees each decision on its next lookup. Data goes to stdout (tables for people,
+``--format json`` for scripts); notes go to stderr.
+"""
 
 from __future__ import annotations
 
+import getpass
+import os
+import re
+from datetime import datetime, timedelta
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import orjson
 import typer
+import yaml
+
+from agbom.cli.common import db_option, output_option, read_bytes, write_output
+from agbom.errors import InputError
+from agbom.store import (
+    Digest,
+    SkillRecord,
+    SkillStatus,
+    SqliteStore,
+    StoreError,
+    format_timestamp,
+    parse_timestamp,
+)
+from agbom.store.interface import utc_now
+
+MAX_APPROVALS_FILE = 8 * 1024 * 1024
+
+skills_app = typer.Typer(
+    name="skills",
+    help="Approve, deny, revoke and query skills, pinned by (skill_id, digest).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to ``app``."""
+    """Add the ``skills`` group to ``app``."""
+    app.add_typer(skills_app, name="skills")
+
+
+class OutputFormat(StrEnum):
+    """How list-like commands print."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+class ExportFormat(StrEnum):
+    """File formats of ``skills export``."""
+
+    YAML = "yaml"
+    JSON = "json"
+
+
+class DigestFormat(StrEnum):
+    """Output of ``skills digest``."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
+# -- option parsing --------------------------------------------------------------------------
+
+
+def _parse_digest(value: str) -> Digest:
+    try:
+        return Digest.parse(value)
+    except StoreError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--digest'") from None
+
+
+_DURATION = re.compile(r"(\d{1,6})([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_expiry(text: str, *, now: datetime | None = None) -> datetime:
+    """``30d`` / ``12h`` / ``2w`` from now, or an ISO 8601 date or date-time (UTC if naive)."""
+    now = now or utc_now()
+    match = _DURATION.fullmatch(text.strip())
+    if match:
+        moment = now + timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    else:
+        try:
+            moment = parse_timestamp(text, what="expiry")
+        except StoreError:
+            raise typer.BadParameter(
+                f"{text!r} is neither a duration (30d, 12h, 2w) nor an ISO 8601 date-time",
+                param_hint="'--expires'",
+            ) from None
+    if moment <= now:
+        raise typer.BadParameter(f"{text!r} is in the past", param_hint="'--expires'")
+    return moment
+
+
+def _default_actor() -> str:
+    try:
+        return os.environ.get("USER") or getpass.getuser()
+    except (OSError, KeyError):
+        return "unknown"
+
+
+def _digest_option() -> Any:
+    return typer.Option(..., "--digest", help="The artifact digest, written ALG:HEX (sha256:...).")
+
+
+def _by_option() -> Any:
+    return typer.Option(None, "--by", help="Who decides (default: $USER).", show_default=False)
+
+
+def _format_option() -> Any:
+    return typer.Option(OutputFormat.TABLE, "--format", help="table for people, json for scripts.")
+
+
+# -- output ----------------------------------------------------------------------------------
+
+
+def _scope_text(record: SkillRecord) -> str:
+    parts = []
+    if record.scope_agents:
+        parts.append("agents=" + ",".join(record.scope_agents))
+    if record.scope_tenants:
+        parts.append("tenants=" + ",".join(record.scope_tenants))
+    return " ".join(parts) or "all"
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    """Left-aligned columns separated by two spaces; stable for ``grep`` and ``awk``."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        for line in [headers, *rows]
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _records_table(records: list[SkillRecord]) -> str:
+    rows = [
+        [
+            r.skill_id,
+            str(r.digest),
+            str(r.status),
+            r.decided_by or "-",
+            format_timestamp(r.expires_at) or "-",
+            _scope_text(r),
+            format_timestamp(r.last_seen) or "never",
+        ]
+        for r in records
+    ]
+    headers = ["SKILL_ID", "DIGEST", "STATUS", "DECIDED_BY", "EXPIRES", "SCOPE", "LAST_SEEN"]
+    return _table(headers, rows)
+
+
+def _json(data: Any) -> str:
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+
+
+def _print_records(records: list[SkillRecord], fmt: OutputFormat, empty: str) -> None:
+    if fmt is OutputFormat.JSON:
+        write_output(_json([r.to_json() for r in records]), None)
+    elif records:
+        write_output(_records_table(records), None)
+    else:
+        typer.echo(empty, err=True)
+
+
+def _history_table(history: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            h["at"],
+            h["digest"],
+            f"{h['from_status'] or '-'} -> {h['to_status']}",
+            h["actor"],
+            h["source"],
+            h["reason"] or "",
+        ]
+        for h in history
+    ]
+    return _table(["AT", "DIGEST", "CHANGE", "ACTOR", "SOURCE", "REASON"], rows)
+
+
+# -- commands --------------------------------------------------------------------------------
+
+
+@skills_app.command("pending")
+def pending_cmd(db: Path = db_option(), fmt: OutputFormat = _format_option()) -> None:
+    """List registered skills waiting for a decision."""
+    with SqliteStore.open(db) as store:
+        records = store.list_skills(SkillStatus.PENDING)
+    _print_records(records, fmt, "no skills are pending")
+
+
+@skills_app.command("list")
+def list_cmd(
+    db: Path = db_option(),
+    status: SkillStatus | None = typer.Option(None, "--status", help="Only this status."),
+    fmt: OutputFormat = _format_option(),
+) -> None:
+    """List every known (skill_id, digest) pair and its status."""
+    with SqliteStore.open(db) as store:
+        records = store.list_skills(status)
+    _print_records(records, fmt, "no skills match" if status else "the store holds no skills")
+
+
+@skills_app.command("show")
+def show_cmd(
+    skill_id: str = typer.Argument(..., help="The skill id."),
+    db: Path = db_option(),
+    fmt: OutputFormat = _format_option(),
+) -> None:
+    """Every digest of one skill with its status, then its decision history."""
+    with SqliteStore.open(db) as store:
+        records = store.skill_records(skill_id)
+        history = store.history(skill_id)
+    if not records:
+        raise StoreError(f"no skill {skill_id!r} in {db}")
+    if fmt is OutputFormat.JSON:
+        doc = {"skill_id": skill_id, "records": [r.to_json() for r in records]}
+        doc["history"] = history
+        write_output(_json(doc), None)
+        return
+    out = [f"skill {skill_id}\n"]
+    for r in records:
+        out.append(f"\n  digest        {r.digest}\n")
+        out.append(f"  status        {r.status}\n")
+        if r.decided_by:
+            out.append(f"  decided       {format_timestamp(r.decided_at)} by {r.decided_by}\n")
+        if r.reason:
+            out.append(f"  reason        {r.reason}\n")
+        out.append(f"  expires       {format_timestamp(r.expires_at) or 'never'}\n")
+        out.append(f"  scope         {_scope_text(r)}\n")
+        out.append(f"  ref           {r.ref or '-'}\n")
+        caps = ", ".join(r.declared_capabilities) or "-"
+        out.append(f"  capabilities  {caps}\n")
+        seen = format_timestamp(r.first_seen)
+        if seen:
+            last = format_timestamp(r.last_seen)
+            out.append(
+                f"  seen          {seen} .. {last} (first by {r.registered_by_agent or '-'})\n"
+            )
+        else:
+            out.append("  seen          never registered\n")
+    out.append("\nhistory\n")
+    out.append(_history_table(history))
+    write_output("".join(out), None)
+
+
+def _decide(
+    status: SkillStatus,
+    skill_id: str,
+    digest: str,
+    db: Path,
+    by: str | None,
+    reason: str | None,
+    expires_at: datetime | None = None,
+    agents: list[str] | None = None,
+    tenants: list[str] | None = None,
+) -> None:
+    pair = _parse_digest(digest)
+    with SqliteStore.open(db) as store:
+        before = store.get_skill(skill_id, pair)
+        record = store.set_status(
+            skill_id,
+            pair,
+            status,
+            actor=by or _default_actor(),
+            reason=reason,
+            expires_at=expires_at,
+            scope_agents=agents or (),
+            scope_tenants=tenants or (),
+            source="cli",
+        )
+        others = [d for d in store.approved_digests(skill_id) if d != pair]
+    was = before.status if before else "unknown"
+    detail = ""
+    if status is SkillStatus.APPROVED:
+        expiry = format_timestamp(record.expires_at) or "never"
+        detail = f" (scope: {_scope_text(record)}; expires: {expiry})"
+    typer.echo(f"{skill_id} {pair}: {was} -> {record.status}{detail}", err=True)
+    if before is None or before.first_seen is None:
+        typer.echo("note: this pair has not been registered by any agent yet", err=True)
+    if status is SkillStatus.APPROVED and others:
+        listed = ", ".join(str(d) for d in others)
+        typer.echo(f"note: other approved digests of {skill_id}: {listed}", err=True)
+
+
+@skills_app.command("approve")
+def approve_cmd(
+    skill_id: str = typer.Argument(..., help="The skill id."),
+    digest: str = _digest_option(),
+    db: Path = db_option(),
+    reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
+    expires: str | None = typer.Option(
+        None, "--expires", help="Expiry: a duration (30d, 12h, 2w) or an ISO 8601 date-time."
+    ),
+    agent: list[str] | None = typer.Option(
+        None, "--agent", help="Limit to agent ids matching this glob (repeatable)."
+    ),
+    tenant: list[str] | None = typer.Option(
+        None, "--tenant", help="Limit to tenant ids matching this glob (repeatable)."
+    ),
+    by: str | None = _by_option(),
+) -> None:
+    """Approve a (skill_id, digest) pair, optionally scoped and with an expiry."""
+    _parse_digest(digest)  # usage errors before any store work
+    expires_at = parse_expiry(expires) if expires is not None else None
+    _decide(SkillStatus.APPROVED, skill_id, digest, db, by, reason, expires_at, agent, tenant)
+
+
+@skills_app.command("deny")
+def deny_cmd(
+    skill_id: str = typer.Argument(..., help="The skill id."),
+    digest: str = _digest_option(),
+    db: Path = db_option(),
+    reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
+    by: str | None = _by_option(),
+) -> None:
+    """Deny a (skill_id, digest) pair: it cannot register or load."""
+    _decide(SkillStatus.DENIED, skill_id, digest, db, by, reason)
+
+
+@skills_app.command("revoke")
+def revoke_cmd(
+    skill_id: str = typer.Argument(..., help="The skill id."),
+    digest: str = _digest_option(),
+    db: Path = db_option(),
+    reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
+    by: str | None = _by_option(),
+) -> None:
+    """Withdraw an approval; the next load of the pair is denied."""
+    _decide(SkillStatus.REVOKED, skill_id, digest, db, by, reason)
+
+
+@skills_app.command("history")
+def history_cmd(
+    skill_id: str = typer.Argument(..., help="The skill id."),
+    digest: str | None = typer.Option(None, "--digest", help="Only this digest (ALG:HEX)."),
+    db: Path = db_option(),
+    fmt: OutputFormat = _format_option(),
+) -> None:
+    """Every status change of a skill, oldest first."""
+    pair = _parse_digest(digest) if digest is not None else None
+    with SqliteStore.open(db) as store:
+        history = store.history(skill_id, pair)
+    if fmt is OutputFormat.JSON:
+        write_output(_json(history), None)
+    elif history:
+        write_output(_history_table(history), None)
+    else:
+        typer.echo(f"no history for {skill_id!r}", err=True)
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """SafeLoader that refuses anchors/aliases, so a small file cannot expand into a huge one."""
+
+    def fetch_alias(self) -> None:
+        raise yaml.YAMLError("aliases (*name) are not allowed in an approvals file")
+
+    def fetch_anchor(self) -> None:
+        raise yaml.YAMLError("anchors (&name) are not allowed in an approvals file")
+
+
+def load_approvals_file(path: Path) -> Any:
+    """Parse an approvals file (JSON or YAML), bounded in size and without YAML aliases."""
+    data = read_bytes(path, limit=MAX_APPROVALS_FILE)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if path.suffix.lower() == ".json" or data.lstrip()[:1] == b"{":
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"{path}: not valid JSON: line {exc.lineno}: {exc.msg}") from None
+    try:
+        return yaml.load(data.decode("utf-8"), Loader=_NoAliasLoader)  # noqa: S506 - SafeLoader
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"{path}: not valid YAML{line}: {problem}") from None
+
+
+@skills_app.command("import")
+def import_cmd(
+    file: Path = typer.Argument(..., help="Approvals file (YAML or JSON, as written by export)."),
+    db: Path = db_option(),
+    by: str | None = _by_option(),
+) -> None:
+    """Apply a reviewed approvals file; all entries or none."""
+    doc = load_approvals_file(file)
+    with SqliteStore.open(db) as store:
+        changed = store.import_approvals(doc, actor=by or _default_actor())
+    total = len(doc.get("approvals", [])) if isinstance(doc, dict) else 0
+    typer.echo(f"imported {file}: {changed} of {total} entries changed the store", err=True)
+
+
+def dump_approvals(doc: dict[str, Any], fmt: ExportFormat) -> str:
+    """Serialize an export document deterministically."""
+    if fmt is ExportFormat.JSON:
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
+    header = "# agbom skill approvals: review changes to this file like code.\n"
+    body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return header + body
+
+
+@skills_app.command("export")
+def export_cmd(
+    db: Path = db_option(),
+    output: Path | None = output_option(),
+    fmt: ExportFormat = typer.Option(ExportFormat.YAML, "--format", help="yaml or json."),
+) -> None:
+    """Write every decision (approved, denied, revoked) as a file to keep in git."""
+    with SqliteStore.open(db) as store:
+        doc = store.export_approvals()
+    write_output(dump_approvals(doc, fmt), output)
+    if output is not None:
+        typer.echo(f"wrote {len(doc['approvals'])} decisions to {output}", err=True)
+
+
+@skills_app.command("digest")
+def digest_cmd(
+    path: Path = typer.Argument(..., help="A skill folder."),
+    fmt: DigestFormat = typer.Option(DigestFormat.TEXT, "--format", help="text or json."),
+) -> None:
+    """Print the agbom-skill-digest/1 digest of a skill folder (ALG:HEX)."""
+    from agbom.inventory.skill_digest import digest_skill_folder
+
+    result = digest_skill_folder(path)
+    for skipped in result.skipped:
+        typer.echo(f"note: skipped {skipped}", err=True)
+    if fmt is DigestFormat.JSON:
+        write_output(_json(result.to_json()), None)
+    else:
+        write_output(f"{result.algorithm}:{result.value}\n", None)

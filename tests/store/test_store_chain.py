@@ -1,0 +1,106 @@
+"""Audit chain storage: ordering, head checks, replay detection, exact text."""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+import pytest
+
+from agbom.store import ChainConflict, DuplicateRequest, SqliteStore, StoreError
+
+
+def fake_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def append(store: SqliteStore, session: str, n: int, previous: str | None, **kw) -> str:
+    entry_hash = fake_hash(f"{session}-{n}")
+    kw.setdefault("request_id", f"req-{n}")
+    kw.setdefault("nonce", None)
+    store.append_entry(
+        session,
+        entry={"entry_id": f"e{n}", "step_type": "toolCallRequest", "n": n},
+        entry_hash=entry_hash,
+        previous_hash=previous,
+        **kw,
+    )
+    return entry_hash
+
+
+def test_chain_appends_in_order(store: SqliteStore) -> None:
+    assert store.chain_head("s1") is None
+    h1 = append(store, "s1", 1, None)
+    h2 = append(store, "s1", 2, h1)
+    h3 = append(store, "s1", 3, h2)
+    other = append(store, "s2", 1, None)
+    assert store.chain_head("s1") == h3
+    assert store.chain_head("s2") == other
+    entries = store.chain_entries("s1")
+    assert [e["seq"] for e in entries] == [1, 2, 3]
+    assert [e["previous_hash"] for e in entries] == [None, h1, h2]
+    assert [e["entry_hash"] for e in entries] == [h1, h2, h3]
+    assert entries[1]["entry_id"] == "e2" and entries[1]["n"] == 2
+    assert store.chain_session_ids() == ["s1", "s2"]
+
+
+def test_head_mismatch_is_a_conflict_and_writes_nothing(store: SqliteStore) -> None:
+    h1 = append(store, "s1", 1, None)
+    append(store, "s1", 2, h1)
+    with pytest.raises(ChainConflict, match="not the chain head"):
+        append(store, "s1", 3, h1)  # stale head
+    with pytest.raises(ChainConflict):
+        append(store, "s1", 4, None)  # a second root
+    with pytest.raises(ChainConflict):
+        append(store, "fresh", 1, "deadbeef")  # non-root on an empty chain
+    assert len(store.chain_entries("s1")) == 2
+    assert store.chain_entries("fresh") == []
+
+
+def test_duplicate_request_id_and_nonce(store: SqliteStore) -> None:
+    h1 = append(store, "s1", 1, None, request_id="r-1", nonce="n-1")
+    assert store.request_seen("s1", "r-1")
+    assert not store.request_seen("s1", "r-2")
+    assert not store.request_seen("s2", "r-1")
+    with pytest.raises(DuplicateRequest, match="request_id 'r-1'"):
+        append(store, "s1", 2, h1, request_id="r-1", nonce="n-2")
+    with pytest.raises(DuplicateRequest, match="nonce 'n-1'"):
+        append(store, "s1", 2, h1, request_id="r-2", nonce="n-1")
+    # The same ids are fine in another session; entries without ids never collide.
+    append(store, "s2", 1, None, request_id="r-1", nonce="n-1")
+    h2 = append(store, "s1", 2, h1, request_id=None, nonce=None)
+    append(store, "s1", 3, h2, request_id=None, nonce=None)
+    assert len(store.chain_entries("s1")) == 3
+    assert store.nonce_seen("s1", "n-1") and not store.nonce_seen("s1", "n-9")
+
+
+def test_text_entries_are_kept_byte_for_byte(store: SqliteStore) -> None:
+    text = '{"b":1,"a":"\u00e9","n":1.0}'
+    store.append_entry(
+        "s1", entry=text, entry_hash="h", previous_hash=None, request_id=None, nonce=None
+    )
+    assert store.chain_entry_text("s1", 1) == text
+    assert store.chain_entries("s1")[0]["a"] == "\u00e9"
+    mapping = {"z": 1, "a": [1, 2]}
+    store.append_entry(
+        "s1", entry=mapping, entry_hash="h2", previous_hash="h", request_id=None, nonce=None
+    )
+    assert store.chain_entry_text("s1", 2) == orjson.dumps(mapping).decode()
+
+
+@pytest.mark.parametrize("bad", ["[1, 2]", "{not json", b"\xff"])
+def test_bad_entry_text_is_refused(store: SqliteStore, bad) -> None:
+    with pytest.raises(StoreError):
+        store.append_entry(
+            "s1", entry=bad, entry_hash="h", previous_hash=None, request_id=None, nonce=None
+        )
+    assert store.chain_head("s1") is None
+
+
+def test_two_connections_cannot_fork_a_chain(db_path) -> None:
+    with SqliteStore.open(db_path) as one, SqliteStore.open(db_path) as two:
+        root = append(one, "s", 1, None)
+        append(one, "s", 2, root)
+        with pytest.raises(ChainConflict):
+            append(two, "s", 3, root)  # two read the head before one appended
+        assert [e["seq"] for e in two.chain_entries("s")] == [1, 2]
