@@ -1,9 +1,140 @@
-"""Commands of this group are registered by ``register``."""
+"""Rule commands: ``agbom check``, ``agbom explain`` and ``agbom rules check|test``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import orjson
 import typer
+
+from agbom.cli.common import load_agbom_input, output_option, rules_option, write_output
+
+rules_app = typer.Typer(
+    name="rules",
+    help="Validate rule packs and run their unit tests.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+_AGBOM_ARG = typer.Argument(
+    ..., metavar="AGBOM.json", help="AgBOM document, snapshot payload or JSON-RPC request."
+)
+
+
+def check_cmd(
+    agbom_file: Path = _AGBOM_ARG,
+    fmt: str = typer.Option("table", "--format", "-f", help="Output format: table, json or sarif."),
+    output: Path | None = output_option(),
+    rules: Path | None = rules_option(),
+    fail_on: str | None = typer.Option(
+        None,
+        "--fail-on",
+        help="Exit 1 when any finding is at or above this severity "
+        "(info, low, medium, high, critical).",
+    ),
+) -> None:
+    """Evaluate rules against an AgBOM (for CI); exit 1 with --fail-on when findings reach it."""
+    from agbom.rules import Severity, load_rules, render_findings
+    from agbom.rules.report import FORMATS
+
+    if fmt not in FORMATS:
+        raise typer.BadParameter(
+            f"{fmt!r} is not one of {', '.join(FORMATS)}", param_hint="--format"
+        )
+    threshold = Severity.parse(fail_on) if fail_on is not None else None
+    from agbom.inventory import ComponentGraph
+
+    ruleset = load_rules(rules)
+    agbom = load_agbom_input(agbom_file)
+    findings = ruleset.evaluate(ComponentGraph(agbom))
+    write_output(render_findings(findings, fmt, source_uri=str(agbom_file)), output)
+    failing = [f for f in findings if threshold is not None and f.severity >= threshold]
+    typer.echo(
+        f"agbom: {len(findings)} finding(s) from {len(ruleset)} rule(s) on {len(agbom)} "
+        f"component(s)" + (f"; {len(failing)} at or above {threshold}" if threshold else ""),
+        err=True,
+    )
+    if failing:
+        raise typer.Exit(1)
+
+
+def explain_cmd(
+    agbom_file: Path = _AGBOM_ARG,
+    rule: str | None = typer.Option(None, "--rule", help="Only this rule id."),
+    component: str | None = typer.Option(None, "--component", help="Only this component id."),
+    rules: Path | None = rules_option(),
+    fmt: str = typer.Option("text", "--format", "-f", help="Output format: text or json."),
+    output: Path | None = output_option(),
+) -> None:
+    """Show which rules matched an AgBOM (or one component) and why."""
+    from agbom.inventory import ComponentGraph
+    from agbom.rules import load_rules
+
+    if fmt not in ("text", "json"):
+        raise typer.BadParameter(f"{fmt!r} is not one of text, json", param_hint="--format")
+    ruleset = load_rules(rules)
+    graph = ComponentGraph(load_agbom_input(agbom_file))
+    explanations = ruleset.explain(graph, rule_id=rule, component_id=component)
+    if fmt == "json":
+        text = orjson.dumps(
+            [e.to_json() for e in explanations], option=orjson.OPT_INDENT_2
+        ).decode()
+    else:
+        lines: list[str] = []
+        for e in explanations:
+            verdict = "MATCHED" if e.matched else "no match"
+            target = f" for {e.component}" if e.component else ""
+            lines.append(f"{e.rule_id} ({e.kind}, pack {e.pack}){target}: {verdict}")
+            lines.extend(f"  - {reason}" for reason in e.reasons)
+            for f in e.findings:
+                lines.append(f"  finding [{f.severity}/{f.action}] {f.message}")
+                if len(f.path) > 1:
+                    lines.append(f"    path: {' -> '.join(f.path)}")
+                lines.append(f"    why: {f.explanation}")
+        text = "\n".join(lines)
+    write_output(text, output)
+
+
+@rules_app.command("check")
+def rules_check_cmd(
+    path: Path = typer.Argument(..., metavar="DIR", help="Rule pack folder or file."),
+) -> None:
+    """Validate rule packs against the published schema and compile them."""
+    from agbom.rules import load_rules
+
+    ruleset = load_rules(path)
+    typer.echo(f"ok: {len(ruleset.sources)} pack(s), {len(ruleset)} rule(s)")
+    for source in ruleset.sources:
+        typer.echo(f"  {source}")
+
+
+@rules_app.command("test")
+def rules_test_cmd(
+    path: Path = typer.Argument(..., metavar="DIR", help="Folder with *_test.yaml files (or one)."),
+    rules: Path | None = typer.Option(
+        None, "--rules", help="Packs to test (default: the packs next to each test file)."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List passing cases too."),
+) -> None:
+    """Run rule unit tests: each case's input AgBOM must give exactly the wanted findings."""
+    from agbom.rules.testing import run_tests
+
+    results = run_tests(path, rules)
+    failed = [r for r in results if not r.passed]
+    for result in results:
+        if result.passed and not verbose:
+            continue
+        status = "PASS" if result.passed else "FAIL"
+        typer.echo(f"{status} {result.file} cases[{result.index}] {result.note}")
+        for problem in result.problems:
+            typer.echo(f"    {problem}")
+    typer.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    if failed:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
+    app.command("check")(check_cmd)
+    app.command("explain")(explain_cmd)
+    app.add_typer(rules_app, name="rules")

@@ -1,0 +1,1074 @@
+"""Compiled rules and the rule set that evaluates them over a component graph.
+
+Evaluation is built for the Guardian's hot path:
+
+* component rules (``ban``, ``hygiene``) are indexed by component type and exact name, so
+  a component only meets the rules that could match it;
+* ``path`` reach rules start from the dangerous targets and walk *backwards* once
+  (a multi-source BFS over predecessors), so the set of nodes that can reach a target, and
+  their distance, is known without a DFS per source;
+* ``least_privilege`` rules memoize the tools below each node;
+* :meth:`RuleSet.evaluate_incremental` re-evaluates only the changed components and their
+  ancestors, keeping every earlier finding the change cannot have touched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from agbom.inventory import ROOT_ID, Component, ComponentGraph
+from agbom.rules.interface import (
+    Action,
+    EvalContext,
+    Explanation,
+    Finding,
+    RuleError,
+    Severity,
+)
+from agbom.rules.matchers import (
+    AllOf,
+    CapabilityIs,
+    MatchSpecError,
+    Predicate,
+    Subject,
+    TextMatcher,
+    capabilities_of,
+    compile_match,
+    covered_by_any,
+    covers,
+    index_hints,
+    unpinned_reason,
+)
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)?)\}")
+TEMPLATE_VARS = frozenset(
+    {
+        "rule.id",
+        "rule.severity",
+        "rule.action",
+        "component.id",
+        "component.name",
+        "component.type",
+        "component.version",
+        "component.endpoint",
+        "component.provider",
+        "component.purl",
+        "target.id",
+        "target.name",
+        "target.type",
+        "capabilities",
+        "path",
+        "length",
+        "max_length",
+        "reason",
+    }
+)
+
+
+# -- shared per-evaluation state --------------------------------------------------------------
+
+
+class _Graph:
+    """Fast read access to a ComponentGraph for one evaluation (adjacency dicts, subjects)."""
+
+    def __init__(self, graph: ComponentGraph) -> None:
+        self.cg = graph
+        self.g = graph.graph
+        self.succ: Mapping[str, Mapping[str, Any]] = self.g._succ
+        self.pred: Mapping[str, Mapping[str, Any]] = self.g._pred
+        self.nodes: Mapping[str, Mapping[str, Any]] = self.g._node
+        self._subjects: dict[str, Subject] = {}
+        self._by_type: dict[str, list[str]] | None = None
+        self._root_paths: dict[str, tuple[str, ...]] = {}
+
+    def subject(self, node: str) -> Subject:
+        found = self._subjects.get(node)
+        if found is None:
+            data = self.nodes[node]
+            component = data.get("component")
+            if component is not None:
+                found = Subject(component.id, component.type.value, component.data)
+            elif node == ROOT_ID:
+                found = Subject.root(self.cg.agent)
+            else:
+                found = Subject(node, str(data.get("type", "")), {})
+            self._subjects[node] = found
+        return found
+
+    def by_type(self) -> dict[str, list[str]]:
+        if self._by_type is None:
+            index: dict[str, list[str]] = {}
+            for node, data in self.nodes.items():
+                kind = data.get("type")
+                index.setdefault(str(kind) if node != ROOT_ID else "agent", []).append(node)
+            for nodes in index.values():
+                nodes.sort()
+            self._by_type = index
+        return self._by_type
+
+    def candidates(self, predicate: Predicate) -> list[str]:
+        """Nodes that could match ``predicate`` (narrowed by a top-level ``type``)."""
+        types = _types_of(predicate)
+        index = self.by_type()
+        if types is None:
+            return sorted(self.nodes)
+        return sorted(n for t in types for n in index.get(t, ()))
+
+    def root_path(self, node: str) -> tuple[str, ...]:
+        """A shortest path from the agent to ``node``, found by walking up predecessors.
+
+        Costs only the ancestors of ``node``; ties break on the smallest id so the result is
+        deterministic. ``(node,)`` when the node hangs off no path from the root (a cycle).
+        """
+        cached = self._root_paths.get(node)
+        if cached is not None:
+            return cached
+        if node == ROOT_ID:
+            return (ROOT_ID,)
+        parent: dict[str, str] = {node: ""}
+        queue = deque([node])
+        found = False
+        while queue and not found:
+            current = queue.popleft()
+            for p in sorted(self.pred.get(current, ())):
+                if p in parent:
+                    continue
+                parent[p] = current
+                if p == ROOT_ID:
+                    found = True
+                    break
+                queue.append(p)
+        if not found:
+            result: tuple[str, ...] = (node,)
+        else:
+            chain = [ROOT_ID]
+            while chain[-1] != node:
+                chain.append(parent[chain[-1]])
+            result = tuple(chain)
+        self._root_paths[node] = result
+        return result
+
+    def ancestors(self, nodes: Iterable[str]) -> set[str]:
+        seen: set[str] = set()
+        queue = deque(n for n in nodes if n in self.nodes)
+        while queue:
+            current = queue.popleft()
+            for p in self.pred.get(current, ()):
+                if p not in seen:
+                    seen.add(p)
+                    queue.append(p)
+        return seen
+
+    def path_valid(self, path: Sequence[str]) -> bool:
+        if any(n not in self.nodes for n in path):
+            return False
+        return all(b in self.succ[a] for a, b in zip(path, path[1:], strict=False))
+
+
+def _types_of(predicate: Predicate) -> frozenset[str] | None:
+    if isinstance(predicate, AllOf):
+        for part in predicate.parts:
+            types = getattr(part, "types", None)
+            if part.key == "type" and types is not None:
+                return frozenset(types)
+    return None
+
+
+# -- exceptions and templates -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RuleException:
+    """An allowed exception to a rule, with a reason and an optional expiry (inclusive)."""
+
+    reason: str
+    expires: date | None
+    components: TextMatcher | None
+    match: Predicate | None
+
+    def applies(self, subject: Subject) -> bool:
+        if self.components is not None and not self.components(subject.id):
+            return False
+        return self.match is None or self.match(subject)
+
+    def active(self, context: EvalContext) -> bool:
+        return self.expires is None or context.now.date() <= self.expires
+
+    def describe(self) -> str:
+        until = f" until {self.expires.isoformat()}" if self.expires else ""
+        return f"exception{until}: {self.reason}"
+
+
+def render(template: str, values: Mapping[str, Any]) -> str:
+    """Fill ``{component.name}``-style placeholders; only known names are ever substituted."""
+
+    def sub(match: re.Match[str]) -> str:
+        value = values.get(match.group(1))
+        return "" if value is None else str(value)
+
+    return _PLACEHOLDER.sub(sub, template)
+
+
+def _component_vars(subject: Subject, prefix: str = "component") -> dict[str, Any]:
+    data = subject.data
+    values = {
+        f"{prefix}.id": subject.id,
+        f"{prefix}.name": subject.name,
+        f"{prefix}.type": subject.type,
+    }
+    if prefix == "component":
+        values.update(
+            {
+                "component.version": subject.version or "unknown",
+                "component.endpoint": data.get("endpoint") or "",
+                "component.provider": data.get("provider") or "",
+                "component.purl": data.get("purl") or "",
+            }
+        )
+    return values
+
+
+# -- rules ------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Rule:
+    """What every rule has; subclasses add the kind-specific compiled parts."""
+
+    id: str
+    kind: str
+    severity: Severity
+    action: Action
+    message: str
+    description: str
+    pack: str
+    source: str
+    exceptions: tuple[RuleException, ...] = ()
+    enabled: bool = True
+    # "local": depends on one component; "subtree": on a node and what it reaches;
+    # "global": on the whole graph (re-checked on any change).
+    scope: str = "local"
+
+    def finding(
+        self,
+        components: Sequence[str],
+        path: Sequence[str],
+        values: Mapping[str, Any],
+        because: str,
+    ) -> Finding:
+        values = {
+            "rule.id": self.id,
+            "rule.severity": self.severity.value,
+            "rule.action": self.action.value,
+            "path": " -> ".join(path),
+            **values,
+        }
+        explanation = (
+            f"{self.description.strip()} {because}".strip() if self.description else because
+        )
+        return Finding(
+            rule_id=self.id,
+            severity=self.severity,
+            action=self.action,
+            message=render(self.message, values),
+            components=tuple(components),
+            path=tuple(path),
+            explanation=explanation,
+            pack=self.pack,
+        )
+
+    def excepted(self, subject: Subject, context: EvalContext) -> RuleException | None:
+        for exception in self.exceptions:
+            if exception.active(context) and exception.applies(subject):
+                return exception
+        return None
+
+    def describe(self) -> str:
+        return self.description or self.message
+
+
+@dataclass(eq=False)
+class MatchRule(Rule):
+    """``ban`` and ``hygiene``: a predicate on one component."""
+
+    predicate: AllOf = field(default_factory=lambda: AllOf(()))
+    type_hint: frozenset[str] | None = None
+    name_hint: frozenset[str] | None = None
+
+    def check(self, graph: _Graph, subject: Subject, context: EvalContext) -> Finding | None:
+        if not self.predicate(subject) or self.excepted(subject, context) is not None:
+            return None
+        reasons = [d for ok, d in self.predicate.explain(subject) if ok]
+        reason = "; ".join(reasons)
+        if any(getattr(p, "key", "") == "pinned" for p in self.predicate.parts):
+            why = unpinned_reason(subject)
+            if why:
+                reasons.append(why)
+                reason = why
+        because = f"Matched {subject.type} {subject.id!r}: " + "; ".join(reasons) + "."
+        values = _component_vars(subject)
+        values["reason"] = reason
+        return self.finding((subject.id,), graph.root_path(subject.id), values, because)
+
+    def describe(self) -> str:
+        return f"{super().describe()} [match: {self.predicate.describe()}]"
+
+
+@dataclass(eq=False)
+class ReachRule(Rule):
+    """``path`` with ``check: reach``: forbid (or require) paths from ``from`` to ``to``."""
+
+    from_: AllOf = field(default_factory=lambda: AllOf(()))
+    to: AllOf = field(default_factory=lambda: AllOf(()))
+    via: AllOf | None = None
+    mode: str = "forbid"
+    max_depth: int | None = None
+    unless: str | None = None
+
+    def _allowed(self, graph: _Graph, node: str) -> bool:
+        return self.via is None or self.via(graph.subject(node))
+
+    def _target_caps(self, subject: Subject) -> list[str]:
+        for part in self.to.parts:
+            if isinstance(part, CapabilityIs):
+                return part.matching(subject.data)
+        return list(capabilities_of(subject.data))
+
+    def distances(self, graph: _Graph) -> dict[str, int]:
+        """Edges from each node to the nearest target, over allowed intermediates only."""
+        dist: dict[str, int] = {}
+        queue: deque[str] = deque()
+        for node in graph.candidates(self.to):
+            if self.to(graph.subject(node)):
+                dist[node] = 0
+                queue.append(node)
+        while queue:
+            current = queue.popleft()
+            d = dist[current]
+            if self.max_depth is not None and d >= self.max_depth:
+                continue
+            # ``current`` becomes an intermediate for its predecessors (targets excepted).
+            if d > 0 and not self._allowed(graph, current):
+                continue
+            for p in graph.pred.get(current, ()):
+                if p not in dist:
+                    dist[p] = d + 1
+                    queue.append(p)
+        return dist
+
+    def reached(
+        self, graph: _Graph, source: str, within: Mapping[str, int] | None
+    ) -> tuple[list[str], dict[str, str]]:
+        """Targets ``source`` reaches (BFS, pruned to ``within`` when given), and parents."""
+        parent: dict[str, str] = {source: ""}
+        depth = {source: 0}
+        queue = deque([source])
+        targets: list[str] = []
+        while queue:
+            current = queue.popleft()
+            if current != source and not self._allowed(graph, current):
+                continue
+            if self.max_depth is not None and depth[current] >= self.max_depth:
+                continue
+            for s in sorted(graph.succ.get(current, ())):
+                if s in parent or (within is not None and s not in within):
+                    continue
+                parent[s] = current
+                depth[s] = depth[current] + 1
+                if self.to(graph.subject(s)):
+                    targets.append(s)
+                queue.append(s)
+        return sorted(targets), parent
+
+    def check_source(
+        self,
+        graph: _Graph,
+        source: str,
+        context: EvalContext,
+        within: Mapping[str, int] | None,
+    ) -> Finding | None:
+        subject = graph.subject(source)
+        if self.excepted(subject, context) is not None:
+            return None
+        targets, parent = self.reached(graph, source, within)
+        if self.mode == "require":
+            if targets:
+                return None
+            because = f"{subject.type} {source!r} reaches no component where {self.to.describe()}."
+            return self.finding(
+                (source,), graph.root_path(source), _component_vars(subject), because
+            )
+        if not targets:
+            return None
+        granted: Iterable[str] | None = None
+        if self.unless == "approved_capabilities":
+            lookup = context.approved_capabilities
+            granted = (lookup(source) if lookup is not None else None) or ()
+        elif self.unless == "declared_capabilities":
+            granted = [
+                c for c in subject.data.get("declared_capabilities") or () if isinstance(c, str)
+            ]
+        violating: list[str] = []
+        missing_caps: list[str] = []
+        for target in targets:
+            if granted is None:
+                violating.append(target)
+                continue
+            caps = self._target_caps(graph.subject(target))
+            uncovered = [c for c in caps if not covered_by_any(granted, c)] if caps else ["(none)"]
+            if uncovered:
+                violating.append(target)
+                missing_caps.extend(c for c in uncovered if c not in missing_caps)
+        if not violating:
+            return None
+        first = violating[0]
+        chain = [first]
+        while chain[-1] != source:
+            chain.append(parent[chain[-1]])
+        tail = list(reversed(chain))
+        path = (*graph.root_path(source)[:-1], *tail)
+        target_subject = graph.subject(first)
+        values = _component_vars(subject)
+        values.update(_component_vars(target_subject, "target"))
+        values["capabilities"] = ", ".join(missing_caps) or ", ".join(
+            self._target_caps(target_subject)
+        )
+        because = (
+            f"{subject.type} {source!r} reaches {len(violating)} component(s) where "
+            f"{self.to.describe()}, e.g. via {' -> '.join(tail)}."
+        )
+        if self.unless == "approved_capabilities":
+            because += f" Capabilities not covered by its approval: {values['capabilities']}."
+        elif self.unless == "declared_capabilities":
+            because += f" Capabilities it does not declare: {values['capabilities']}."
+        return self.finding((source, *violating), path, values, because)
+
+    def evaluate(
+        self, graph: _Graph, context: EvalContext, only: set[str] | None = None
+    ) -> list[Finding]:
+        findings: list[Finding] = []
+        if only is None:
+            dist = self.distances(graph)
+            if self.mode == "require":
+                sources = [n for n in graph.candidates(self.from_) if self.from_(graph.subject(n))]
+            else:
+                sources = [
+                    n
+                    for n in graph.candidates(self.from_)
+                    if n in dist and self.from_(graph.subject(n))
+                ]
+            within: Mapping[str, int] | None = dist if self.mode == "forbid" else None
+        else:
+            sources = sorted(n for n in only if n in graph.nodes and self.from_(graph.subject(n)))
+            within = None
+        for source in sources:
+            found = self.check_source(graph, source, context, within)
+            if found is not None:
+                findings.append(found)
+        return findings
+
+    def describe(self) -> str:
+        via = f" via only ({self.via.describe()})" if self.via is not None else ""
+        return (
+            f"{super().describe()} [{self.mode} paths from ({self.from_.describe()}) "
+            f"to ({self.to.describe()}){via}]"
+        )
+
+
+@dataclass(eq=False)
+class GraphShapeRule(Rule):
+    """``path`` with ``check: max_length`` or ``check: cycle``: whole-graph shape checks."""
+
+    check: str = "cycle"
+    max_length: int = 0
+
+    def evaluate(self, graph: _Graph, context: EvalContext) -> list[Finding]:
+        if self.check == "cycle":
+            findings = []
+            for cycle in graph.cg.cycles(limit=100):
+                first = min(cycle)
+                start = cycle.index(first)
+                ordered = (*cycle[start:], *cycle[:start], first)
+                subject = graph.subject(first)
+                if self.excepted(subject, context) is not None:
+                    continue
+                because = f"The graph has a cycle: {' -> '.join(ordered)}."
+                values = _component_vars(subject)
+                values["length"] = len(cycle)
+                findings.append(self.finding(tuple(sorted(cycle)), ordered, values, because))
+            return findings
+        longest = _longest_path(graph)
+        if len(longest) - 1 <= self.max_length:
+            return []
+        last = graph.subject(longest[-1])
+        if self.excepted(last, context) is not None:
+            return []
+        values = _component_vars(last)
+        values.update({"length": len(longest) - 1, "max_length": self.max_length})
+        because = (
+            f"The longest path from the agent has {len(longest) - 1} edges "
+            f"(limit {self.max_length}): {' -> '.join(longest)}."
+        )
+        return [self.finding((longest[-1],), tuple(longest), values, because)]
+
+
+def _longest_path(graph: _Graph) -> list[str]:
+    """Longest path from the root, ignoring the back edges a DFS finds (cycles)."""
+    succ = graph.succ
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1 on stack, 2 done
+    back: set[tuple[str, str]] = set()
+    starts = [ROOT_ID, *sorted(n for n in graph.nodes if n != ROOT_ID)]
+    for start in starts:
+        if start in state:
+            continue
+        state[start] = 1
+        stack = [(start, iter(sorted(succ[start])))]
+        while stack:
+            node, children = stack[-1]
+            advanced = False
+            for child in children:
+                mark = state.get(child)
+                if mark is None:
+                    state[child] = 1
+                    stack.append((child, iter(sorted(succ[child]))))
+                    advanced = True
+                    break
+                if mark == 1:
+                    back.add((node, child))
+            if not advanced:
+                state[node] = 2
+                order.append(node)
+                stack.pop()
+    order.reverse()  # a topological order of the graph without back edges
+    best: dict[str, int] = {ROOT_ID: 0}
+    parent: dict[str, str] = {}
+    for node in order:
+        if node not in best:
+            continue
+        for child in succ[node]:
+            if (node, child) in back:
+                continue
+            if best.get(child, -1) < best[node] + 1:
+                best[child] = best[node] + 1
+                parent[child] = node
+    end = max(best, key=lambda n: (best[n], n))
+    chain = [end]
+    while chain[-1] in parent:
+        chain.append(parent[chain[-1]])
+    return list(reversed(chain))
+
+
+@dataclass(eq=False)
+class LeastPrivilegeRule(Rule):
+    """Declared capabilities against the union of what the reachable tools expose."""
+
+    check: str = "undeclared"
+    applies_to: frozenset[str] = frozenset({"skill", "agent_capability"})
+    allow_wildcards: bool = True
+
+    def evaluate(
+        self,
+        graph: _Graph,
+        context: EvalContext,
+        only: set[str] | None = None,
+        memo: dict[str, frozenset[str]] | None = None,
+    ) -> list[Finding]:
+        memo = {} if memo is None else memo
+        index = graph.by_type()
+        nodes = sorted(n for t in self.applies_to for n in index.get(t, ()))
+        if only is not None:
+            nodes = [n for n in nodes if n in only]
+        findings = []
+        for node in nodes:
+            found = self.check_node(graph, node, context, memo)
+            if found is not None:
+                findings.append(found)
+        return findings
+
+    def check_node(
+        self, graph: _Graph, node: str, context: EvalContext, memo: dict[str, frozenset[str]]
+    ) -> Finding | None:
+        subject = graph.subject(node)
+        raw = subject.data.get("declared_capabilities")
+        if raw is None and subject.type != "skill":
+            return None  # an agent capability that declares nothing is not checked
+        declared = [c.strip().lower() for c in raw or () if isinstance(c, str) and c.strip()]
+        if self.excepted(subject, context) is not None:
+            return None
+        tools = _tools_below(graph, node, memo)
+        exposed: dict[str, list[str]] = {}
+        for tool in sorted(tools):
+            for cap in capabilities_of(graph.subject(tool).data):
+                exposed.setdefault(cap, []).append(tool)
+        values = _component_vars(subject)
+        if self.check == "undeclared":
+            missing = sorted(c for c in exposed if not covered_by_any(declared, c))
+            if not missing:
+                return None
+            culprits = sorted({t for c in missing for t in exposed[c]})
+            values["capabilities"] = ", ".join(missing)
+            because = (
+                f"{subject.type} {node!r} declares [{', '.join(declared)}] but its tools expose "
+                f"{', '.join(missing)} ({', '.join(culprits)})."
+            )
+            path = graph.root_path(node)
+            tail = graph.cg.shortest_path(node, culprits[0]) or [node]
+            return self.finding((node, *culprits), (*path[:-1], *tail), values, because)
+        broad = []
+        for cap in declared:
+            used = [c for c in exposed if covers(cap, c)]
+            if not used or (not self.allow_wildcards and cap not in exposed):
+                broad.append(cap)
+        if not broad:
+            return None
+        values["capabilities"] = ", ".join(broad)
+        because = (
+            f"{subject.type} {node!r} declares {', '.join(broad)} beyond what its tools expose "
+            f"([{', '.join(sorted(exposed))}])."
+        )
+        return self.finding((node,), graph.root_path(node), values, because)
+
+
+def _tools_below(graph: _Graph, node: str, memo: dict[str, frozenset[str]]) -> frozenset[str]:
+    """Every tool reachable from ``node``; memoized, with a plain BFS fallback on cycles."""
+    cached = memo.get(node)
+    if cached is not None:
+        return cached
+    on_stack: set[str] = set()
+
+    def visit(current: str) -> frozenset[str] | None:
+        hit = memo.get(current)
+        if hit is not None:
+            return hit
+        if current in on_stack:
+            return None
+        on_stack.add(current)
+        acc: set[str] = set()
+        for child in graph.succ.get(current, ()):
+            if graph.nodes[child].get("type") == "tool":
+                acc.add(child)
+            below = visit(child) if graph.succ.get(child) else frozenset()
+            if below is None:
+                on_stack.discard(current)
+                return None
+            acc |= below
+        on_stack.discard(current)
+        result = frozenset(acc)
+        memo[current] = result
+        return result
+
+    try:
+        result = visit(node)
+    except RecursionError:
+        result = None
+    if result is None:  # a cycle under ``node``: walk it without memoization
+        seen: set[str] = set()
+        queue = deque([node])
+        while queue:
+            current = queue.popleft()
+            for child in graph.succ.get(current, ()):
+                if child not in seen:
+                    seen.add(child)
+                    queue.append(child)
+        result = frozenset(n for n in seen if graph.nodes[n].get("type") == "tool")
+    return result
+
+
+# -- the rule set -----------------------------------------------------------------------------
+
+
+class RuleSet:
+    """Compiled rules from one or more packs, indexed for evaluation."""
+
+    def __init__(self, rules: Sequence[Rule], *, sources: Sequence[str] = ()) -> None:
+        if not rules:
+            raise RuleError("no rules loaded (an empty rule set would allow everything)")
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.sources = tuple(sources)
+        self.by_id: dict[str, Rule] = {r.id: r for r in self.rules}
+        active = [r for r in self.rules if r.enabled]
+        self._match_rules = [r for r in active if isinstance(r, MatchRule)]
+        self._reach_rules = [r for r in active if isinstance(r, ReachRule)]
+        self._shape_rules = [r for r in active if isinstance(r, GraphShapeRule)]
+        self._lp_rules = [r for r in active if isinstance(r, LeastPrivilegeRule)]
+        self._order = {id(r): i for i, r in enumerate(self._match_rules)}
+        # Index: (type, exact name) -> rules; type -> rules without a name hint; rules for any.
+        self._by_type_name: dict[tuple[str, str], list[MatchRule]] = {}
+        self._by_type: dict[str, list[MatchRule]] = {}
+        self._any_type: list[MatchRule] = []
+        self._by_name_any_type: dict[str, list[MatchRule]] = {}
+        for rule in self._match_rules:
+            types, names = rule.type_hint, rule.name_hint
+            if types is None and names is None:
+                self._any_type.append(rule)
+            elif types is None:
+                for name in names or ():
+                    self._by_name_any_type.setdefault(name, []).append(rule)
+            elif names is None:
+                for t in types:
+                    self._by_type.setdefault(t, []).append(rule)
+            else:
+                for t in types:
+                    for name in names:
+                        self._by_type_name.setdefault((t, name), []).append(rule)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __iter__(self) -> Any:
+        return iter(self.rules)
+
+    @property
+    def rule_ids(self) -> list[str]:
+        return [r.id for r in self.rules]
+
+    # -- component rules -----------------------------------------------------------------------
+
+    def _match_candidates(self, subject: Subject) -> list[MatchRule]:
+        name = subject.name.casefold()
+        found = (
+            self._by_type_name.get((subject.type, name), [])
+            + self._by_type.get(subject.type, [])
+            + self._by_name_any_type.get(name, [])
+            + self._any_type
+        )
+        if len(found) > 1:
+            order = self._order
+            found = sorted(dict.fromkeys(found), key=lambda r: order[id(r)])
+        return found
+
+    def _check_components(
+        self, graph: _Graph, nodes: Iterable[str], context: EvalContext
+    ) -> list[Finding]:
+        findings: list[Finding] = []
+        for node in nodes:
+            if node == ROOT_ID or graph.nodes[node].get("component") is None:
+                continue
+            subject = graph.subject(node)
+            for rule in self._match_candidates(subject):
+                found = rule.check(graph, subject, context)
+                if found is not None:
+                    findings.append(found)
+        return findings
+
+    def evaluate_component(
+        self,
+        component: Component,
+        graph: ComponentGraph | None = None,
+        *,
+        context: EvalContext | None = None,
+    ) -> list[Finding]:
+        """Findings for one component at hook time (the tool of a call, a registering skill).
+
+        Component rules always run; with ``graph`` (the agent's graph, the component in it or
+        not) the path and least-privilege rules run for this component as a source too.
+        """
+        context = context or EvalContext()
+        subject = Subject.of(component)
+        view = _Graph(graph) if graph is not None else None
+        findings: list[Finding] = []
+        for rule in self._match_candidates(subject):
+            if not rule.predicate(subject) or rule.excepted(subject, context) is not None:
+                continue
+            if view is not None and component.id in view.nodes:
+                found = rule.check(view, subject, context)
+            else:
+                found = _standalone(rule, subject)
+            if found is not None:
+                findings.append(found)
+        if view is not None and component.id in view.nodes:
+            only = {component.id}
+            for reach in self._reach_rules:
+                findings.extend(reach.evaluate(view, context, only))
+            memo: dict[str, frozenset[str]] = {}
+            for lp in self._lp_rules:
+                findings.extend(lp.evaluate(view, context, only, memo))
+        return sorted(findings, key=Finding.sort_key)
+
+    # -- whole graph ---------------------------------------------------------------------------
+
+    def evaluate(
+        self, graph: ComponentGraph, *, context: EvalContext | None = None
+    ) -> list[Finding]:
+        """Every finding for ``graph``, most severe first, in a deterministic order."""
+        context = context or EvalContext()
+        view = _Graph(graph)
+        findings = self._check_components(view, view.nodes, context)
+        for reach in self._reach_rules:
+            findings.extend(reach.evaluate(view, context))
+        memo: dict[str, frozenset[str]] = {}
+        for lp in self._lp_rules:
+            findings.extend(lp.evaluate(view, context, None, memo))
+        for shape in self._shape_rules:
+            findings.extend(shape.evaluate(view, context))
+        return sorted(findings, key=Finding.sort_key)
+
+    def evaluate_incremental(
+        self,
+        graph: ComponentGraph,
+        changed_ids: Iterable[str],
+        previous: Sequence[Finding],
+        *,
+        context: EvalContext | None = None,
+    ) -> list[Finding]:
+        """Findings for ``graph`` after a change to ``changed_ids`` (added, changed or removed).
+
+        ``previous`` are the findings of the graph before the change (from :meth:`evaluate` or
+        an earlier incremental call, with the same rules and context). Component rules run
+        again for the changed ids only; path and least-privilege rules for the changed ids and
+        their ancestors (the only nodes whose reach can have changed); earlier findings that
+        touch none of these, and whose path is still in the graph, are kept as they are.
+        Whole-graph shape rules (cycle, max_length) run again when anything changed.
+        """
+        context = context or EvalContext()
+        view = _Graph(graph)
+        changed = {c for c in changed_ids if c != ROOT_ID}
+        if not changed:
+            return sorted(previous, key=Finding.sort_key)
+        present = {c for c in changed if c in view.nodes}
+        affected = present | view.ancestors(present)
+        dirty = affected | changed
+        shape_ids = {r.id for r in self._shape_rules}
+        kept: list[Finding] = []
+        redo: set[str] = set(affected)
+        for f in previous:
+            rule = self.by_id.get(f.rule_id)
+            if rule is None or not rule.enabled or rule.id in shape_ids:
+                continue
+            touched = dirty.intersection(f.components) or dirty.intersection(f.path)
+            if (
+                touched
+                or not view.path_valid(f.path)
+                or any(c not in view.nodes for c in f.components)
+            ):
+                # Re-check the finding's first component (its source): its path may move.
+                if f.components and f.components[0] in view.nodes:
+                    redo.add(f.components[0])
+                continue
+            kept.append(f)
+        # Drop the kept findings of the nodes we re-check, for rules we re-run on them.
+        kept = [f for f in kept if not (f.components and f.components[0] in redo)]
+        fresh = self._check_components(view, sorted(redo), context)
+        for reach in self._reach_rules:
+            fresh.extend(reach.evaluate(view, context, redo))
+        memo: dict[str, frozenset[str]] = {}
+        for lp in self._lp_rules:
+            fresh.extend(lp.evaluate(view, context, redo, memo))
+        for shape in self._shape_rules:
+            fresh.extend(shape.evaluate(view, context))
+        return sorted({*kept, *fresh}, key=Finding.sort_key)
+
+    # -- explain -------------------------------------------------------------------------------
+
+    def explain(
+        self,
+        graph: ComponentGraph,
+        rule_id: str | None = None,
+        component_id: str | None = None,
+        *,
+        context: EvalContext | None = None,
+    ) -> list[Explanation]:
+        """Which rules matched (and which did not) and why, for ``agbom explain``."""
+        context = context or EvalContext()
+        if rule_id is not None and rule_id not in self.by_id:
+            raise RuleError(f"no rule with id {rule_id!r} (known: {', '.join(self.rule_ids)})")
+        if component_id is not None and component_id not in graph:
+            raise RuleError(f"no component with id {component_id!r} in the AgBOM")
+        view = _Graph(graph)
+        findings = self.evaluate(graph, context=context)
+        rules = [self.by_id[rule_id]] if rule_id is not None else list(self.rules)
+        out: list[Explanation] = []
+        for rule in rules:
+            mine = [f for f in findings if f.rule_id == rule.id]
+            if component_id is not None:
+                mine = [f for f in mine if component_id in f.components or component_id in f.path]
+                reasons = _explain_rule_for(rule, view, component_id, context)
+            else:
+                reasons = [rule.describe()]
+                if not rule.enabled:
+                    reasons.append("rule is disabled")
+            for exception in rule.exceptions:
+                state = "active" if exception.active(context) else "expired"
+                reasons.append(f"{exception.describe()} ({state})")
+            out.append(
+                Explanation(
+                    rule_id=rule.id,
+                    pack=rule.pack,
+                    kind=rule.kind,
+                    component=component_id,
+                    matched=bool(mine),
+                    reasons=tuple(reasons),
+                    findings=tuple(mine),
+                )
+            )
+        return out
+
+
+def _standalone(rule: MatchRule, subject: Subject) -> Finding:
+    reasons = [d for ok, d in rule.predicate.explain(subject) if ok]
+    values = _component_vars(subject)
+    values["reason"] = "; ".join(reasons)
+    because = f"Matched {subject.type} {subject.id!r}: " + "; ".join(reasons) + "."
+    return rule.finding((subject.id,), (subject.id,), values, because)
+
+
+def _explain_rule_for(rule: Rule, view: _Graph, node: str, context: EvalContext) -> list[str]:
+    subject = view.subject(node)
+    mark = {True: "yes", False: "no"}
+    if isinstance(rule, MatchRule):
+        lines = [f"{d}: {mark[ok]}" for ok, d in rule.predicate.explain(subject)]
+        exc = rule.excepted(subject, context)
+        if exc is not None:
+            lines.append(f"excepted: {exc.describe()}")
+        return lines
+    if isinstance(rule, ReachRule):
+        lines = [
+            f"is a source ({rule.from_.describe()}): {mark[rule.from_(subject)]}",
+            f"is a target ({rule.to.describe()}): {mark[rule.to(subject)]}",
+        ]
+        if rule.from_(subject):
+            targets, _ = rule.reached(view, node, None)
+            lines.append(f"targets reached: {', '.join(targets) or 'none'}")
+        return lines
+    if isinstance(rule, LeastPrivilegeRule):
+        if subject.type not in rule.applies_to:
+            return [f"applies to {', '.join(sorted(rule.applies_to))}, not {subject.type}"]
+        tools = _tools_below(view, node, {})
+        caps = sorted({c for t in tools for c in capabilities_of(view.subject(t).data)})
+        declared = subject.data.get("declared_capabilities")
+        return [
+            f"declared: {', '.join(declared) if isinstance(declared, list) else 'nothing'}",
+            f"exposed by {len(tools)} reachable tool(s): {', '.join(caps) or 'nothing'}",
+        ]
+    return [rule.describe()]
+
+
+# -- compiling packs --------------------------------------------------------------------------
+
+
+def compile_rule(raw: Mapping[str, Any], *, pack: str, source: str) -> Rule:
+    """Build one rule from its schema-valid mapping; raise a located RuleError otherwise."""
+    rule_id = str(raw["id"])
+
+    def fail(message: str, key: str | None = None) -> RuleError:
+        return RuleError(message, file=source, rule_id=rule_id, key_path=key)
+
+    for name in _PLACEHOLDER.findall(raw["message"]):
+        if name not in TEMPLATE_VARS:
+            raise fail(
+                f"unknown placeholder {{{name}}} (known: {', '.join(sorted(TEMPLATE_VARS))})",
+                "message",
+            )
+    exceptions = []
+    for i, spec in enumerate(raw.get("exceptions") or ()):
+        where = f"exceptions[{i}]"
+        expires = None
+        if "expires" in spec:
+            try:
+                expires = date.fromisoformat(spec["expires"])
+            except ValueError:
+                raise fail(f"invalid date {spec['expires']!r}", f"{where}.expires") from None
+        if "components" not in spec and "match" not in spec:
+            raise fail("an exception needs components or match", where)
+        try:
+            match = compile_match(spec["match"], f"{where}.match") if "match" in spec else None
+        except MatchSpecError as exc:
+            raise fail(str(exc), exc.key) from None
+        comps = spec.get("components")
+        exceptions.append(
+            RuleException(
+                reason=spec["reason"],
+                expires=expires,
+                components=TextMatcher(comps if isinstance(comps, list) else [comps])
+                if comps
+                else None,
+                match=match,
+            )
+        )
+    common: dict[str, Any] = {
+        "id": rule_id,
+        "kind": raw["kind"],
+        "severity": Severity.parse(raw["severity"]),
+        "action": Action(raw["action"]),
+        "message": raw["message"],
+        "description": raw.get("description", ""),
+        "pack": pack,
+        "source": source,
+        "exceptions": tuple(exceptions),
+        "enabled": raw.get("enabled", True),
+    }
+
+    def match(key: str) -> AllOf:
+        try:
+            return compile_match(raw[key], key)
+        except MatchSpecError as exc:
+            raise fail(str(exc), exc.key) from None
+
+    kind = raw["kind"]
+    if kind in ("ban", "hygiene"):
+        types, names = index_hints(raw["match"])
+        return MatchRule(
+            **common, predicate=match("match"), type_hint=types, name_hint=names, scope="local"
+        )
+    if kind == "path":
+        check = raw["check"]
+        if check == "reach":
+            return ReachRule(
+                **common,
+                scope="subtree",
+                from_=match("from"),
+                to=match("to"),
+                via=match("via") if "via" in raw else None,
+                mode=raw.get("mode", "forbid"),
+                max_depth=raw.get("max_depth"),
+                unless=raw.get("unless"),
+            )
+        return GraphShapeRule(
+            **common, scope="global", check=check, max_length=int(raw.get("max_length", 0))
+        )
+    if kind == "least_privilege":
+        return LeastPrivilegeRule(
+            **common,
+            scope="subtree",
+            check=raw["check"],
+            applies_to=frozenset(raw.get("applies_to", ("skill", "agent_capability"))),
+            allow_wildcards=raw.get("allow_wildcards", True),
+        )
+    raise fail(f"unknown rule kind {kind!r}", "kind")  # pragma: no cover - schema enum
+
+
+def load_rules(path: Path | None = None) -> RuleSet:
+    """Load and compile rule packs; ``None`` is the packaged default pack, a folder means
+    every ``*.yaml``/``*.yml`` pack in it (rule tests excluded). Fails closed: no packs, or a
+    pack without rules, is an error."""
+    from agbom.rules.loader import iter_pack_sources, read_yaml, validate_pack
+
+    rules: list[Rule] = []
+    seen: dict[str, str] = {}
+    sources: list[str] = []
+    for file in iter_pack_sources(path):
+        data, node = read_yaml(file)
+        validate_pack(data, node, file)
+        pack = data.get("pack") or file.stem
+        for index, raw in enumerate(data["rules"]):
+            rule = compile_rule(raw, pack=pack, source=str(file))
+            if rule.id in seen:
+                raise RuleError(
+                    f"duplicate rule id (first defined in {seen[rule.id]})",
+                    file=str(file),
+                    rule_id=rule.id,
+                    key_path=f"rules[{index}].id",
+                )
+            seen[rule.id] = str(file)
+            rules.append(rule)
+        sources.append(str(file))
+    if not sources:
+        raise RuleError("no rule packs (*.yaml, *.yml) found", file=str(path))
+    return RuleSet(rules, sources=sources)

@@ -1,0 +1,758 @@
+"""Compiled predicates over components: names, versions, purls, digests, endpoints, fields.
+
+Everything here is built once when a pack loads (globs become one regex, version ranges are
+parsed, hosts normalized) so that evaluating a predicate is a few dict and string operations.
+Each predicate also describes itself, which is what ``agbom explain`` prints.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import ipaddress
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from packageurl import PackageURL
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from agbom.inventory import ROOT_ID, Component, ComponentType
+
+_GLOB_CHARS = frozenset("*?[")
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "grpc": 443}
+_UNPINNED_VERSIONS = frozenset({"", "latest", "*", "x", "next", "any", "main", "master", "head"})
+_RANGE_CHARS = re.compile(r"[\^~<>*|]|\s-\s|\.x\b")
+
+
+class MatchSpecError(ValueError):
+    """A match specification is malformed; ``key`` names the offending key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        super().__init__(message)
+
+
+# -- subjects ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What a predicate looks at: a component, the agent root, or a placeholder node."""
+
+    id: str
+    type: str
+    data: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, component: Component) -> Subject:
+        return cls(component.id, component.type.value, component.data)
+
+    @classmethod
+    def root(cls, agent: Mapping[str, Any] | None = None) -> Subject:
+        return cls(ROOT_ID, "agent", agent or {})
+
+    @property
+    def name(self) -> str:
+        value = self.data.get("name")
+        return value if isinstance(value, str) and value else self.id
+
+    @property
+    def version(self) -> str | None:
+        value = self.data.get("version")
+        if isinstance(value, str) and value:
+            return value
+        purl = parse_purl(self.data.get("purl"))
+        return purl.version if purl is not None and purl.version else None
+
+
+# -- small normalizers ------------------------------------------------------------------------
+
+
+def is_glob(value: str) -> bool:
+    return any(ch in _GLOB_CHARS for ch in value)
+
+
+def capabilities_of(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """A tool's ``capability`` (string or list) as a tuple of lower-case names."""
+    value = data.get("capability")
+    if isinstance(value, str):
+        return (value.strip().lower(),) if value.strip() else ()
+    if isinstance(value, list):
+        return tuple(v.strip().lower() for v in value if isinstance(v, str) and v.strip())
+    return ()
+
+
+def covers(declared: str, capability: str) -> bool:
+    """Whether a declared capability grants ``capability``.
+
+    ``*`` covers everything; ``fs`` and ``fs.*`` cover ``fs`` and every ``fs.<anything>``;
+    any other name covers itself and its own sub-names (``net.http`` covers ``net.http.get``).
+    Comparison is case-insensitive.
+    """
+    declared = declared.strip().lower()
+    capability = capability.strip().lower()
+    if declared in ("*", ".*"):
+        return True
+    if declared.endswith(".*"):
+        declared = declared[:-2]
+    return capability == declared or capability.startswith(declared + ".")
+
+
+def covered_by_any(declared: Iterable[str], capability: str) -> bool:
+    return any(covers(d, capability) for d in declared)
+
+
+def normalize_host(host: str) -> str:
+    """Lower-case, strip one trailing dot, IDNA-encode non-ASCII labels, drop IPv6 brackets."""
+    host = host.strip().lower()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if host.endswith("."):
+        host = host[:-1]
+    if host and not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            pass  # keep the lower-cased form; it will simply not equal an ASCII pattern
+    return host
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` (and ``*.localhost``) or a loopback IP literal."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    scheme: str
+    host: str
+    port: int | None
+
+
+@functools.lru_cache(maxsize=65536)
+def parse_endpoint(url: str) -> Endpoint | None:
+    """Split an endpoint URL; ``None`` when it has no host (stdio, file paths, junk)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname:
+        return None
+    scheme = parts.scheme.lower()
+    return Endpoint(scheme, normalize_host(parts.hostname), port or _DEFAULT_PORTS.get(scheme))
+
+
+@functools.lru_cache(maxsize=65536)
+def parse_purl(value: Any) -> PackageURL | None:
+    if not isinstance(value, str) or not value.startswith("pkg:"):
+        return None
+    try:
+        return PackageURL.from_string(value)
+    except ValueError:
+        return None
+
+
+def _norm_purl_name(ptype: str, name: str) -> str:
+    # PyPI names compare after PEP 503 normalization; npm and most others are lower-case.
+    if ptype == "pypi":
+        return re.sub(r"[-_.]+", "-", name).lower()
+    if ptype in ("npm", "github", "golang", "nuget", "composer"):
+        return name.lower()
+    return name
+
+
+def _norm_purl_namespace(ptype: str, namespace: str | None) -> str:
+    namespace = unquote(namespace or "")
+    if ptype in ("npm", "github", "golang", "composer"):
+        return namespace.lower()
+    return namespace
+
+
+def purl_index_key(value: Any) -> str | None:
+    """A cheap ``type/namespace/name`` key for indexing; a superset filter, not a match."""
+    if not isinstance(value, str) or not value.startswith("pkg:"):
+        return None
+    head = value[4:].lstrip("/").split("#", 1)[0].split("?", 1)[0]
+    slash = head.rfind("/")
+    at = head.find("@", slash + 1)
+    if at != -1:
+        head = head[:at]
+    return re.sub(r"[-_.]+", "-", unquote(head).lower())
+
+
+def unpinned_reason(subject: Subject) -> str | None:
+    """Why a component's version is not pinned, or ``None`` when it is pinned."""
+    purl = parse_purl(subject.data.get("purl"))
+    version = subject.data.get("version")
+    candidates: list[str] = []
+    if isinstance(version, str):
+        candidates.append(version)
+    if purl is not None and purl.version:
+        candidates.append(purl.version)
+    if not candidates:
+        return "no version is given"
+    for candidate in candidates:
+        text = candidate.strip().lstrip("v=").lower()
+        if text in _UNPINNED_VERSIONS:
+            return f"version {candidate!r} is a moving tag"
+        if _RANGE_CHARS.search(candidate):
+            return f"version {candidate!r} is a range"
+    return None
+
+
+# -- predicates -------------------------------------------------------------------------------
+
+
+class Predicate:
+    """A compiled test on a :class:`Subject` that can describe itself."""
+
+    key = ""
+
+    def __call__(self, subject: Subject) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def explain(self, subject: Subject) -> list[tuple[bool, str]]:
+        """``(holds, description)`` for this predicate and, for combinators, their parts."""
+        return [(self(subject), self.describe())]
+
+
+class TextMatcher:
+    """Exact values (case-insensitive) and globs, compiled into a set and one regex."""
+
+    __slots__ = ("exact", "regex", "values")
+
+    def __init__(self, values: Sequence[str]) -> None:
+        self.values = tuple(values)
+        self.exact = frozenset(v.casefold() for v in values if not is_glob(v))
+        globs = [fnmatch.translate(v.casefold()) for v in values if is_glob(v)]
+        self.regex = re.compile("|".join(f"(?:{g})" for g in globs)) if globs else None
+
+    def __call__(self, value: str | None) -> bool:
+        if value is None:
+            return False
+        folded = value.casefold()
+        if folded in self.exact:
+            return True
+        return self.regex is not None and self.regex.fullmatch(folded) is not None
+
+    def __str__(self) -> str:
+        return " or ".join(repr(v) for v in self.values)
+
+
+def _as_list(value: Any, key: str) -> list[Any]:
+    if isinstance(value, list):
+        if not value:
+            raise MatchSpecError(key, "must not be an empty list")
+        return value
+    return [value]
+
+
+def _as_strings(value: Any, key: str) -> list[str]:
+    values = _as_list(value, key)
+    for v in values:
+        if not isinstance(v, str) or not v:
+            raise MatchSpecError(key, "must be a non-empty string or a list of them")
+    return values
+
+
+class TypeIs(Predicate):
+    key = "type"
+
+    def __init__(self, value: Any) -> None:
+        names = _as_strings(value, "type")
+        known = {t.value for t in ComponentType} | {"agent"}
+        for name in names:
+            if name not in known:
+                raise MatchSpecError(
+                    "type", f"unknown component type {name!r} (known: {', '.join(sorted(known))})"
+                )
+        self.types = frozenset(names)
+
+    def __call__(self, subject: Subject) -> bool:
+        return subject.type in self.types
+
+    def describe(self) -> str:
+        return "type is " + " or ".join(sorted(self.types))
+
+
+class TextField(Predicate):
+    """``name`` / ``id`` / ``provider``: exact (case-insensitive) or glob."""
+
+    def __init__(self, key: str, value: Any) -> None:
+        self.key = key
+        self.matcher = TextMatcher(_as_strings(value, key))
+
+    def _value(self, subject: Subject) -> str | None:
+        if self.key == "id":
+            return subject.id
+        if self.key == "name":
+            return subject.name
+        value = subject.data.get(self.key)
+        return value if isinstance(value, str) else None
+
+    def __call__(self, subject: Subject) -> bool:
+        return self.matcher(self._value(subject))
+
+    def describe(self) -> str:
+        return f"{self.key} matches {self.matcher}"
+
+
+class VersionIn(Predicate):
+    """A version range: PEP 440 specifiers, npm semver ranges, or a ``vers:`` range."""
+
+    key = "version"
+
+    def __init__(self, value: Any, scheme: str = "auto") -> None:
+        if not isinstance(value, str) or not value.strip():
+            raise MatchSpecError("version", "must be a non-empty version range string")
+        self.text = value.strip()
+        self.scheme = scheme
+        self.pep440: SpecifierSet | None = None
+        self.npm: Any = None
+        self.vers: Any = None
+        if self.text.startswith("vers:"):
+            from univers.version_range import VersionRange  # imported only when needed
+
+            try:
+                self.vers = VersionRange.from_string(self.text)
+            except Exception as exc:  # univers raises many types for bad input
+                raise MatchSpecError("version", f"invalid vers range {self.text!r}: {exc}") from exc
+            return
+        errors: list[str] = []
+        if scheme in ("auto", "pep440"):
+            try:
+                self.pep440 = SpecifierSet(_pep440_text(self.text))
+            except InvalidSpecifier as exc:
+                errors.append(f"not a PEP 440 specifier ({exc})")
+        if scheme in ("auto", "npm", "semver"):
+            from univers.version_range import NpmVersionRange
+
+            try:
+                self.npm = NpmVersionRange.from_native(self.text)
+            except Exception as exc:
+                errors.append(f"not an npm semver range ({exc})")
+        if self.pep440 is None and self.npm is None:
+            raise MatchSpecError(
+                "version", f"invalid version range {self.text!r}: " + "; ".join(errors)
+            )
+
+    def contains(self, version: str, purl_type: str | None) -> bool:
+        if self.vers is not None:
+            try:
+                return self.vers.version_class(version) in self.vers
+            except Exception:
+                return False
+        use_npm = self.npm is not None and (
+            self.pep440 is None or purl_type == "npm" or self.scheme in ("npm", "semver")
+        )
+        if use_npm:
+            from univers.versions import SemverVersion
+
+            try:
+                return SemverVersion(version.lstrip("v=")) in self.npm
+            except Exception:
+                return False
+        assert self.pep440 is not None
+        try:
+            parsed = Version(version)
+        except InvalidVersion:
+            return False
+        # Pre-releases inside the range count: a ban on <2.0 must also catch 1.9rc1.
+        return self.pep440.contains(parsed, prereleases=True)
+
+    def __call__(self, subject: Subject) -> bool:
+        version = subject.version
+        if version is None:
+            return False
+        purl = parse_purl(subject.data.get("purl"))
+        return self.contains(version, purl.type if purl is not None else None)
+
+    def describe(self) -> str:
+        return f"version in {self.text}"
+
+
+def _pep440_text(text: str) -> str:
+    # A bare version ("1.2.3") means exactly that version.
+    if text[0].isdigit():
+        return "==" + text
+    return text
+
+
+class PurlIs(Predicate):
+    """purl type, namespace and name compared exactly (after each type's normalization).
+
+    A version in the pattern must equal the component's; qualifiers in the pattern must all
+    be present with equal values (extra qualifiers on the component are ignored); a subpath
+    in the pattern must be equal.
+    """
+
+    key = "purl"
+
+    def __init__(self, value: Any) -> None:
+        self.patterns: list[tuple[str, str, str, str | None, dict[str, str], str | None]] = []
+        self.texts = _as_strings(value, "purl")
+        for text in self.texts:
+            try:
+                purl = PackageURL.from_string(text)
+            except ValueError as exc:
+                raise MatchSpecError("purl", f"invalid purl {text!r}: {exc}") from exc
+            ptype = purl.type.lower()
+            qualifiers = purl.qualifiers if isinstance(purl.qualifiers, dict) else {}
+            self.patterns.append(
+                (
+                    ptype,
+                    _norm_purl_namespace(ptype, purl.namespace),
+                    _norm_purl_name(ptype, purl.name),
+                    purl.version,
+                    {k.lower(): str(v) for k, v in qualifiers.items()},
+                    purl.subpath,
+                )
+            )
+        self.index_keys = frozenset(filter(None, (purl_index_key(t) for t in self.texts)))
+
+    def __call__(self, subject: Subject) -> bool:
+        purl = parse_purl(subject.data.get("purl"))
+        if purl is None:
+            return False
+        ptype = purl.type.lower()
+        namespace = _norm_purl_namespace(ptype, purl.namespace)
+        name = _norm_purl_name(ptype, purl.name)
+        qualifiers = purl.qualifiers if isinstance(purl.qualifiers, dict) else {}
+        for p_type, p_ns, p_name, p_version, p_qual, p_sub in self.patterns:
+            if (p_type, p_ns, p_name) != (ptype, namespace, name):
+                continue
+            if p_version is not None and p_version != purl.version:
+                continue
+            if any(str(qualifiers.get(k)) != v for k, v in p_qual.items()):
+                continue
+            if p_sub is not None and p_sub != purl.subpath:
+                continue
+            return True
+        return False
+
+    def describe(self) -> str:
+        return "purl is " + " or ".join(self.texts)
+
+
+class DigestIs(Predicate):
+    key = "digest"
+
+    def __init__(self, value: Any) -> None:
+        self.digests: set[tuple[str, str]] = set()
+        from agbom.inventory import normalize_algorithm
+
+        for text in _as_strings(value, "digest"):
+            algorithm, sep, hexval = text.partition(":")
+            if not sep or not re.fullmatch(r"[0-9a-fA-F]{16,256}", hexval):
+                raise MatchSpecError("digest", f"digest {text!r} must look like sha256:HEX")
+            self.digests.add((normalize_algorithm(algorithm), hexval.lower()))
+
+    def __call__(self, subject: Subject) -> bool:
+        found = _digest_of(subject.data)
+        return found is not None and found in self.digests
+
+    def describe(self) -> str:
+        return "digest is " + " or ".join(f"{a}:{v[:12]}…" for a, v in sorted(self.digests))
+
+
+def _digest_of(data: Mapping[str, Any]) -> tuple[str, str] | None:
+    from agbom.inventory import normalize_algorithm
+
+    for holder in (data.get("definition"), data):
+        if isinstance(holder, Mapping):
+            digest = holder.get("digest")
+            if isinstance(digest, Mapping):
+                return (
+                    normalize_algorithm(str(digest.get("algorithm", ""))),
+                    str(digest.get("value", "")).lower(),
+                )
+            if isinstance(digest, str) and ":" in digest:
+                algorithm, _, value = digest.partition(":")
+                return normalize_algorithm(algorithm), value.lower()
+    return None
+
+
+class EndpointIs(Predicate):
+    """scheme, host (exact), host_suffix (the domain or its sub-domains), port, loopback."""
+
+    key = "endpoint"
+    _KEYS = frozenset({"present", "scheme", "host", "host_suffix", "port", "loopback"})
+
+    def __init__(self, value: Any) -> None:
+        if not isinstance(value, Mapping):
+            raise MatchSpecError("endpoint", "must be an object")
+        unknown = set(value) - self._KEYS
+        if unknown:
+            raise MatchSpecError(f"endpoint.{sorted(unknown)[0]}", "unknown endpoint key")
+        self.spec = dict(value)
+        self.present: bool | None = value.get("present")
+        self.schemes = (
+            frozenset(s.lower() for s in _as_strings(value["scheme"], "endpoint.scheme"))
+            if "scheme" in value
+            else None
+        )
+        self.hosts = (
+            frozenset(normalize_host(h) for h in _as_strings(value["host"], "endpoint.host"))
+            if "host" in value
+            else None
+        )
+        self.suffixes: tuple[str, ...] | None = None
+        if "host_suffix" in value:
+            suffixes = []
+            for s in _as_strings(value["host_suffix"], "endpoint.host_suffix"):
+                s = normalize_host(s.removeprefix("*.").lstrip("."))
+                if not s:
+                    raise MatchSpecError("endpoint.host_suffix", "must name a domain")
+                suffixes.append(s)
+            self.suffixes = tuple(suffixes)
+        self.ports: frozenset[int] | None = None
+        if "port" in value:
+            ports = _as_list(value["port"], "endpoint.port")
+            if not all(isinstance(p, int) and 0 < p < 65536 for p in ports):
+                raise MatchSpecError("endpoint.port", "must be a port number or a list of them")
+            self.ports = frozenset(ports)
+        self.loopback: bool | None = value.get("loopback")
+
+    def __call__(self, subject: Subject) -> bool:
+        raw = subject.data.get("endpoint")
+        endpoint = parse_endpoint(raw) if isinstance(raw, str) and raw else None
+        if self.present is not None:
+            has = isinstance(raw, str) and bool(raw.strip())
+            if has != self.present:
+                return False
+            if not self.present:
+                return True
+        if endpoint is None:
+            # Only "present" can hold for an endpoint that is missing or not a URL.
+            return self.present is True and len(self.spec) == 1
+        if self.schemes is not None and endpoint.scheme not in self.schemes:
+            return False
+        if self.hosts is not None and endpoint.host not in self.hosts:
+            return False
+        if self.suffixes is not None and not any(
+            endpoint.host == s or endpoint.host.endswith("." + s) for s in self.suffixes
+        ):
+            return False
+        if self.ports is not None and endpoint.port not in self.ports:
+            return False
+        return self.loopback is None or is_loopback(endpoint.host) == self.loopback
+
+    def describe(self) -> str:
+        parts = [f"{k}={v}" for k, v in sorted(self.spec.items())]
+        return "endpoint " + ", ".join(parts)
+
+
+class CapabilityIs(Predicate):
+    """A tool whose capability (or one of them) is covered by one of the given names."""
+
+    key = "capability"
+
+    def __init__(self, value: Any) -> None:
+        self.names = tuple(c.lower() for c in _as_strings(value, "capability"))
+
+    def matching(self, data: Mapping[str, Any]) -> list[str]:
+        return [c for c in capabilities_of(data) if covered_by_any(self.names, c)]
+
+    def __call__(self, subject: Subject) -> bool:
+        return bool(self.matching(subject.data))
+
+    def describe(self) -> str:
+        return "capability within " + " or ".join(self.names)
+
+
+class Pinned(Predicate):
+    key = "pinned"
+
+    def __init__(self, value: Any) -> None:
+        if not isinstance(value, bool):
+            raise MatchSpecError("pinned", "must be true or false")
+        self.want = value
+
+    def __call__(self, subject: Subject) -> bool:
+        return (unpinned_reason(subject) is None) == self.want
+
+    def describe(self) -> str:
+        return "version is pinned" if self.want else "version is not pinned"
+
+
+class Provenance(Predicate):
+    """``provenance: false`` matches components without ``registration_provenance``."""
+
+    key = "provenance"
+
+    def __init__(self, value: Any) -> None:
+        if isinstance(value, bool):
+            self.present: bool | None = value
+            self.origins: frozenset[str] | None = None
+        else:
+            self.present = None
+            self.origins = frozenset(_as_strings(value, "provenance"))
+
+    def __call__(self, subject: Subject) -> bool:
+        prov = subject.data.get("registration_provenance")
+        if self.present is not None:
+            return isinstance(prov, Mapping) == self.present
+        return isinstance(prov, Mapping) and prov.get("origin") in (self.origins or ())
+
+    def describe(self) -> str:
+        if self.present is not None:
+            return "has provenance" if self.present else "has no registration provenance"
+        return "provenance origin is " + " or ".join(sorted(self.origins or ()))
+
+
+_MISSING = object()
+
+
+class FieldsAre(Predicate):
+    """``fields: {transport: stdio, disabled: [null, false]}``: equality on wire fields.
+
+    A ``null`` expected value matches a field that is null or absent; a list means any of.
+    """
+
+    key = "fields"
+
+    def __init__(self, value: Any) -> None:
+        if not isinstance(value, Mapping) or not value:
+            raise MatchSpecError("fields", "must be a non-empty object")
+        self.expected = {k: (v if isinstance(v, list) else [v]) for k, v in value.items()}
+
+    def __call__(self, subject: Subject) -> bool:
+        for key, options in self.expected.items():
+            actual = subject.data.get(key, _MISSING)
+            if actual is _MISSING:
+                actual = None
+            if not any(_field_equal(actual, option) for option in options):
+                return False
+        return True
+
+    def describe(self) -> str:
+        return "fields " + ", ".join(f"{k} in {v}" for k, v in self.expected.items())
+
+
+def _field_equal(actual: Any, option: Any) -> bool:
+    if isinstance(option, str) and isinstance(actual, str):
+        return actual.casefold() == option.casefold()
+    return bool(actual == option and type(actual) is type(option))
+
+
+class AllOf(Predicate):
+    key = "all_of"
+
+    def __init__(self, parts: Sequence[Predicate]) -> None:
+        self.parts = tuple(parts)
+
+    def __call__(self, subject: Subject) -> bool:
+        return all(p(subject) for p in self.parts)
+
+    def describe(self) -> str:
+        return " and ".join(f"({p.describe()})" for p in self.parts) or "always"
+
+    def explain(self, subject: Subject) -> list[tuple[bool, str]]:
+        out: list[tuple[bool, str]] = []
+        for part in self.parts:
+            out.extend(part.explain(subject))
+        return out
+
+
+class AnyOf(Predicate):
+    key = "any_of"
+
+    def __init__(self, parts: Sequence[Predicate]) -> None:
+        self.parts = tuple(parts)
+
+    def __call__(self, subject: Subject) -> bool:
+        return any(p(subject) for p in self.parts)
+
+    def describe(self) -> str:
+        return "any of: " + "; ".join(p.describe() for p in self.parts)
+
+
+class Not(Predicate):
+    key = "not"
+
+    def __init__(self, part: Predicate) -> None:
+        self.part = part
+
+    def __call__(self, subject: Subject) -> bool:
+        return not self.part(subject)
+
+    def describe(self) -> str:
+        return f"not ({self.part.describe()})"
+
+
+_SIMPLE: dict[str, Callable[[Any], Predicate]] = {
+    "type": TypeIs,
+    "name": lambda v: TextField("name", v),
+    "id": lambda v: TextField("id", v),
+    "provider": lambda v: TextField("provider", v),
+    "purl": PurlIs,
+    "digest": DigestIs,
+    "endpoint": EndpointIs,
+    "capability": CapabilityIs,
+    "pinned": Pinned,
+    "provenance": Provenance,
+    "fields": FieldsAre,
+}
+
+MATCH_KEYS = frozenset(_SIMPLE) | {"version", "version_scheme", "all_of", "any_of", "not"}
+
+
+def compile_match(spec: Any, key: str = "match") -> AllOf:
+    """Compile a match object: every key must hold (``any_of``/``all_of``/``not`` nest)."""
+    if not isinstance(spec, Mapping):
+        raise MatchSpecError(key, "must be an object")
+    parts: list[Predicate] = []
+    for name, value in spec.items():
+        where = f"{key}.{name}"
+        try:
+            if name in _SIMPLE:
+                parts.append(_SIMPLE[name](value))
+            elif name == "version":
+                scheme = spec.get("version_scheme", "auto")
+                parts.append(VersionIn(value, scheme))
+            elif name == "version_scheme":
+                if "version" not in spec:
+                    raise MatchSpecError(name, "needs a version range next to it")
+            elif name in ("all_of", "any_of"):
+                subs = [
+                    compile_match(s, f"{where}[{i}]") for i, s in enumerate(_as_list(value, name))
+                ]
+                parts.append(AllOf(subs) if name == "all_of" else AnyOf(subs))
+            elif name == "not":
+                parts.append(Not(compile_match(value, where)))
+            else:
+                raise MatchSpecError(name, "unknown match key")
+        except MatchSpecError as exc:
+            if exc.key.startswith(key + "."):
+                raise
+            raise MatchSpecError(f"{key}.{exc.key}", str(exc)) from None
+    return AllOf(parts)
+
+
+def index_hints(spec: Mapping[str, Any]) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """Top-level ``type`` and exact ``name`` values of a match, for rule indexing.
+
+    ``None`` means "any" (absent, or a glob that cannot be looked up in a dict).
+    """
+    types = spec.get("type")
+    type_set = frozenset(types if isinstance(types, list) else [types]) if types else None
+    names = spec.get("name")
+    name_set = None
+    if names:
+        listed = names if isinstance(names, list) else [names]
+        if all(isinstance(n, str) and not is_glob(n) for n in listed):
+            name_set = frozenset(n.casefold() for n in listed)
+    return type_set, name_set
