@@ -17,6 +17,8 @@ from agbom.inventory.model import (
     ComponentType,
     InvalidAgBOM,
     Problem,
+    _checked,
+    _split_header,
     check_references,
     parse_component,
 )
@@ -154,15 +156,24 @@ def apply_diff(base: AgBOM, diff: AgBOMDiff, *, source: str = "agbom/changed pay
         if component.id not in components:
             problems.append(Problem(f"changed {component.id!r}", "no such component"))
         components[component.id] = component
+    header: Mapping[str, Any] = base.header
+    if diff.header is not None:
+        # Same header rules as a fresh snapshot, so the result hashes identically.
+        header, found = _split_header(diff.header)
+        problems.extend(found)
     problems.extend(check_references(components))
     if problems:
         raise InvalidAgBOM(problems, source=source)
-    header = diff.header if diff.header is not None else base.header
-    return AgBOM(components, header)
+    return _checked(AgBOM(components, header), source)
 
 
 def apply_changed_payload(base: AgBOM | None, payload: Mapping[str, Any]) -> tuple[AgBOM, AgBOMDiff]:
     """Apply an ``agbom/changed`` payload in either form; return the new AgBOM and the diff."""
+    if not isinstance(payload, Mapping):
+        raise InvalidAgBOM(
+            [Problem("payload", f"must be an object, not {type(payload).__name__}")],
+            source="agbom/changed payload",
+        )
     if "agbom" in payload:
         new = AgBOM.from_document(payload["agbom"], source="agbom/changed payload")
         old = base if base is not None else AgBOM({}, {})
