@@ -1,1 +1,62 @@
-"""adapters layer."""
+"""Hook handlers for agent runtimes that do not speak ACS (Oscova, Meerkat, Claude Code).
+
+Each runtime's events are mapped onto ACS steps and decided by the same Guardian, rules,
+approvals and audit chain as ACS requests. This package's ``__init__`` stays import-light:
+thin mode (:mod:`agbom.adapters.thin`) is imported through it on every hook process start, so
+the adapters themselves are only loaded by :func:`get_adapter`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agbom.adapters.interface import Adapter
+
+ADAPTERS: tuple[str, ...] = ("oscova", "meerkat", "claude-code")
+
+_IMPLEMENTATIONS = {
+    "oscova": ("agbom.adapters.oscova", "OscovaAdapter"),
+    "meerkat": ("agbom.adapters.meerkat", "MeerkatAdapter"),
+    "claude-code": ("agbom.adapters.claude_code", "ClaudeCodeAdapter"),
+}
+_cache: dict[str, Any] = {}
+
+_LAZY = {
+    "Adapter": "agbom.adapters.interface",
+    "AdapterError": "agbom.adapters.interface",
+    "HookReply": "agbom.adapters.interface",
+    "MalformedEvent": "agbom.adapters.interface",
+    "StepCall": "agbom.adapters.interface",
+    "Verdict": "agbom.adapters.interface",
+    "OscovaAdapter": "agbom.adapters.oscova",
+    "MeerkatAdapter": "agbom.adapters.meerkat",
+    "ClaudeCodeAdapter": "agbom.adapters.claude_code",
+    "env_from_headers": "agbom.adapters.headers",
+}
+
+__all__ = ["ADAPTERS", "get_adapter", *_LAZY]
+
+
+def get_adapter(name: str) -> Adapter:
+    """The adapter for runtime ``name`` (one of :data:`ADAPTERS`); AdapterError otherwise."""
+    adapter = _cache.get(name)
+    if adapter is None:
+        try:
+            module, cls = _IMPLEMENTATIONS[name]
+        except KeyError:
+            from agbom.adapters.interface import AdapterError
+
+            raise AdapterError(
+                f"unknown hook runtime {name!r} (known: {', '.join(ADAPTERS)})"
+            ) from None
+        adapter = _cache[name] = getattr(import_module(module), cls)()
+    return adapter  # type: ignore[no-any-return]
+
+
+def __getattr__(attr: str) -> Any:
+    module = _LAZY.get(attr)
+    if module is None:
+        raise AttributeError(f"module 'agbom.adapters' has no attribute {attr!r}")
+    return getattr(import_module(module), attr)

@@ -1,0 +1,216 @@
+"""Claude Code command/HTTP hooks.
+
+Event → ACS step:
+
+==================  ===============================================  =========================
+Claude Code event   ACS step                                         a deny answers
+==================  ===============================================  =========================
+PreToolUse          steps/toolCallRequest (``Skill``: steps/skillLoad)  permissionDecision deny
+PostToolUse(…Fail)  steps/toolCallResult                             ``decision: block``
+UserPromptSubmit    steps/userMessage                                ``decision: block``
+SessionStart        steps/sessionStart                               ``continue: false``
+Stop, SubagentStop  steps/agentResponse (observe-only)               ``systemMessage`` notice
+others (SessionEnd)  none: answered ``{}``                            -
+==================  ===============================================  =========================
+
+An allow is answered ``{}``: agbom adds its verdict to Claude Code's own permission rules rather
+than replacing them (an explicit ``permissionDecision: allow`` would skip the user's prompts).
+An ASK becomes ``permissionDecision: ask`` with the Guardian's question, so the user is the
+approver; so does a DEFER, which Claude Code cannot resume. MCP tools arrive as
+``mcp__<server>__<tool>`` and are recorded as that server's tool; the ``Skill`` tool is a skill
+load, checked against the approvals by ``(skill_id, digest)`` with the digest computed from the
+skill's folder on disk.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agbom.adapters import _base, replies
+from agbom.adapters.interface import MalformedEvent, StepCall, Verdict
+
+DEFAULT_AGENT_ID = "claude-code"
+SKILL_TOOL = "Skill"
+# Sent as the digest of a skill whose files cannot be found: it matches no approval.
+UNKNOWN_DIGEST = "0" * 64
+
+
+def split_mcp_name(name: str) -> tuple[str, str] | None:
+    """``mcp__<server>__<tool>`` → ``(server, tool)``; None for a built-in tool name."""
+    if not name.startswith("mcp__"):
+        return None
+    server, sep, tool = name[5:].partition("__")
+    if not sep or not server or not tool:
+        return None
+    return server, tool
+
+
+def skill_folder_digest(folder: Path) -> str | None:
+    """The ``agbom-skill-digest/1`` value of a skill folder (as ``agbom scan`` and
+    ``agbom skills digest`` compute it), or None when the folder is refused."""
+    from agbom.inventory.skill_digest import SkillDigestError, digest_skill_folder
+
+    try:
+        return digest_skill_folder(folder).value
+    except SkillDigestError:
+        return None
+
+
+def find_skill(name: str, *, cwd: str | None, env: Mapping[str, str]) -> Path | None:
+    """The folder of skill ``name``: the project's ``.claude/skills`` first, then the user's."""
+    if not name or "/" in name or "\\" in name or name in (".", ".."):
+        return None
+    roots = []
+    if cwd:
+        roots.append(Path(cwd) / ".claude" / "skills")
+    home = env.get("HOME") or os.environ.get("HOME")
+    if home:
+        roots.append(Path(home) / ".claude" / "skills")
+    for root in roots:
+        candidate = root / name
+        if (candidate / "SKILL.md").is_file():
+            return candidate
+    return None
+
+
+class ClaudeCodeAdapter(_base.BaseAdapter):
+    """``agbom hook claude-code`` and ``POST /hooks/claude-code``."""
+
+    name = replies.CLAUDE_CODE
+
+    def translate(self, event: dict[str, Any], *, env: Mapping[str, str]) -> StepCall:
+        name = _base.req_str(event, "hook_event_name", "Claude Code hook input")
+        session_id = _base.req_str(event, "session_id", f"Claude Code {name} input")
+        agent_id = (
+            _base.opt_str(event, "agent_id") or env.get(_base.AGENT_ID_ENV) or DEFAULT_AGENT_ID
+        )
+        common: dict[str, Any] = {
+            "runtime": self.name,
+            "event": name,
+            "session_id": session_id,
+            "agent_id": agent_id,
+        }
+        if name in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+            tool_name = _base.req_str(event, "tool_name", f"Claude Code {name} input")
+            tool_input = event.get("tool_input")
+            if tool_input is not None and not isinstance(tool_input, dict):
+                raise MalformedEvent(f"Claude Code {name}: 'tool_input' must be an object")
+            tool_input = tool_input or {}
+            if name == "PreToolUse" and tool_name == SKILL_TOOL:
+                return self._skill_load(event, tool_input, env=env, common=common)
+            mcp = split_mcp_name(tool_name)
+            if mcp:
+                server, short = mcp
+                tool: dict[str, Any] = {"name": short, "provider": server}
+                components = _base.mcp_components(server, short)
+                subject = f"{server}/{short}"
+            else:
+                tool = {"name": tool_name}
+                components = (_base.tool_component(tool_name),)
+                subject = tool_name
+            if name == "PreToolUse":
+                payload: dict[str, Any] = {
+                    "tool": tool,
+                    "arguments": _base.arguments(tool_input),
+                }
+                if tool_name == "Bash" and isinstance(tool_input.get("command"), str):
+                    payload["raw_command"] = _base.text(tool_input["command"])
+                return StepCall(
+                    method="steps/toolCallRequest",
+                    payload=payload,
+                    components=components,
+                    subject=subject,
+                    **common,
+                )
+            failed = name == "PostToolUseFailure"
+            output = event.get("error") if failed else event.get("tool_response")
+            payload = {
+                "tool": tool,
+                "exit_status": "failure" if failed else "success",
+                "outputs": [{"value": _base.text(output)}] if output is not None else [],
+            }
+            duration = event.get("duration_ms")
+            if isinstance(duration, int | float) and not isinstance(duration, bool):
+                payload["duration_ms"] = max(0, int(duration))
+            return StepCall(
+                method="steps/toolCallResult",
+                payload=payload,
+                components=components,
+                subject=subject,
+                **common,
+            )
+        if name == "UserPromptSubmit":
+            return StepCall(
+                method="steps/userMessage",
+                payload={"content": _base.text(event.get("prompt"))},
+                subject="prompt",
+                **common,
+            )
+        if name == "SessionStart":
+            context = {"runtime": "claude-code"}
+            for key in ("source", "model", "agent_type", "permission_mode"):
+                value = _base.opt_str(event, key)
+                if value:
+                    context[key] = value
+            return StepCall(
+                method="steps/sessionStart",
+                payload={"platform_context": context},
+                subject="session",
+                **common,
+            )
+        if name in ("Stop", "SubagentStop"):
+            return StepCall(
+                method="steps/agentResponse",
+                payload={"content": _base.text(event.get("last_assistant_message"))},
+                blocking=False,
+                subject="response",
+                **common,
+            )
+        # SessionEnd is deliberately not sent as steps/sessionEnd: Claude Code resumes a
+        # conversation under the same session_id, and a sealed ACS session refuses every later step.
+        return StepCall(method=None, payload={}, blocking=False, **common)
+
+    def _skill_load(
+        self,
+        event: Mapping[str, Any],
+        tool_input: Mapping[str, Any],
+        *,
+        env: Mapping[str, str],
+        common: dict[str, Any],
+    ) -> StepCall:
+        skill = _base.opt_str(tool_input, "skill") or _base.opt_str(tool_input, "command")
+        if skill is None:
+            raise MalformedEvent("Claude Code Skill call: 'tool_input.skill' is missing")
+        skill = skill.strip().lstrip("/")
+        folder = find_skill(skill, cwd=_base.opt_str(event, "cwd"), env=env)
+        value = skill_folder_digest(folder) if folder else None
+        skill_id = f"skill:{skill}"
+        payload = {
+            "skill_id": skill_id,
+            "digest": {"algorithm": "sha256", "value": value or UNKNOWN_DIGEST},
+            "load_trigger": "agent_decision",
+            "load_path": [{"skill_id": skill_id}],
+        }
+        return StepCall(
+            method="steps/skillLoad",
+            payload=payload,
+            subject=f"skill {skill}",
+            **common,
+        )
+
+    def render(self, verdict: Verdict | None, call: StepCall, *, hook_id: str) -> replies.Reply:
+        if verdict is None or verdict.disposition == "allow":
+            return replies.claude_pass()
+        message = verdict.message(call.subject)
+        if not call.blocking:
+            return replies.claude_notice(f"{message} (recorded; not enforced at {call.event})")
+        if call.event == "PreToolUse":
+            if verdict.disposition in ("ask", "defer"):
+                return replies.claude_permission("PreToolUse", "ask", verdict.question or message)
+            return replies.claude_permission("PreToolUse", "deny", message)
+        if call.event == "SessionStart":
+            return replies.claude_stop(message)
+        return replies.claude_block(message)
