@@ -1,9 +1,327 @@
-"""Commands of this group are registered by ``register``."""
+"""``serve``, ``replay``, ``audit ...`` and ``inventory ...``: the Guardian's commands."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
 import typer
+
+from agbom.cli.common import db_option, output_option, read_bytes, rules_option, write_output
+from agbom.errors import AgbomError, InputError
+
+audit_app = typer.Typer(
+    help="Inspect and verify the audit hash chains in the store.", no_args_is_help=True
+)
+inventory_app = typer.Typer(
+    help="Fleet inventory: agents, sessions and components seen by the Guardian.",
+    no_args_is_help=True,
+)
+
+
+class ChainBroken(AgbomError):
+    exit_code = 1
+
+
+def _hashed_form(entry: dict[str, Any]) -> dict[str, Any]:
+    """A stored entry as it was hashed, plus its hashes (the store's row number dropped)."""
+    return {k: v for k, v in entry.items() if k != "seq"}
+
+
+def _guardian_config(**overrides: Any) -> Any:
+    from agbom.guardian import GuardianConfig
+
+    return GuardianConfig(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    port: int = typer.Option(8787, "--port", help="TCP port."),
+    db: Path = db_option(),
+    rules: Path | None = rules_option(),
+    secret_file: Path | None = typer.Option(
+        None,
+        "--secret-file",
+        help="Deployment key material; session keys are derived from it (HKDF-SHA256).",
+    ),
+    require_signatures: bool = typer.Option(
+        False, "--require-signatures", help="Refuse unsigned requests with -32004."
+    ),
+    api_token_file: Path | None = typer.Option(
+        None, "--api-token-file", help="Bearer token protecting the /v1 read API."
+    ),
+    stdio: bool = typer.Option(
+        False,
+        "--stdio",
+        help="Serve JSON-RPC on stdin/stdout (Content-Length framing) instead of HTTP.",
+    ),
+    mode: str = typer.Option(
+        "enforce", "--mode", help="enforce, or observe (record unknown skills and allow them)."
+    ),
+    strict_inventory: bool = typer.Option(
+        False, "--strict", help="Deny tool calls for tools missing from the session's AgBOM."
+    ),
+    max_body_bytes: int = typer.Option(
+        1024 * 1024, "--max-body-bytes", help="Largest request body accepted."
+    ),
+    fail_open_hooks: bool = typer.Option(
+        False, "--hooks-fail-open", help="Runtime hook endpoints allow on malformed input."
+    ),
+) -> None:
+    """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
+    from agbom.guardian import build_guardian
+    from agbom.transports.interface import Limits
+
+    if mode not in ("enforce", "observe"):
+        raise typer.BadParameter("must be enforce or observe", param_hint="--mode")
+    if require_signatures and secret_file is None:
+        raise typer.BadParameter("needs --secret-file", param_hint="--require-signatures")
+    config = _guardian_config(
+        require_signatures=require_signatures,
+        strict_inventory=strict_inventory,
+        max_body_bytes=max_body_bytes,
+    )
+    limits = Limits(max_body_bytes=max_body_bytes)
+
+    def factory() -> Any:
+        return build_guardian(db, rules, mode=mode, secret_file=secret_file, config=config)
+
+    if stdio:
+        from agbom.transports.stdio import serve_stdio
+
+        guardian = factory()
+        serve_stdio(guardian, sys.stdin.buffer, sys.stdout.buffer, limits)
+        return
+    factory().store.close()  # fail fast on a bad store, key file or rule pack before binding
+    from agbom.transports.http import read_token_file, serve_http
+
+    token = read_token_file(api_token_file) if api_token_file is not None else None
+    typer.echo(f"agbom: serving ACS on http://{host}:{port}/acs (store {db})", err=True)
+    serve_http(
+        factory,
+        host=host,
+        port=port,
+        limits=limits,
+        api_token=token,
+        fail_open_hooks=fail_open_hooks,
+    )
+
+
+def replay(
+    file: Path = typer.Argument(..., help="JSON-RPC requests, one per line (.jsonl); - for stdin."),
+    db: Path = db_option(),
+    rules: Path | None = rules_option(),
+    secret_file: Path | None = typer.Option(None, "--secret-file"),
+    mode: str = typer.Option("enforce", "--mode"),
+    strict_inventory: bool = typer.Option(False, "--strict"),
+    fail_on_deny: bool = typer.Option(
+        False, "--fail-on-deny", help="Exit 1 when any response is a deny or an error."
+    ),
+    no_clock: bool = typer.Option(
+        True,
+        "--ignore-skew/--check-skew",
+        help="Recorded sessions are old: by default timestamps are not checked against the clock.",
+    ),
+) -> None:
+    """Feed recorded requests through the Guardian in process; print one response per line."""
+    from agbom.guardian import build_guardian
+    from agbom.transports.interface import Limits, handle_body
+
+    config = _guardian_config(
+        strict_inventory=strict_inventory,
+        skew_window_ms=10**15 if no_clock else None,
+    )
+    guardian = build_guardian(db, rules, mode=mode, secret_file=secret_file, config=config)
+    data = read_bytes(file)
+    limits = Limits()
+    denied = 0
+    out = sys.stdout.buffer
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        response = handle_body(guardian, line, limits)
+        out.write(response + b"\n")
+        try:
+            parsed = orjson.loads(response)
+        except orjson.JSONDecodeError:
+            parsed = {}
+        items = parsed if isinstance(parsed, list) else [parsed]
+        for item in items:
+            if "error" in item or (item.get("result") or {}).get("decision") == "deny":
+                denied += 1
+    out.flush()
+    guardian.store.close()
+    if fail_on_deny and denied:
+        typer.echo(f"agbom: {denied} request(s) denied or refused", err=True)
+        raise typer.Exit(1)
+
+
+@audit_app.command("export")
+def audit_export(
+    session_id: str = typer.Argument(..., help="Session whose chain to print."),
+    db: Path = db_option(),
+    output: Path | None = output_option(),
+) -> None:
+    """Print a session's chain entries as a JSON array (each as hashed, plus its hashes)."""
+    from agbom.store import SqliteStore
+
+    with SqliteStore.open(db) as store:
+        entries = store.chain_entries(session_id)
+    if not entries:
+        raise InputError(f"no audit chain for session {session_id} in {db}")
+    entries = [_hashed_form(e) for e in entries]
+    write_output(orjson.dumps(entries, option=orjson.OPT_INDENT_2), output)
+
+
+@audit_app.command("verify")
+def audit_verify(
+    session_id: str | None = typer.Argument(None, help="One session; default: every chain."),
+    db: Path = db_option(),
+) -> None:
+    """Recompute every chain; report the first broken link; exit 1 when any chain is broken."""
+    from agbom.protocol import verify_chain
+    from agbom.store import SqliteStore
+
+    with SqliteStore.open(db) as store:
+        sessions = [session_id] if session_id else store.chain_session_ids()
+        if session_id and not store.chain_entries(session_id):
+            raise InputError(f"no audit chain for session {session_id} in {db}")
+        broken = 0
+        for sid in sessions:
+            entries = [_hashed_form(e) for e in store.chain_entries(sid)]
+            failure = verify_chain(entries)
+            if failure is None:
+                head = entries[-1]["entry_hash"] if entries else "-"
+                typer.echo(f"ok      {sid}  {len(entries)} entries  head {head}")
+            else:
+                broken += 1
+                typer.echo(
+                    f"BROKEN  {sid}  at entry index {failure.index}"
+                    f" (entry_id {failure.entry_id}): {failure.reason}"
+                )
+    if broken:
+        raise ChainBroken(f"{broken} of {len(sessions)} chain(s) broken")
+    typer.echo(f"agbom: {len(sessions)} chain(s) verified", err=True)
+
+
+def _cell(row: dict[str, Any], column: str) -> str:
+    value = row.get(column)
+    return "-" if value is None else str(value)
+
+
+def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    widths = {c: max([len(c)] + [len(_cell(r, c)) for r in rows]) for c in columns}
+    lines = ["  ".join(c.upper().ljust(widths[c]) for c in columns)]
+    lines.extend(
+        "  ".join(_cell(row, c).ljust(widths[c]) for c in columns).rstrip() for row in rows
+    )
+    return "\n".join(lines)
+
+
+def _emit(rows: list[dict[str, Any]], columns: list[str], fmt: str) -> None:
+    if fmt == "json":
+        write_output(orjson.dumps(rows, option=orjson.OPT_INDENT_2, default=str), None)
+    elif fmt == "table":
+        write_output(_table(rows, columns), None)
+    else:
+        raise typer.BadParameter("must be table or json", param_hint="--format")
+
+
+@inventory_app.command("agents")
+def inventory_agents(db: Path = db_option(), fmt: str = typer.Option("table", "--format")) -> None:
+    """Agents seen by the Guardian, with session counts and when first and last seen."""
+    from agbom.store import SqliteStore
+
+    with SqliteStore.open(db) as store:
+        rows = store.list_agents()
+    _emit(rows, ["agent_id", "sessions", "first_seen", "last_seen"], fmt)
+
+
+@inventory_app.command("sessions")
+def inventory_sessions(
+    db: Path = db_option(),
+    agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
+    fmt: str = typer.Option("table", "--format"),
+) -> None:
+    """Sessions with their agent, parent and status."""
+    from agbom.store import SqliteStore
+
+    with SqliteStore.open(db) as store:
+        rows = store.list_sessions(agent)
+    _emit(
+        rows,
+        ["session_id", "agent_id", "parent_session_id", "status", "started_at", "ended_at"],
+        fmt,
+    )
+
+
+@inventory_app.command("components")
+def inventory_components(
+    db: Path = db_option(),
+    type_: str | None = typer.Option(None, "--type", help="model, mcp_server, tool, skill, ..."),
+    name: str | None = typer.Option(None, "--name"),
+    fmt: str = typer.Option("table", "--format"),
+) -> None:
+    """Which agents use which models, MCP servers, tools and skills, and since when."""
+    from agbom.store import SqliteStore
+
+    with SqliteStore.open(db) as store:
+        rows = store.list_components(type_, name)
+    columns = (
+        list(rows[0].keys())
+        if rows
+        else ["component_id", "type", "name", "version", "agents", "first_seen", "last_seen"]
+    )
+    _emit(rows, columns, fmt)
+
+
+@inventory_app.command("export")
+def inventory_export(
+    session_id: str | None = typer.Argument(None, help="Session whose AgBOM to export."),
+    agent: str | None = typer.Option(
+        None, "--agent", help="The latest AgBOM of this agent instead."
+    ),
+    version: int | None = typer.Option(
+        None, "--version", help="An earlier version of the session's AgBOM."
+    ),
+    fmt: str = typer.Option(
+        "canonical", "--format", help="canonical, cyclonedx-json or cyclonedx-xml."
+    ),
+    spec_version: str = typer.Option("1.6", "--spec-version"),
+    db: Path = db_option(),
+    output: Path | None = output_option(),
+) -> None:
+    """Serialize a stored AgBOM with the same exporter as ``agbom export``."""
+    from agbom.inventory import AgBOM
+    from agbom.store import SqliteStore
+
+    if (session_id is None) == (agent is None):
+        raise typer.BadParameter("give a SESSION_ID or --agent, not both")
+    with SqliteStore.open(db) as store:
+        record = (
+            store.agbom_version(session_id, version)
+            if session_id
+            else store.latest_agbom_for_agent(agent or "")
+        )
+    if record is None:
+        what = f"session {session_id}" if session_id else f"agent {agent}"
+        raise InputError(f"no stored AgBOM for {what}")
+    agbom = AgBOM.from_document(record["document"], source="stored AgBOM")
+    if fmt == "canonical":
+        write_output(
+            orjson.dumps(agbom.to_document(with_hash=True), option=orjson.OPT_INDENT_2), output
+        )
+        return
+    from agbom.export import export
+
+    write_output(export(agbom, fmt, spec_version), output)
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
+    app.command("serve")(serve)
+    app.command("replay")(replay)
+    app.add_typer(audit_app, name="audit")
+    app.add_typer(inventory_app, name="inventory")

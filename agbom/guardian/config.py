@@ -1,0 +1,41 @@
+"""Guardian configuration: one frozen object, validated when built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Mode(StrEnum):
+    """``enforce`` denies what policy says to deny; ``observe`` records and allows skills."""
+
+    ENFORCE = "enforce"
+    OBSERVE = "observe"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GuardianConfig:
+    """Knobs of the decision pipeline. Defaults are the fail-closed ones."""
+
+    mode: Mode = Mode.ENFORCE
+    # Deny toolCallRequest for a tool that the session's AgBOM does not list.
+    strict_inventory: bool = False
+    require_signatures: bool = False
+    skew_window_ms: int = 300_000
+    nonce_window_ms: int = 600_000
+    max_body_bytes: int = 1024 * 1024
+    max_json_depth: int = 64
+    max_batch: int = 100
+    # skillLoad: deepest load_path accepted.
+    max_load_path_depth: int = 8
+    # skillRegister: deny declarations broader than what the composed tools expose.
+    deny_overbroad_capabilities: bool = True
+    # MODIFY content-bearing steps that carry credentials (tokens, private keys).
+    redact_secrets: bool = True
+    # Bound on DEFER decisions per session (the spec requires cascading deferrals be bounded).
+    max_deferrals_per_session: int = 16
+    on_decision_failure: str = "deny"
+    default_timeout_ms: int = 5_000
+    policy_requires_provenance: bool = False
+    transports: tuple[str, ...] = field(default=("http", "stdio"))
+    skill_churn_threshold: int = 3

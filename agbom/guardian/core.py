@@ -1,0 +1,549 @@
+"""The Guardian: one ACS request in, one JSON-RPC response out.
+
+Pipeline, in the order the spec fixes the error codes:
+  (1) envelope shape (-32600) → (2) signature (-32004) → (3) method (-32601) →
+  (4) negotiation and session (-32003) → (5) replay (-32005) → (6) clock skew (-32006) →
+  (7) payload schema (-32602) → (8) policy: rules, approvals, inventory →
+  (9) disposition clamp to what the hook allows → (10) chain append, committed →
+  (11) response, signed when the request was.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from agbom.guardian.config import GuardianConfig
+from agbom.guardian.decision import Decision, clamp
+from agbom.guardian.policies import Policies
+from agbom.guardian.session import SessionState
+from agbom.inventory import AgBOM
+from agbom.protocol import (
+    ACS_VERSION,
+    METHODS,
+    SUPPORTED_SIGNATURE_ALGORITHMS,
+    AcsError,
+    Disposition,
+    KeyRing,
+    MethodSpec,
+    SignatureInvalid,
+    entry_hash,
+    lookup,
+    request_hash,
+    sign_envelope,
+    validate_envelope,
+    validate_payload,
+    verify_envelope,
+    version_supported,
+)
+from agbom.protocol import errors as codes
+from agbom.rules import RuleSet
+from agbom.store import ChainConflict, DuplicateRequest, SqliteStore
+
+Clock = Callable[[], float]
+
+AGBOM_SERIALIZATIONS = ("canonical", "cyclonedx-1.6", "cyclonedx-1.7")
+PROFILES = ("acs-core", "acs-inspect", "acs-inspect-dynamic", "acs-audit")
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _parse_timestamp(value: str) -> float | None:
+    try:
+        parsed = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return parsed.timestamp()
+
+
+class Guardian:
+    """An ACS v0.1.0 Guardian over one store and one rule set.
+
+    Thread-safe: requests are serialized under one lock. A decision is cheap (well under a
+    millisecond), and the store has one writer anyway; serializing keeps the chain append and
+    the session state consistent without finer locking.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: SqliteStore,
+        rules: RuleSet,
+        config: GuardianConfig | None = None,
+        keyring: KeyRing | None = None,
+        clock: Clock = time.time,
+    ) -> None:
+        self.store = store
+        self.rules = rules
+        self.config = config or GuardianConfig()
+        self.keyring = keyring
+        self.clock = clock
+        self._sessions: dict[str, SessionState] = {}
+        self._lock = threading.RLock()
+        self.policies = Policies(self)
+
+    # -- public entry points -------------------------------------------------------------------
+
+    def handle(self, request: Any) -> dict[str, Any]:
+        """Answer one parsed JSON-RPC request object with a response object."""
+        request_id = request.get("id") if isinstance(request, dict) else None
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            request_id = None
+        with self._lock:
+            try:
+                return self._handle(request)
+            except AcsError as exc:
+                return codes.error_response(request_id, exc)
+            except Exception as exc:  # noqa: BLE001 - a Guardian answers, it does not crash
+                err = AcsError(
+                    codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}"
+                )
+                return codes.error_response(request_id, err)
+
+    def decide(
+        self,
+        method: str,
+        payload: dict[str, Any],
+        *,
+        session_id: str,
+        agent_id: str,
+        turn_id: str | None = None,
+        tenant_id: str | None = None,
+    ) -> Decision:
+        """Trusted in-process entry for adapters: no envelope, implicit handshake and session.
+
+        The same policies, approvals and audit chain decide as for ACS traffic.
+        """
+        spec = lookup(method)
+        if spec is None:
+            raise AcsError(codes.METHOD_NOT_FOUND, "method_not_found", f"unknown method {method}")
+        with self._lock:
+            session = self._session(session_id, agent_id, tenant_id)
+            if session.negotiated is None:
+                session.negotiated = frozenset(METHODS)
+                self._persist_session(session, status="negotiated")
+            if not session.started and method != "steps/sessionStart":
+                self._run(
+                    "steps/sessionStart",
+                    self._params({"implicit": True}, session, None),
+                    session,
+                    trusted=True,
+                )
+            if session.closed and method == "steps/sessionStart":
+                # Runtimes reuse ids across restarts of a conversation: start a fresh chain.
+                raise AcsError(codes.SESSION_REFUSED, "session_closed", "session was ended")
+            params = self._params(payload, session, turn_id)
+            if method == "steps/sessionStart" and session.started:
+                return Decision.allow(reason_codes=("session_already_started",))
+            return self._run(method, params, session, trusted=True)[0]
+
+    def observe_component(
+        self, session_id: str, agent_id: str, component: Mapping[str, Any]
+    ) -> None:
+        """Add a component seen in use (runtime without an AgBOM) to the session's inventory."""
+        with self._lock:
+            session = self._session(session_id, agent_id, None)
+            self.policies.observe_component(session, dict(component))
+
+    def session(self, session_id: str) -> SessionState | None:
+        """The in-memory state of a session (restored from the store when needed)."""
+        with self._lock:
+            try:
+                return self._session(session_id, None, None, create=False)
+            except AcsError:
+                return None
+
+    # -- pipeline ------------------------------------------------------------------------------
+
+    def _params(
+        self, payload: dict[str, Any], session: SessionState, turn_id: str | None
+    ) -> dict[str, Any]:
+        metadata: dict[str, Any] = {"agent_id": session.agent_id, "session_id": session.session_id}
+        turn = turn_id or session.turn_id
+        if turn:
+            metadata["turn_id"] = turn
+        if session.tenant_id:
+            metadata["tenant_id"] = session.tenant_id
+        return {
+            "acs_version": ACS_VERSION,
+            "request_id": str(uuid.uuid4()),
+            "timestamp": _iso(self.clock()),
+            "metadata": metadata,
+            "payload": payload,
+        }
+
+    def _handle(self, request: Any) -> dict[str, Any]:
+        started = time.perf_counter()
+        # (1) envelope shape
+        validate_envelope(request)
+        method: str = request["method"]
+        params: dict[str, Any] = request["params"]
+        metadata: dict[str, Any] = params["metadata"]
+        session_id: str = metadata["session_id"]
+        if not version_supported(params["acs_version"]):
+            raise AcsError(
+                codes.UNSUPPORTED_VERSION,
+                "unsupported_version",
+                f"ACS version {params['acs_version']} is not supported",
+                data={"supported_versions": [ACS_VERSION]},
+            )
+        spec = lookup(method)
+        # (2) signature: ping is exempt and never authenticated
+        signed = "signature" in params
+        if method != "system/ping":
+            if signed:
+                if self.keyring is None:
+                    raise AcsError(
+                        codes.SIGNATURE_INVALID,
+                        "no_key_configured",
+                        "request is signed but this Guardian has no key to verify it",
+                    )
+                try:
+                    verify_envelope(request, self.keyring.session_key(session_id))
+                except SignatureInvalid as exc:
+                    raise AcsError(codes.SIGNATURE_INVALID, "signature_invalid", str(exc)) from exc
+            elif self.config.require_signatures:
+                raise AcsError(
+                    codes.SIGNATURE_INVALID,
+                    "signature_required",
+                    "this Guardian requires signed requests",
+                )
+        # (3) method
+        if spec is None:
+            raise AcsError(codes.METHOD_NOT_FOUND, "method_not_found", f"unknown method {method}")
+        if method == "system/ping":
+            return self._ping(request, spec)
+        if method == "handshake/hello":
+            return self._respond(request, self._hello(request, spec), signed=signed)
+        # (4) negotiation and session
+        session = self._session(session_id, metadata.get("agent_id"), params.get("tenant_id"))
+        if session.negotiated is None:
+            raise AcsError(
+                codes.CAPABILITY_NOT_NEGOTIATED,
+                "no_handshake",
+                "no handshake/hello for this session",
+                data={"method": method},
+            )
+        negotiated_name = (
+            "protocols/MCP/*" if method.startswith(("protocols/", "wrapped:")) else method
+        )
+        if negotiated_name not in session.negotiated and method not in session.negotiated:
+            raise AcsError(
+                codes.CAPABILITY_NOT_NEGOTIATED,
+                "method_not_negotiated",
+                f"{method} was not negotiated for this session",
+                data={"method": method},
+            )
+        if method != "steps/sessionStart" and not session.started:
+            raise AcsError(
+                codes.CAPABILITY_NOT_NEGOTIATED,
+                "no_session",
+                "steps/sessionStart has not opened this session",
+                data={"method": method},
+            )
+        if session.closed:
+            raise AcsError(
+                codes.SESSION_REFUSED,
+                "session_closed",
+                "the session has ended; its chain is sealed",
+            )
+        if method == "steps/sessionStart" and session.started:
+            raise AcsError(
+                codes.SESSION_REFUSED,
+                "session_already_started",
+                "sessionStart was already received",
+            )
+        # (5) replay
+        now = self.clock()
+        request_id: str = params["request_id"]
+        if request_id in session.recent_request_ids or self.store.request_seen(
+            session_id, request_id
+        ):
+            raise AcsError(
+                codes.REPLAY_DETECTED,
+                "duplicate_request_id",
+                "request_id was already used in this session",
+            )
+        nonce = params.get("nonce")
+        if (
+            nonce is not None
+            and nonce in session.nonces
+            and now - session.nonces[nonce] <= self.config.nonce_window_ms / 1000
+        ):
+            raise AcsError(codes.REPLAY_DETECTED, "duplicate_nonce", "nonce was already used")
+        # (6) clock skew
+        sent_at = _parse_timestamp(params["timestamp"])
+        window = self.config.skew_window_ms
+        if sent_at is None or abs(now - sent_at) * 1000 > window:
+            raise AcsError(
+                codes.TIMESTAMP_OUT_OF_WINDOW,
+                "timestamp_out_of_window",
+                "timestamp is outside the accepted clock skew window",
+                data={"skew_window_ms": window},
+            )
+        # Chain cross-check: the client's view of the head must be ours.
+        client_head = (
+            (metadata.get("session_state") or {}).get("chain_hash")
+            if isinstance(metadata.get("session_state"), dict)
+            else None
+        )
+        if client_head is not None and client_head != session.head:
+            raise AcsError(
+                codes.CHAIN_MISMATCH,
+                "chain_mismatch",
+                "session_state.chain_hash is not the current chain head",
+            )
+        # (7)..(10)
+        decision, _ = self._run(method, params, session, trusted=False, spec=spec, started=started)
+        if nonce is not None:
+            session.remember_nonce(nonce, now, self.config.nonce_window_ms / 1000)
+        # (11)
+        return self._respond(request, decision, signed=signed)
+
+    def _run(
+        self,
+        method: str,
+        params: dict[str, Any],
+        session: SessionState,
+        *,
+        trusted: bool,
+        spec: MethodSpec | None = None,
+        started: float | None = None,
+    ) -> tuple[Decision, int]:
+        started = time.perf_counter() if started is None else started
+        spec = spec or lookup(method)
+        assert spec is not None
+        payload = params.get("payload")
+        # (7) payload schema
+        validate_payload(spec, payload)
+        # (8) policy
+        decision = self.policies.evaluate(method, spec, params, session)
+        # (9) never a disposition the hook does not allow
+        decision = clamp(decision, spec)
+        if decision.disposition is Disposition.DEFER:
+            session.deferrals += 1
+            if session.deferrals > self.config.max_deferrals_per_session:
+                decision = clamp(
+                    Decision.deny("too many deferrals in this session", "deferral_limit"), spec
+                )
+        # (10) chain append, committed before anyone hears the answer
+        seq = 0
+        if spec.audited:
+            decision, seq = self._append(method, params, session, decision)
+        self.policies.after_commit(method, params, session, decision)
+        elapsed = (time.perf_counter() - started) * 1000
+        from dataclasses import replace
+
+        return replace(decision, evaluation_duration_ms=elapsed), seq
+
+    def _append(
+        self, method: str, params: dict[str, Any], session: SessionState, decision: Decision
+    ) -> tuple[Decision, int]:
+        request_id = params["request_id"]
+        entry: dict[str, Any] = {
+            "entry_id": str(session.seq + 1),
+            "step_id": request_id,
+            "step_type": method,
+            "request_hash": request_hash(params),
+            "timestamp": _iso(self.clock()),
+            "decision": decision.disposition.value,
+        }
+        if decision.reason_codes:
+            entry["reason_codes"] = list(dict.fromkeys(decision.reason_codes))
+        turn_id = params["metadata"].get("turn_id")
+        if turn_id:
+            entry["turn_id"] = turn_id
+        extra = self.policies.entry_extras(method, session)
+        entry.update(extra)
+        for attempt in range(2):
+            digest = entry_hash(entry, session.head)
+            try:
+                seq = self.store.append_entry(
+                    session.session_id,
+                    entry=entry,
+                    entry_hash=digest,
+                    previous_hash=session.head,
+                    request_id=request_id,
+                    nonce=params.get("nonce"),
+                )
+            except ChainConflict:
+                # Another process appended to this session: reload its head and retry once.
+                if attempt:
+                    raise
+                session.head = self.store.chain_head(session.session_id)
+                session.seq = len(self.store.chain_entries(session.session_id))
+                entry["entry_id"] = str(session.seq + 1)
+                continue
+            except DuplicateRequest as exc:
+                raise AcsError(codes.REPLAY_DETECTED, "duplicate_request_id", str(exc)) from exc
+            session.head = digest
+            session.seq = seq
+            session.remember_request(request_id)
+            from dataclasses import replace
+
+            return replace(decision, chain_hash=digest), seq
+        raise AssertionError("unreachable")
+
+    # -- special methods -----------------------------------------------------------------------
+
+    def _ping(self, request: dict[str, Any], spec: MethodSpec) -> dict[str, Any]:
+        payload = request["params"].get("payload") or {}
+        body: dict[str, Any] = {"status": "ok", "server_timestamp": _iso(self.clock())}
+        if isinstance(payload, dict) and "echo" in payload:
+            body["echo"] = payload["echo"]
+        decision = Decision(disposition=Disposition.ALLOW, payload=body)
+        return {
+            "jsonrpc": "2.0",
+            "id": request.get("id"),
+            "result": decision.to_result(
+                request_id=request["params"]["request_id"], acs_version=ACS_VERSION
+            ),
+        }
+
+    def _hello(self, request: dict[str, Any], spec: MethodSpec) -> Decision:
+        params = request["params"]
+        validate_payload(spec, params.get("payload"))
+        hello: dict[str, Any] = params["payload"]
+        versions = [v for v in hello["acs_versions_supported"] if version_supported(v)]
+        if not versions:
+            raise AcsError(
+                codes.UNSUPPORTED_VERSION,
+                "unsupported_version",
+                "none of the client's ACS versions is supported",
+                data={"supported_versions": [ACS_VERSION]},
+            )
+        if self.config.policy_requires_provenance and hello.get("provenance_producer") == "none":
+            raise AcsError(
+                codes.PROVENANCE_REQUIRED,
+                "provenance_required",
+                "this Guardian's policy requires deterministic provenance",
+            )
+        transports = [
+            t
+            for t in hello["transports_supported"]
+            if t in self.config.transports or t == "https" and "http" in self.config.transports
+        ]
+        if not transports:
+            raise AcsError(codes.SESSION_REFUSED, "no_common_transport", "no transport in common")
+        implemented = [m for m in hello["methods_implemented"] if lookup(m) is not None]
+        evaluated = sorted(m for m in implemented if m not in ("handshake/hello",))
+        metadata = params["metadata"]
+        session = self._session(
+            metadata["session_id"], metadata.get("agent_id"), params.get("tenant_id")
+        )
+        if session.started:
+            raise AcsError(
+                codes.SESSION_REFUSED,
+                "session_already_started",
+                "handshake after sessionStart (no renegotiation in v0.1)",
+            )
+        negotiated = set(evaluated)
+        if any(m.startswith(("protocols/", "wrapped:")) for m in implemented):
+            negotiated.add("protocols/MCP/*")
+        session.negotiated = frozenset(negotiated)
+        session.hello = hello
+        self._persist_session(session, status="negotiated")
+        server_hello = {
+            "negotiated_version": max(versions, key=lambda v: tuple(int(p) for p in v.split("."))),
+            "methods_evaluated": evaluated,
+            "selected_transport": transports[0],
+            "timeout_config": {"default_ms": self.config.default_timeout_ms, "per_method_ms": {}},
+            "signature_algorithms_supported": list(SUPPORTED_SIGNATURE_ALGORITHMS)
+            if self.keyring
+            else [],
+            "skew_window_ms": self.config.skew_window_ms,
+            "on_decision_failure": "deny"
+            if self.config.on_decision_failure == "deny"
+            else "proceed",
+            "approver_types_supported": [],
+            "policy_requires_provenance": self.config.policy_requires_provenance,
+            "agbom_serializations_supported": list(AGBOM_SERIALIZATIONS),
+            "profiles_accepted": [p for p in hello.get("profiles_supported", []) if p in PROFILES]
+            or ["acs-core"],
+        }
+        return Decision(disposition=Disposition.ALLOW, payload=server_hello)
+
+    def _respond(
+        self, request: dict[str, Any], decision: Decision, *, signed: bool
+    ) -> dict[str, Any]:
+        params = request["params"]
+        if request["method"] == "handshake/hello":
+            result: dict[str, Any] = dict(decision.payload or {})
+        else:
+            result = decision.to_result(request_id=params["request_id"], acs_version=ACS_VERSION)
+        response = {"jsonrpc": "2.0", "id": request.get("id"), "result": result}
+        if signed and self.keyring is not None:
+            key = self.keyring.session_key(params["metadata"]["session_id"])
+            response = sign_envelope(response, key, self.keyring.key_id)
+        return response
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    def _session(
+        self, session_id: str, agent_id: str | None, tenant_id: str | None, *, create: bool = True
+    ) -> SessionState:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            return session
+        stored = self.store.get_session(session_id)
+        if stored is None:
+            if not create:
+                raise AcsError(codes.CAPABILITY_NOT_NEGOTIATED, "no_session", "unknown session")
+            session = SessionState(
+                session_id=session_id, agent_id=agent_id or "unknown", tenant_id=tenant_id
+            )
+        else:
+            session = self._restore(session_id, stored)
+        self._sessions[session_id] = session
+        return session
+
+    def _restore(self, session_id: str, stored: Mapping[str, Any]) -> SessionState:
+        negotiated = stored.get("negotiated")
+        session = SessionState(
+            session_id=session_id,
+            agent_id=stored.get("agent_id") or "unknown",
+            tenant_id=stored.get("tenant_id"),
+            negotiated=frozenset(negotiated.get("methods", []))
+            if isinstance(negotiated, Mapping)
+            else None,
+            parent_session_id=stored.get("parent_session_id"),
+        )
+        status = stored.get("status")
+        session.started = status in ("open", "closed")
+        session.closed = status == "closed"
+        entries = self.store.chain_entries(session_id)
+        session.head = entries[-1]["entry_hash"] if entries else None
+        session.seq = len(entries)
+        for entry in entries[-64:]:
+            if entry.get("turn_id"):
+                session.turn_id = entry["turn_id"]
+            if entry.get("step_type") == "steps/turnEnd":
+                session.turn_id = None
+        latest = self.store.agbom_version(session_id)
+        if latest is not None:
+            session.agbom = AgBOM.from_document(latest["document"], source="stored AgBOM")
+            session.agbom_version = int(latest.get("version", 0))
+        return session
+
+    def _persist_session(self, session: SessionState, *, status: str) -> None:
+        self.store.upsert_session(
+            session.session_id,
+            agent_id=session.agent_id,
+            tenant_id=session.tenant_id,
+            parent_session_id=session.parent_session_id,
+            status=status,
+            negotiated={"methods": sorted(session.negotiated or ())},
+        )
+
+    def forget_sessions(self) -> None:
+        """Drop in-memory session state (tests use this to simulate a restart)."""
+        with self._lock:
+            self._sessions.clear()

@@ -1,0 +1,712 @@
+"""What the Guardian decides at each method, and the state it keeps once a step commits.
+
+``evaluate`` proposes a decision without touching session state; ``after_commit`` applies the
+state change only after the chain entry is committed, so a refused or failed step leaves the
+session as it was.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from agbom.guardian.decision import Decision, DecisionCollector, PolicyReference
+from agbom.guardian.secrets import REDACTED, secret_pointers
+from agbom.inventory import (
+    AgBOM,
+    AgBOMDiff,
+    Component,
+    ComponentGraph,
+    ComponentType,
+    InvalidAgBOM,
+    apply_changed_payload,
+    parse_component,
+)
+from agbom.protocol import AcsError, Disposition, MethodSpec
+from agbom.protocol import errors as codes
+from agbom.rules import Action, EvalContext, Finding
+from agbom.store import Digest, StoreError
+
+if TYPE_CHECKING:
+    from agbom.guardian.core import Guardian
+    from agbom.guardian.session import SessionState
+
+# Steps whose content may be rewritten (MODIFY) to redact credentials.
+_CONTENT_STEPS = frozenset(
+    {
+        "steps/userMessage",
+        "steps/agentResponse",
+        "steps/toolCallRequest",
+        "steps/toolCallResult",
+        "steps/knowledgeRetrieval",
+        "steps/memoryContextRetrieval",
+        "steps/memoryStore",
+        "steps/agentTrigger",
+        "steps/postCompact",
+    }
+)
+
+# Statuses of a skill verdict and the reason code each denial carries.
+_SKILL_DENIAL = {
+    "pending": "approval_pending",
+    "unknown": "approval_pending",
+    "denied": "skill_denied",
+    "revoked": "skill_revoked",
+    "expired": "approval_expired",
+    "out_of_scope": "approval_out_of_scope",
+}
+
+
+@dataclass(slots=True)
+class _Pending:
+    """State a step will apply to its session once its chain entry is committed."""
+
+    request_id: str
+    agbom: AgBOM | None = None
+    graph: ComponentGraph | None = None
+    findings: list[Finding] | None = None
+    diff: AgBOMDiff | None = None
+    change: Mapping[str, Any] | None = None
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    return finding.to_json()
+
+
+def _reference(finding: Finding) -> PolicyReference:
+    return PolicyReference(policy_id=finding.pack or "agbom", rule_id=finding.rule_id)
+
+
+class Policies:
+    """The Guardian's per-method policy table."""
+
+    def __init__(self, guardian: Guardian) -> None:
+        self.g = guardian
+        self._pending: _Pending | None = None
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def evaluate(
+        self, method: str, spec: MethodSpec, params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        self._pending = _Pending(request_id=params["request_id"])
+        payload: dict[str, Any] = params.get("payload") or {}
+        handler = _HANDLERS.get(method)
+        if handler is not None:
+            decision = handler(self, payload, params, session)
+        elif method.startswith(("protocols/", "wrapped:")):
+            decision = self._mcp_message(payload, params, session)
+        else:
+            decision = Decision.allow()
+        if (
+            decision.disposition is Disposition.ALLOW
+            and method in _CONTENT_STEPS
+            and self.g.config.redact_secrets
+        ):
+            decision = self._redact(method, payload, decision)
+        return decision
+
+    def entry_extras(self, method: str, session: SessionState) -> dict[str, Any]:
+        pending = self._pending
+        if pending is not None and pending.agbom is not None:
+            return {"agbom_hash": pending.agbom.agbom_hash}
+        return {}
+
+    def after_commit(
+        self, method: str, params: dict[str, Any], session: SessionState, decision: Decision
+    ) -> None:
+        pending, self._pending = self._pending, None
+        allowed = decision.disposition is not Disposition.DENY
+        store = self.g.store
+        if method == "steps/sessionStart":
+            session.started = True
+            session.closed = not allowed
+            self.g._persist_session(session, status="open" if allowed else "closed")
+        elif method == "steps/sessionEnd":
+            session.closed = True
+            self.g._persist_session(session, status="closed")
+        elif method == "steps/turnStart" and allowed:
+            session.turn_id = (params.get("payload") or {}).get("turn_id") or params[
+                "metadata"
+            ].get("turn_id")
+        elif method == "steps/turnEnd":
+            session.turn_id = None
+        elif method == "steps/subagentStart" and allowed:
+            child = (params.get("payload") or {}).get("subagent_session_id")
+            if isinstance(child, str):
+                session.children.add(child)
+                store.upsert_session(
+                    child,
+                    agent_id=session.agent_id,
+                    tenant_id=session.tenant_id,
+                    parent_session_id=session.session_id,
+                    status="pending",
+                )
+        if pending is None:
+            return
+        if method in ("agbom/snapshot", "agbom/changed") and allowed and pending.agbom is not None:
+            session.agbom = pending.agbom
+            session.graph = pending.graph
+            session.findings = list(pending.findings or [])
+            session.agbom_version = store.save_agbom_version(
+                session.session_id,
+                agent_id=session.agent_id,
+                document=pending.agbom.to_document(),
+                agbom_hash=pending.agbom.agbom_hash,
+                change=pending.change,
+            )
+        elif pending.graph is not None and allowed and method.startswith("steps/skill"):
+            session.graph = pending.graph
+
+    # -- inventory -----------------------------------------------------------------------------
+
+    def _context(self, session: SessionState) -> EvalContext:
+        store = self.g.store
+
+        def approved_capabilities(skill_id: str) -> set[str] | None:
+            caps: set[str] = set()
+            found = False
+            for record in store.skill_records(skill_id):
+                if str(record.status) == "approved":
+                    found = True
+                    caps.update(record.declared_capabilities)
+            return caps if found else None
+
+        return EvalContext(approved_capabilities=approved_capabilities)
+
+    def _findings_decision(
+        self, findings: Iterable[Finding], *, what: str, allow_ask: bool = False
+    ) -> Decision:
+        collector = DecisionCollector()
+        asks: list[Finding] = []
+        for finding in findings:
+            if finding.action is Action.DENY:
+                collector.denials.append(
+                    Decision.deny(
+                        f"{finding.rule_id}: {finding.message}",
+                        "rule_violation",
+                        finding.rule_id,
+                        references=[_reference(finding)],
+                        findings=[_finding_json(finding)],
+                    )
+                )
+            elif finding.action is Action.ASK and allow_ask:
+                asks.append(finding)
+            else:
+                collector.warnings.append(_finding_json(finding))
+                collector.codes.append(f"warn:{finding.rule_id}")
+        if not collector.denials and asks:
+            first = asks[0]
+            collector.asks.append(
+                Decision(
+                    disposition=Disposition.ASK,
+                    reasoning=f"{first.rule_id}: {first.message}",
+                    reason_codes=("rule_requires_approval", *(a.rule_id for a in asks)),
+                    policy_references=tuple(_reference(a) for a in asks),
+                    findings=tuple(_finding_json(a) for a in asks),
+                    ask_details={
+                        "approver": {"type": "human", "id": "platform-team"},
+                        "question": f"Allow {what}? {first.message}",
+                        "context": first.explanation,
+                        "options": ["allow", "deny"],
+                        "timeout_seconds": 300,
+                        "timeout_disposition": "deny",
+                    },
+                )
+            )
+        return collector.merge()
+
+    def _snapshot(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        try:
+            agbom = AgBOM.from_payload(payload)
+        except InvalidAgBOM as exc:
+            raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
+        graph = ComponentGraph(agbom)
+        findings = self.g.rules.evaluate(graph, context=self._context(session))
+        pending = self._pending
+        assert pending is not None
+        pending.agbom, pending.graph, pending.findings = agbom, graph, findings
+        pending.change = {"method": "agbom/snapshot"}
+        return self._findings_decision(findings, what="this AgBOM")
+
+    def _changed(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        try:
+            agbom, diff = apply_changed_payload(session.agbom, payload)
+        except InvalidAgBOM as exc:
+            raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
+        context = self._context(session)
+        if session.agbom is not None and "agbom" not in payload:
+            # Incremental: patch a copy of the session graph, re-evaluate only what changed.
+            graph = ComponentGraph(session.agbom)
+            graph.apply(diff.added, diff.removed, diff.changed)
+            touched = [c.id for c in diff.added] + list(diff.removed) + [c.id for c in diff.changed]
+            findings = self.g.rules.evaluate_incremental(
+                graph, touched, session.findings, context=context
+            )
+        else:
+            graph = ComponentGraph(agbom)
+            findings = self.g.rules.evaluate(graph, context=context)
+        pending = self._pending
+        assert pending is not None
+        pending.agbom, pending.graph, pending.findings, pending.diff = agbom, graph, findings, diff
+        pending.change = {
+            "method": "agbom/changed",
+            "added": [c.id for c in diff.added],
+            "removed": list(diff.removed),
+            "changed": [c.id for c in diff.changed],
+            "artifact_changes": [a.to_json() for a in diff.artifact_changes],
+        }
+        previous = {f.sort_key() for f in session.findings}
+        new_findings = [f for f in findings if f.sort_key() not in previous]
+        decision = self._findings_decision(new_findings, what="this AgBOM change")
+        if diff.artifact_changes and decision.disposition is Disposition.ALLOW:
+            from dataclasses import replace
+
+            decision = replace(
+                decision,
+                reason_codes=(*decision.reason_codes, "artifact_changed"),
+                reasoning="; ".join(
+                    f"{a.component_id} {a.field} changed {a.old} -> {a.new}"
+                    for a in diff.artifact_changes
+                ),
+            )
+        return decision
+
+    def observe_component(self, session: SessionState, raw: dict[str, Any]) -> None:
+        """Record a component seen in use; new ones become a new AgBOM version."""
+        try:
+            component = parse_component(raw, "observed component")
+        except InvalidAgBOM:
+            return
+        current = session.agbom or AgBOM({}, {"agent": {"id": session.agent_id}})
+        if component.id in current:
+            return
+        components = dict(current.components)
+        components[component.id] = component
+        for field, target, expected in component.references():
+            if target not in components:
+                return  # the caller adds referenced components first
+        agbom = AgBOM(components, current.header)
+        session.agbom = agbom
+        graph = session.ensure_graph()
+        graph.upsert(component)
+        session.agbom_version = self.g.store.save_agbom_version(
+            session.session_id,
+            agent_id=session.agent_id,
+            document=agbom.to_document(),
+            agbom_hash=agbom.agbom_hash,
+            change={"method": "observed", "added": [component.id]},
+        )
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    def _find_tool(self, session: SessionState, name: str) -> Component | None:
+        agbom = session.agbom
+        if agbom is None:
+            return None
+        direct = agbom.get(name)
+        if direct is not None and direct.type is ComponentType.TOOL:
+            return direct
+        for component in agbom.of_type(ComponentType.TOOL):
+            if component.name == name:
+                return component
+        return None
+
+    def _tool_call(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        tool = payload.get("tool") or {}
+        name = str(tool.get("name") or tool.get("id") or "")
+        component = self._find_tool(session, name)
+        if component is None:
+            if self.g.config.strict_inventory:
+                return Decision.deny(
+                    f"tool {name!r} is not in this session's AgBOM", "unknown_component"
+                )
+            observed = Component(
+                id=f"tool:{name}",
+                type=ComponentType.TOOL,
+                data={
+                    "id": f"tool:{name}",
+                    "type": "tool",
+                    "name": name,
+                    "version": tool.get("version"),
+                    "provider": tool.get("provider"),
+                    "capability": payload.get("capability"),
+                },
+            )
+            findings = self.g.rules.evaluate_component(observed, None)
+            decision = self._findings_decision(findings, what=f"tool {name}", allow_ask=True)
+            from dataclasses import replace
+
+            return replace(decision, reason_codes=(*decision.reason_codes, "unknown_component"))
+        graph = session.ensure_graph()
+        findings = list(self.g.rules.evaluate_component(component, graph))
+        for parent in graph.graph.predecessors(component.id):
+            server = graph.component(parent)
+            if server is not None and server.type is ComponentType.MCP_SERVER:
+                findings.extend(self.g.rules.evaluate_component(server, graph))
+        return self._findings_decision(findings, what=f"tool {name}", allow_ask=True)
+
+    def _mcp_message(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        if payload.get("method") == "tools/call":
+            inner = payload.get("params") or {}
+            name = inner.get("name") if isinstance(inner, dict) else None
+            if isinstance(name, str):
+                return self._tool_call({"tool": {"name": name}}, params, session)
+        return Decision.allow()
+
+    def _redact(self, method: str, payload: dict[str, Any], decision: Decision) -> Decision:
+        pointers = sorted(set(secret_pointers(payload)))
+        if not pointers:
+            return decision
+        from dataclasses import replace
+
+        return replace(
+            decision,
+            disposition=Disposition.MODIFY,
+            reasoning=f"{len(pointers)} credential-shaped value(s) redacted",
+            reason_codes=(*decision.reason_codes, "secret_redacted"),
+            modifications={"redactions": [{"path": p, "replacement": REDACTED} for p in pointers]},
+        )
+
+    # -- skills --------------------------------------------------------------------------------
+
+    def _skill_register(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        config, store = self.g.config, self.g.store
+        skill_id: str = payload["skill_id"]
+        definition = payload["definition"]
+        try:
+            digest = Digest.from_wire(definition["digest"])
+        except StoreError as exc:
+            raise AcsError(codes.INVALID_PARAMS, "invalid_digest", str(exc)) from exc
+        composition = payload.get("composition") or {}
+        declared = [str(c) for c in payload.get("declared_capabilities") or []]
+        previously_approved = [d for d in store.approved_digests(skill_id) if d != digest]
+        store.record_registration(
+            skill_id=skill_id,
+            digest=digest,
+            ref=definition.get("ref"),
+            declared_capabilities=declared,
+            composition=composition,
+            provenance=payload.get("registration_provenance"),
+            agent_id=session.agent_id,
+            tenant_id=session.tenant_id,
+        )
+        skill = self._skill_component(skill_id, definition, declared, composition, session)
+        graph = self._graph_with(session, skill, composition)
+        self._pending_graph(graph)
+        collector = DecisionCollector()
+        if previously_approved:
+            collector.codes.append("artifact_changed")
+        verdict = store.verdict(
+            skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
+        )
+        if not verdict.approved:
+            code = _SKILL_DENIAL.get(verdict.status, "approval_pending")
+            replaced = (
+                f"; it replaces approved digest {previously_approved[0]}"
+                if previously_approved
+                else ""
+            )
+            message = f"skill {skill_id} {digest} is {verdict.status}{replaced}"
+            if config.mode == "observe" and verdict.status in ("pending", "unknown"):
+                collector.codes.extend(["observe_mode", code])
+            else:
+                collector.denials.append(
+                    Decision.deny(
+                        message,
+                        code,
+                        references=[PolicyReference(policy_id="agbom", rule_id="skill-approval")],
+                    )
+                )
+        if config.deny_overbroad_capabilities:
+            over = self._overbroad(declared, composition, graph)
+            if over:
+                collector.denials.append(
+                    Decision.deny(
+                        f"skill {skill_id} declares {', '.join(over)}, "
+                        "which none of its tools expose",
+                        "capabilities_overbroad",
+                        references=[
+                            PolicyReference(policy_id="agbom", rule_id="skill-least-privilege")
+                        ],
+                    )
+                )
+        for finding in self.g.rules.evaluate_component(skill, graph):
+            sub = self._findings_decision([finding], what=f"skill {skill_id}")
+            if sub.disposition is Disposition.DENY:
+                collector.denials.append(sub)
+            else:
+                collector.warnings.extend(sub.findings)
+        return collector.merge()
+
+    def _overbroad(
+        self, declared: list[str], composition: Mapping[str, Any], graph: ComponentGraph
+    ) -> list[str]:
+        tool_ids = composition.get("tools") or []
+        if not tool_ids or not declared:
+            return []
+        exposed: set[str] = set()
+        for tool_id in tool_ids:
+            component = graph.component(tool_id)
+            if component is None:
+                return []  # cannot judge tools we have never seen
+            capability = component.get("capability")
+            if isinstance(capability, str):
+                exposed.add(capability)
+            elif isinstance(capability, list):
+                exposed.update(str(c) for c in capability)
+        return [
+            cap
+            for cap in declared
+            if not any(e == cap or e.startswith(cap.rstrip("*").rstrip(".") + ".") for e in exposed)
+        ]
+
+    def _skill_component(
+        self,
+        skill_id: str,
+        definition: Mapping[str, Any],
+        declared: list[str],
+        composition: Mapping[str, Any],
+        session: SessionState,
+    ) -> Component:
+        existing = session.agbom.get(skill_id) if session.agbom is not None else None
+        data: dict[str, Any] = dict(existing.data) if existing is not None else {}
+        data.update(
+            {
+                "id": skill_id,
+                "type": "skill",
+                "name": data.get("name") or skill_id,
+                "description": data.get("description") or "",
+                "definition": {"ref": definition.get("ref") or "", "digest": definition["digest"]},
+                "declared_capabilities": declared,
+            }
+        )
+        for key in ("tools", "mcp_servers", "a2a_peers", "models", "composed_skills"):
+            if composition.get(key):
+                data[key] = [str(x) for x in composition[key]]
+        return Component(id=skill_id, type=ComponentType.SKILL, data=data)
+
+    def _graph_with(
+        self, session: SessionState, skill: Component, composition: Mapping[str, Any]
+    ) -> ComponentGraph:
+        graph = (
+            ComponentGraph(session.agbom) if session.graph is None else _copy_graph(session.graph)
+        )
+        graph.upsert(skill)
+        return graph
+
+    def _pending_graph(self, graph: ComponentGraph) -> None:
+        if self._pending is not None:
+            self._pending.graph = graph
+
+    def _composed_skills(self, skill_id: str, session: SessionState) -> set[str] | None:
+        """The skills ``skill_id`` declares it may load, from the session or its registration."""
+        graph = session.graph
+        if graph is not None:
+            component = graph.component(skill_id)
+            if component is not None and component.type is ComponentType.SKILL:
+                return set(component.get("composed_skills") or [])
+        found: set[str] | None = None
+        for record in self.g.store.skill_records(skill_id):
+            composed = (record.composition or {}).get("composed_skills")
+            found = (found or set()) | set(composed or [])
+        return found
+
+    def _skill_load(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        config, store = self.g.config, self.g.store
+        skill_id: str = payload["skill_id"]
+        try:
+            digest = Digest.from_wire(payload["digest"])
+        except StoreError as exc:
+            raise AcsError(codes.INVALID_PARAMS, "invalid_digest", str(exc)) from exc
+        path = [str(step.get("skill_id")) for step in payload.get("load_path") or []]
+        if not path or path[-1] != skill_id:
+            path.append(skill_id)
+        shown = " -> ".join(path)
+        collector = DecisionCollector()
+
+        def deny(message: str, code: str, rule: str) -> None:
+            collector.denials.append(
+                Decision.deny(
+                    message,
+                    code,
+                    references=[PolicyReference(policy_id="agbom", rule_id=rule)],
+                    findings=[{"rule_id": rule, "path": path, "components": [skill_id]}],
+                )
+            )
+
+        # The Guardian checks the binding itself; digest_verified from the framework is ignored.
+        verdict = store.verdict(
+            skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
+        )
+        if not verdict.approved:
+            approved = store.approved_digests(skill_id)
+            if approved and verdict.status in ("unknown", "pending"):
+                deny(
+                    f"skill {skill_id} digest {digest} differs from the approved {approved[0]}",
+                    "digest_mismatch",
+                    "skill-load-digest",
+                )
+            elif verdict.status in ("pending", "unknown") and config.mode == "observe":
+                collector.codes.extend(["observe_mode", "skill_unverifiable"])
+            else:
+                code = (
+                    "skill_unverifiable"
+                    if verdict.status == "unknown"
+                    else _SKILL_DENIAL.get(verdict.status, "skill_unverifiable")
+                )
+                deny(
+                    f"skill {skill_id} {digest} cannot be tied to an approved registration "
+                    f"({verdict.status})",
+                    code,
+                    "skill-load-approval",
+                )
+        if len(set(path)) != len(path):
+            deny(f"load path revisits a skill: {shown}", "load_path_cycle", "skill-load-cycle")
+        if len(path) > config.max_load_path_depth:
+            deny(
+                f"load path is {len(path)} deep, over the limit of "
+                f"{config.max_load_path_depth}: {shown}",
+                "load_path_too_deep",
+                "skill-load-depth",
+            )
+        for parent, child in zip(path, path[1:], strict=False):
+            allowed = self._composed_skills(parent, session)
+            if allowed is None or child not in allowed:
+                deny(
+                    f"{parent} loaded {child}, which is outside its declared composed_skills "
+                    f"(path {shown})",
+                    "composition_violation",
+                    "skill-load-composition",
+                )
+                break
+        record = verdict.record
+        skill = self._skill_component(
+            skill_id,
+            {"ref": record.ref if record else "", "digest": digest.to_wire()},
+            list(record.declared_capabilities) if record else [],
+            record.composition if record else {},
+            session,
+        )
+        graph = self._graph_with(session, skill, {})
+        self._pending_graph(graph)
+        for finding in self.g.rules.evaluate_component(skill, graph):
+            sub = self._findings_decision([finding], what=f"skill {skill_id}")
+            if sub.disposition is Disposition.DENY:
+                collector.denials.append(sub)
+            else:
+                collector.warnings.extend(sub.findings)
+        decision = collector.merge()
+        if decision.disposition is not Disposition.DENY:
+            session.loaded_skills[skill_id] = str(digest)
+            store.record_skill_event(session.session_id, skill_id, "load")
+        return decision
+
+    def _skill_unload(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        skill_id = payload["skill_id"]
+        session.loaded_skills.pop(skill_id, None)
+        count = self.g.store.record_skill_event(session.session_id, skill_id, "unload")
+        codes_: list[str] = []
+        if count >= self.g.config.skill_churn_threshold:
+            codes_.append("skill_churn")
+        return Decision.allow(
+            reason_codes=codes_,
+            reasoning=f"{skill_id} unloaded {count} times in this session" if codes_ else None,
+        )
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def _session_start(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        stored = self.g.store.get_session(session.session_id)
+        if stored and stored.get("parent_session_id"):
+            session.parent_session_id = stored["parent_session_id"]
+        return Decision.allow()
+
+    def _subagent_start(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        child = payload.get("subagent_session_id")
+        if child == session.session_id:
+            return Decision.deny(
+                "a subagent needs a session id of its own", "invalid_subagent_session"
+            )
+        if self.g.store.get_session(str(child)) is not None:
+            return Decision.deny(f"session {child} already exists", "subagent_session_exists")
+        # A session whose inventory carries denied components may not spawn more agents.
+        denied = [f for f in session.findings if f.action is Action.DENY]
+        if denied:
+            return self._findings_decision(denied, what="spawning a subagent")
+        return Decision.allow()
+
+    def _subagent_stop(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        child = payload.get("subagent_session_id")
+        final = payload.get("final_chain_hash")
+        if isinstance(child, str) and isinstance(final, str):
+            head = self.g.store.chain_head(child)
+            if head is not None and head != final:
+                return Decision.allow(
+                    reason_codes=["chain_mismatch"],
+                    reasoning=f"subagent {child} reported a final chain hash that is not its head",
+                )
+        return Decision.allow()
+
+    def _session_end(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        final = payload.get("final_chain_hash")
+        if isinstance(final, str) and final != session.head:
+            return Decision.allow(
+                reason_codes=["chain_mismatch"],
+                reasoning="final_chain_hash is not the Guardian's chain head",
+            )
+        return Decision.allow()
+
+
+def _copy_graph(graph: ComponentGraph) -> ComponentGraph:
+    clone = ComponentGraph()
+    clone.graph = graph.graph.copy()
+    clone.agent = dict(graph.agent)
+    return clone
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _matches_any(value: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(value, p) for p in patterns)
+
+
+_HANDLERS = {
+    "agbom/snapshot": Policies._snapshot,
+    "agbom/changed": Policies._changed,
+    "steps/toolCallRequest": Policies._tool_call,
+    "steps/skillRegister": Policies._skill_register,
+    "steps/skillLoad": Policies._skill_load,
+    "steps/skillUnload": Policies._skill_unload,
+    "steps/sessionStart": Policies._session_start,
+    "steps/subagentStart": Policies._subagent_start,
+    "steps/subagentStop": Policies._subagent_stop,
+    "steps/sessionEnd": Policies._session_end,
+}

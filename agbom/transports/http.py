@@ -1,0 +1,229 @@
+"""JSON-RPC over HTTP (``POST /acs``), runtime hook endpoints and the read API, on starlette.
+
+The Guardian call runs on the event loop thread: a decision costs well under a millisecond,
+and keeping every store access on one thread is what SQLite's one-writer model wants.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from agbom.guardian import Guardian
+from agbom.transports.interface import Limits, handle_body
+
+JSON = "application/json"
+
+
+def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(orjson.dumps(data), status_code=status, media_type=JSON, headers=headers)
+
+
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The body, or ``None`` when it exceeds ``limit`` (read no further than that)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(
+    guardian_factory: Callable[[], Guardian],
+    *,
+    limits: Limits | None = None,
+    api_token: str | None = None,
+    fail_open_hooks: bool = False,
+) -> Starlette:
+    """Build the ASGI app. The Guardian is created at start-up, on the serving thread."""
+    limits = limits or Limits()
+    state: dict[str, Guardian] = {}
+
+    def guardian() -> Guardian:
+        if "g" not in state:
+            state["g"] = guardian_factory()
+        return state["g"]
+
+    def authorized(request: Request) -> bool:
+        if api_token is None:
+            return True
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            token.strip().encode(), api_token.encode()
+        )
+
+    def unauthorized() -> Response:
+        return _json(
+            {"error": "unauthorized", "message": "a valid bearer token is required"},
+            401,
+            {"WWW-Authenticate": "Bearer"},
+        )
+
+    async def acs(request: Request) -> Response:
+        body = await _read_body(request, limits.max_body_bytes)
+        if body is None:
+            body = b" " * (limits.max_body_bytes + 1)  # handle_body answers payload_too_large
+        return Response(handle_body(guardian(), body, limits), media_type=JSON)
+
+    async def healthz(request: Request) -> Response:
+        return _json({"status": "ok"})
+
+    async def hooks(request: Request) -> Response:
+        from agbom.adapters import ADAPTERS, get_adapter
+
+        name = request.path_params["runtime"]
+        if name not in ADAPTERS:
+            return _json({"error": "unknown_runtime", "known": sorted(ADAPTERS)}, 404)
+        adapter = get_adapter(name)
+        body = await _read_body(request, limits.max_body_bytes)
+        if body is None:
+            reply = adapter.malformed("payload too large", fail_open=fail_open_hooks)
+        else:
+            reply = adapter.handle(body, guardian(), env={}, fail_open=fail_open_hooks)
+        return Response(
+            reply.body,
+            status_code=reply.http_status,
+            media_type=JSON,
+            headers={"X-Agbom-Exit-Code": str(reply.exit_code)},
+        )
+
+    async def skill(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        skill_id = unquote(request.path_params["skill_id"])
+        records = guardian().store.skill_records(skill_id)
+        if not records:
+            return _json({"error": "not_found", "skill_id": skill_id}, 404)
+        return _json({"skill_id": skill_id, "digests": [r.to_json() for r in records]})
+
+    async def approval(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        from agbom.store import Digest, StoreError
+
+        skill_id = unquote(request.path_params["skill_id"])
+        try:
+            digest = Digest.parse(unquote(request.path_params["digest"]))
+        except StoreError as exc:
+            return _json({"error": "bad_digest", "message": str(exc)}, 400)
+        agent_id = request.query_params.get("agent_id")
+        tenant_id = request.query_params.get("tenant_id")
+        verdict = guardian().store.verdict(skill_id, digest, agent_id=agent_id, tenant_id=tenant_id)
+        return _json(
+            {
+                "skill_id": skill_id,
+                "digest": str(digest),
+                "approved": verdict.approved,
+                "status": str(verdict.status),
+                "record": verdict.record.to_json() if verdict.record else None,
+            }
+        )
+
+    def _serialize(document: dict[str, Any], fmt: str) -> Response:
+        from agbom.export import export
+        from agbom.inventory import AgBOM
+
+        agbom = AgBOM.from_document(document, source="stored AgBOM")
+        if fmt == "canonical":
+            return _json(agbom.to_document(with_hash=True))
+        name, _, version = fmt.partition("@")
+        spec = version or "1.6"
+        media = (
+            "application/vnd.cyclonedx+xml"
+            if name.endswith("xml")
+            else ("application/vnd.cyclonedx+json")
+        )
+        return Response(export(agbom, name, spec), media_type=media)
+
+    async def session_agbom(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        session_id = request.path_params["session_id"]
+        version = request.query_params.get("version")
+        fmt = request.query_params.get("format", "canonical")
+        if version is not None and not version.isdigit():
+            return _json({"error": "bad_version"}, 400)
+        record = guardian().store.agbom_version(session_id, int(version) if version else None)
+        if record is None:
+            return _json({"error": "not_found", "session_id": session_id}, 404)
+        try:
+            return _serialize(record["document"], fmt)
+        except Exception as exc:  # noqa: BLE001 - unknown format names surface as 400
+            return _json({"error": "bad_format", "message": str(exc)}, 400)
+
+    async def agent_agbom(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        agent_id = request.path_params["agent_id"]
+        fmt = request.query_params.get("format", "canonical")
+        record = guardian().store.latest_agbom_for_agent(agent_id)
+        if record is None:
+            return _json({"error": "not_found", "agent_id": agent_id}, 404)
+        try:
+            return _serialize(record["document"], fmt)
+        except Exception as exc:  # noqa: BLE001
+            return _json({"error": "bad_format", "message": str(exc)}, 400)
+
+    routes = [
+        Route("/acs", acs, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/hooks/{runtime}", hooks, methods=["POST"]),
+        Route("/v1/skills/{skill_id:path}/approvals/{digest}", approval, methods=["GET"]),
+        Route("/v1/skills/{skill_id:path}", skill, methods=["GET"]),
+        Route("/v1/sessions/{session_id}/agbom", session_agbom, methods=["GET"]),
+        Route("/v1/agents/{agent_id}/agbom", agent_agbom, methods=["GET"]),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        guardian()
+        yield
+
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def serve_http(
+    guardian_factory: Callable[[], Guardian],
+    *,
+    host: str,
+    port: int,
+    limits: Limits,
+    api_token: str | None,
+    fail_open_hooks: bool = False,
+) -> None:
+    """Run the app with uvicorn (uvloop + httptools when installed)."""
+    import uvicorn
+
+    app = create_app(
+        guardian_factory, limits=limits, api_token=api_token, fail_open_hooks=fail_open_hooks
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+def read_token_file(path: Path) -> str:
+    from agbom.transports.interface import TransportError
+
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise TransportError(f"cannot read token file {path}: {exc.strerror or exc}") from exc
+    if len(token) < 16:
+        raise TransportError(f"token in {path} is shorter than 16 characters")
+    return token

@@ -1,0 +1,59 @@
+"""Transport vocabulary: limits, and the one place that maps failures to JSON-RPC errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import orjson
+
+from agbom.errors import AgbomError
+from agbom.protocol import INVALID_REQUEST, PARSE_ERROR, AcsError, check_depth, error_response
+
+
+class TransportError(AgbomError):
+    """A transport could not start or serve (bad address, unreadable input)."""
+
+
+class RequestHandler(Protocol):
+    def handle(self, request: Any) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on what one message may cost before the Guardian even looks at it."""
+
+    max_body_bytes: int = 1024 * 1024
+    max_depth: int = 64
+    max_batch: int = 100
+
+
+def _error(code: int, reason: str, message: str) -> bytes:
+    return orjson.dumps(error_response(None, AcsError(code, reason, message)))
+
+
+def handle_body(handler: RequestHandler, body: bytes, limits: Limits) -> bytes:
+    """Parse one JSON-RPC message (single or batch) and answer it, never raising."""
+    if len(body) > limits.max_body_bytes:
+        return _error(
+            INVALID_REQUEST,
+            "payload_too_large",
+            f"request body exceeds {limits.max_body_bytes} bytes",
+        )
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        return _error(PARSE_ERROR, "parse_error", f"invalid JSON: {exc}")
+    try:
+        check_depth(message, limits.max_depth)
+    except AcsError as exc:
+        return orjson.dumps(error_response(None, exc))
+    if isinstance(message, list):
+        if not message:
+            return _error(INVALID_REQUEST, "empty_batch", "a batch must not be empty")
+        if len(message) > limits.max_batch:
+            return _error(
+                INVALID_REQUEST, "batch_too_large", f"a batch may hold {limits.max_batch} requests"
+            )
+        return orjson.dumps([handler.handle(item) for item in message])
+    return orjson.dumps(handler.handle(message))
