@@ -33,6 +33,8 @@ _EDGE_KIND_BY_FIELD = {
 
 DEFAULT_MAX_PATH_LENGTH = 12
 DEFAULT_MAX_PATHS = 1000
+# Edge visits one paths() call may make before it returns what it has found.
+PATH_SEARCH_BUDGET = 200_000
 
 
 def edge_kind(source: ComponentType, field: str) -> EdgeKind:
@@ -164,32 +166,78 @@ class ComponentGraph:
         max_length: int = DEFAULT_MAX_PATH_LENGTH,
         limit: int = DEFAULT_MAX_PATHS,
     ) -> list[list[str]]:
-        """Simple paths from ``source`` to ``target``: at most ``limit``, each ≤ ``max_length`` edges."""
-        if source not in self.graph or target not in self.graph:
+        """Simple paths from ``source`` to ``target``.
+
+        At most ``limit`` paths, each of at most ``max_length`` edges. The search only enters
+        nodes that can still reach ``target`` within the edges left, and stops after
+        ``PATH_SEARCH_BUDGET`` edge visits, so it is bounded even on dense graphs
+        (``all_simple_paths`` with a cutoff still explores every dead branch: minutes on a
+        14-node clique). When the budget runs out the paths found so far are returned.
+        """
+        g = self.graph
+        if source not in g or target not in g or limit <= 0:
             return []
-        found = nx.all_simple_paths(self.graph, source, target, cutoff=max_length)
-        return [list(p) for p in itertools.islice(found, limit)]
+        if source == target:
+            return [[source]]
+        # Edges from each node to the target, within max_length (BFS on the reversed graph).
+        distance = nx.single_source_shortest_path_length(
+            g.reverse(copy=False), target, cutoff=max_length
+        )
+        if source not in distance:
+            return []
+        found: list[list[str]] = []
+        path = [source]
+        on_path = {source}
+        stack = [iter(g.successors(source))]
+        budget = PATH_SEARCH_BUDGET
+        while stack and budget > 0:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+                on_path.discard(path.pop())
+                continue
+            budget -= 1
+            if child == target:
+                found.append([*path, target])
+                if len(found) >= limit:
+                    break
+                continue
+            # len(path) edges are used once ``child`` is appended.
+            if child in on_path or distance.get(child, max_length + 1) > max_length - len(path):
+                continue
+            path.append(child)
+            on_path.add(child)
+            stack.append(iter(g.successors(child)))
+        return found
 
     def path_from_root(self, node: str) -> list[str]:
         """A shortest path from the agent to ``node`` (``[node]`` if unreachable)."""
         return self.shortest_path(ROOT_ID, node) or [node]
 
     def cycles(self, *, limit: int = 100) -> list[list[str]]:
-        """Up to ``limit`` cycles, one per non-trivial strongly connected component."""
+        """Up to ``limit`` cycles, one per non-trivial strongly connected component.
+
+        Deterministic: components are taken in order of their smallest node, each searched on a
+        copy built in sorted order, and each cycle is rotated to start at its smallest node (a
+        subgraph view would iterate a set, so the cycle found changed with PYTHONHASHSEED).
+        """
         g = self.graph
         if nx.is_directed_acyclic_graph(g):
             return []
+        cyclic = [
+            sorted(scc)
+            for scc in nx.strongly_connected_components(g)
+            if len(scc) > 1 or g.has_edge(next(iter(scc)), next(iter(scc)))
+        ]
         found: list[list[str]] = []
-        for scc in nx.strongly_connected_components(g):
-            if len(scc) == 1:
-                (node,) = scc
-                if not g.has_edge(node, node):
-                    continue
-            sub = g.subgraph(scc)
-            edges = nx.find_cycle(sub)
-            found.append([edge[0] for edge in edges])
-            if len(found) >= limit:
-                break
+        for nodes in sorted(cyclic)[: max(limit, 0)]:
+            members = set(nodes)
+            sub = nx.DiGraph()
+            sub.add_nodes_from(nodes)
+            sub.add_edges_from(sorted((u, v) for u, v in g.out_edges(nodes) if v in members))
+            cycle = [edge[0] for edge in nx.find_cycle(sub, source=nodes[0])]
+            start = cycle.index(min(cycle))
+            found.append(cycle[start:] + cycle[:start])
         return sorted(found)
 
     def longest_path_length(self) -> int:
