@@ -1,9 +1,283 @@
-"""Commands of this group are registered by ``register``."""
+"""``agbom scan``: inventory agent manifests on disk, evaluate rules, write a report or a BOM.
+
+Exit codes (documented in docs/scan.md): 0 clean; 1 findings at or above ``--fail-on``;
+2 usage error (bad option, a PATH that does not exist, an unusable rule pack); 3 some input
+files could not be read (they are listed in the report). When findings reach ``--fail-on``
+and files also failed, 1 wins: the policy gate is what CI asks about, and the summary line on
+stderr still counts the file errors.
+"""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
 import typer
+
+from agbom.cli.common import output_option, rules_option, write_output
+
+if TYPE_CHECKING:
+    from agbom.inventory import AgBOM, Component
+    from agbom.rules import Finding
+    from agbom.scan import ScanResult
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_SCAN_ERRORS = 3
+PROGRESS_MIN_FILES = 200
+MAX_ERRORS_SHOWN = 20
+
+
+class ScanFormat(StrEnum):
+    """Output formats of ``agbom scan``."""
+
+    TABLE = "table"
+    JSON = "json"
+    CYCLONEDX_JSON = "cyclonedx-json"
+    CYCLONEDX_XML = "cyclonedx-xml"
+    SARIF = "sarif"
+
+
+def _cell(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _detail(component: Component) -> str:
+    data = component.data
+    if component.type.value == "mcp_server":
+        where = data.get("endpoint") or data.get("purl") or data.get("command") or ""
+        flags = " (disabled)" if data.get("disabled") else ""
+        return f"{data.get('transport', '?')} {where}{flags}"
+    if component.type.value == "skill":
+        digest = component.digest
+        scripts = data.get("scripts") or []
+        extra = f", {len(scripts)} script(s)" if scripts else ""
+        return f"{digest[0]}:{digest[1][:16]}…{extra}" if digest else ""
+    if component.type.value == "a2a_peer":
+        return f"A2A {data.get('protocol_version', '?')} {data.get('endpoint', '')}"
+    for field in ("endpoint", "provider", "capability", "source_type", "scope"):
+        value = data.get(field)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def inventory_table(agbom: AgBOM) -> str:
+    """One row per component: type, id, version, what it is, where it was found."""
+    if not len(agbom):
+        return "No components found."
+    rows = [("TYPE", "ID", "VERSION", "DETAIL", "FOUND IN")]
+    for component in sorted(agbom, key=lambda c: (c.type.value, c.id)):
+        found = component.data.get("found_in") or []
+        where = found[0]["path"] if found else "-"
+        if len(found) > 1:
+            where += f" (+{len(found) - 1})"
+        rows.append(
+            (
+                component.type.value,
+                _cell(component.id, 56),
+                _cell(component.version or "-", 16),
+                _cell(_detail(component)),
+                where,
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4]
+        for r in rows
+    ]
+    return "\n".join(lines)
+
+
+def _predicate_keys(predicate: Any, depth: int = 0) -> set[str]:
+    keys = {str(getattr(predicate, "key", ""))}
+    if depth < 8:
+        for part in getattr(predicate, "parts", ()):
+            keys |= _predicate_keys(part, depth + 1)
+    return keys
+
+
+def _rule_findings(result: ScanResult, rules: Path | None) -> list[Finding]:
+    """Rule findings over the scanned graph plus the scan's own hygiene findings.
+
+    The scanner reports unpinned packages itself (library users get that without rules); when
+    the loaded pack has a rule on ``pinned`` that already fired for the component, the
+    scanner's copy is dropped so the report does not say the same thing twice.
+    """
+    from agbom.inventory import ComponentGraph
+    from agbom.rules import Action, Finding, Severity, load_rules
+    from agbom.scan.mcp_server import UNPINNED_RULE
+
+    ruleset = load_rules(rules)
+    findings = list(ruleset.evaluate(ComponentGraph(result.agbom)))
+    pinned_rules = {
+        rule.id for rule in ruleset if "pinned" in _predicate_keys(getattr(rule, "predicate", None))
+    }
+    covered = {c for f in findings if f.rule_id in pinned_rules for c in f.components}
+    findings.extend(
+        Finding(
+            rule_id=hygiene.rule_id,
+            severity=Severity.parse(hygiene.severity),
+            action=Action.WARN,
+            message=hygiene.message,
+            components=(hygiene.component_id,),
+            explanation=f"Reported by the scanner while reading {hygiene.path}.",
+            pack="scan",
+        )
+        for hygiene in result.findings
+        if not (hygiene.rule_id == UNPINNED_RULE and hygiene.component_id in covered)
+    )
+    return sorted(findings, key=Finding.sort_key)
+
+
+def _progress_bar() -> tuple[Callable[[int, int, str], None] | None, Callable[[], None]]:
+    """A rich progress bar on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int, path: str) -> None:
+        if total < PROGRESS_MIN_FILES:
+            return
+        if "bar" not in state:
+            bar = Progress(
+                TextColumn("scanning"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            bar.start()
+            state["bar"] = bar
+            state["task"] = bar.add_task("scan", total=total)
+        state["bar"].update(state["task"], completed=done)
+
+    def stop() -> None:
+        if "bar" in state:
+            state["bar"].stop()
+
+    return update, stop
+
+
+def _report_errors(result: ScanResult) -> None:
+    errors = result.errors
+    for path, error in errors[:MAX_ERRORS_SHOWN]:
+        where = path
+        if error.line is not None:
+            where += f":{error.line}" + (f":{error.column}" if error.column else "")
+        typer.echo(f"agbom: {where}: {error.reason}", err=True)
+    if len(errors) > MAX_ERRORS_SHOWN:
+        typer.echo(
+            f"agbom: ... and {len(errors) - MAX_ERRORS_SHOWN} more errors (see --format json)",
+            err=True,
+        )
+
+
+def scan_cmd(
+    paths: list[Path] = typer.Argument(
+        None, metavar="PATH...", help="Files and folders to scan (folders are walked)."
+    ),
+    home: Path | None = typer.Option(
+        None,
+        "--home",
+        help="Also read each client's configuration where it keeps it under this home folder.",
+    ),
+    fmt: ScanFormat = typer.Option(
+        ScanFormat.TABLE,
+        "--format",
+        "-f",
+        help="table (inventory), json (full report), cyclonedx-json, cyclonedx-xml, sarif.",
+        case_sensitive=False,
+    ),
+    output: Path | None = output_option(),
+    rules: Path | None = rules_option(),
+    fail_on: str | None = typer.Option(
+        None,
+        "--fail-on",
+        help="Exit 1 when a finding is at or above this severity "
+        "(info, low, medium, high, critical).",
+    ),
+    spec_version: str = typer.Option(
+        "1.6", "--spec-version", help="CycloneDX spec version for cyclonedx-* (1.6 or 1.7)."
+    ),
+) -> None:
+    """Scan MCP client configs, Agent Skills, A2A cards, server.json and AgBOMs into one
+    inventory, with findings and CycloneDX output."""
+    from agbom.rules import Severity
+    from agbom.scan import ScanError, scan_paths
+
+    if not paths and home is None:
+        raise typer.BadParameter("give at least one PATH or --home", param_hint="PATH")
+    threshold = Severity.parse(fail_on) if fail_on is not None else None
+    exporter = None
+    if fmt in (ScanFormat.CYCLONEDX_JSON, ScanFormat.CYCLONEDX_XML):
+        from agbom.export import get_exporter
+
+        exporter = get_exporter(fmt.value, spec_version)  # a bad version fails before scanning
+
+    progress, stop = _progress_bar()
+    try:
+        result = scan_paths(list(paths or []), home=home, progress=progress)
+    except ScanError as exc:
+        stop()
+        typer.echo(f"agbom: error: {exc.diagnostics()}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    stop()
+    findings = _rule_findings(result, rules)
+
+    data: str | bytes
+    if fmt is ScanFormat.TABLE:
+        data = inventory_table(result.agbom)
+        if findings:
+            from agbom.rules import render_findings
+
+            data += "\n\n" + render_findings(findings, "table")
+    elif fmt is ScanFormat.JSON:
+        data = orjson.dumps(
+            result.to_json(findings=[f.to_json() for f in findings]),
+            option=orjson.OPT_INDENT_2,
+        )
+    elif fmt is ScanFormat.SARIF:
+        from agbom.rules import render_findings
+
+        data = render_findings(findings, "sarif", source_uri=_source_uri(paths, home))
+    else:
+        assert exporter is not None
+        data = exporter.export(result.agbom)
+    write_output(data, output)
+
+    _report_errors(result)
+    summary = result.summary()
+    failing = [f for f in findings if threshold is not None and f.severity >= threshold]
+    typer.echo(
+        f"agbom: scanned {summary['files']} file(s) ({summary['ok']} ok, {summary['error']} "
+        f"with errors, {summary['skipped']} skipped): {summary['components']} component(s), "
+        f"{len(findings)} finding(s)"
+        + (f", {len(failing)} at or above {threshold}" if threshold else "")
+        + (f"; wrote {output}" if output is not None and str(output) != "-" else ""),
+        err=True,
+    )
+    if failing:
+        raise typer.Exit(EXIT_FINDINGS)
+    if result.error_files:
+        raise typer.Exit(EXIT_SCAN_ERRORS)
+
+
+def _source_uri(paths: Sequence[Path] | None, home: Path | None) -> str:
+    if paths:
+        return str(paths[0])
+    return str(home) if home else "."
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to ``app``."""
+    """Add ``agbom scan`` to ``app``."""
+    app.command("scan")(scan_cmd)

@@ -1,0 +1,155 @@
+"""Bounded, located parsing of JSON, JSONC, TOML and YAML for the readers.
+
+Every failure becomes a :class:`ParseFailure` carrying a :class:`FileError` with the line and
+column where the parser knows them. Messages never quote file content: a broken line of a
+config may hold a token.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from typing import Any
+
+import orjson
+import yaml
+
+from agbom.scan.interface import FileError
+
+BOM = b"\xef\xbb\xbf"
+_TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_TOML_EOD = re.compile(r"\s*\(at end of document\)\s*$")
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class ParseFailure(Exception):
+    """Internal: a file (or part of one) could not be parsed. Carries the located error."""
+
+    def __init__(self, error: FileError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _line_col(data: bytes, offset: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return line, column
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 text without a leading byte-order mark; a bad byte is located, not guessed."""
+    if data.startswith(BOM):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, column = _line_col(data, exc.start)
+        raise ParseFailure(FileError("not valid UTF-8", line, column)) from None
+
+
+def strip_jsonc(text: str) -> str:
+    """Blank out ``//`` and ``/* */`` comments and trailing commas, keeping every position.
+
+    Replacing with spaces (newlines kept) means a later JSON error still points at the right
+    line and column of the original file.
+    """
+    if "/" not in text and "," not in text:
+        return text
+    out = list(text)
+    i, n = 0, len(text)
+    last_comma = -1  # index of a comma that may turn out to be trailing
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            last_comma = -1
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            continue
+        if ch == "/" and i + 1 < n and text[i + 1] == "/":
+            while i < n and text[i] != "\n":
+                out[i] = " "
+                i += 1
+            continue
+        if ch == "/" and i + 1 < n and text[i + 1] == "*":
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            for j in range(i, end):
+                if out[j] != "\n":
+                    out[j] = " "
+            i = end
+            continue
+        if ch == ",":
+            last_comma = i
+        elif ch in "}]":
+            if last_comma >= 0:
+                out[last_comma] = " "
+            last_comma = -1
+        elif not ch.isspace():
+            last_comma = -1
+        i += 1
+    return "".join(out)
+
+
+def load_json(data: bytes, *, jsonc: bool = False) -> Any:
+    """Parse JSON (or JSONC when ``jsonc``); an empty file or a syntax error is located."""
+    if data.startswith(BOM):
+        data = data[3:]
+    if not data.strip():
+        raise ParseFailure(FileError("empty file"))
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if not jsonc:
+            raise ParseFailure(
+                FileError(f"not valid JSON: {exc.msg}", exc.lineno, exc.colno)
+            ) from None
+        first = exc
+    text = decode_text(data)
+    try:
+        return orjson.loads(strip_jsonc(text))
+    except orjson.JSONDecodeError as exc:
+        raise ParseFailure(
+            FileError(f"not valid JSONC: {exc.msg}", exc.lineno, exc.colno)
+        ) from first
+
+
+def load_toml(data: bytes) -> dict[str, Any]:
+    """Parse TOML; the error keeps tomllib's line and column."""
+    text = decode_text(data)
+    if not text.strip():
+        raise ParseFailure(FileError("empty file"))
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        match = _TOML_AT.search(message)
+        if match:
+            reason = message[: match.start()]
+            raise ParseFailure(
+                FileError(f"not valid TOML: {reason}", int(match.group(1)), int(match.group(2)))
+            ) from None
+        reason = _TOML_EOD.sub("", message)
+        lines = text.count("\n") + 1
+        raise ParseFailure(FileError(f"not valid TOML: {reason}", lines, None)) from None
+    except RecursionError:
+        raise ParseFailure(FileError("not valid TOML: nested too deeply")) from None
+
+
+def load_yaml(text: str, *, line_offset: int = 0) -> Any:
+    """Parse one YAML document with the safe loader; ``line_offset`` shifts reported lines."""
+    try:
+        return yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a SafeLoader variant
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "syntax error"
+        if mark is None:
+            raise ParseFailure(FileError(f"not valid YAML: {problem}")) from None
+        raise ParseFailure(
+            FileError(f"not valid YAML: {problem}", mark.line + 1 + line_offset, mark.column + 1)
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ParseFailure(FileError(f"not valid YAML: {type(exc).__name__}")) from None
+    except RecursionError:
+        raise ParseFailure(FileError("not valid YAML: nested too deeply")) from None

@@ -1,0 +1,251 @@
+"""ACS inputs: AgBOM documents on disk and JSON-RPC transcripts (``.jsonl``) of ACS sessions.
+
+An AgBOM document contributes its components as declared (each validated on its own, so one
+bad component does not hide the others). A transcript is folded line by line: per session,
+``agbom/snapshot`` sets the inventory, ``agbom/changed`` replaces or patches it, and
+``steps/skillRegister`` / ``steps/skillLoad`` add the skills they name. The union over the
+sessions of the file is what the transcript contributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from agbom.inventory import InvalidAgBOM, parse_component
+from agbom.scan._parse import BOM, ParseFailure, load_json
+from agbom.scan.interface import FileError, Finding, ReadContext, ReadResult
+
+AGBOM_MAX_BYTES = 16 * 1024 * 1024
+TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024
+ACS_METHODS = frozenset(
+    {"agbom/snapshot", "agbom/changed", "steps/skillRegister", "steps/skillLoad"}
+)
+
+
+def _unwrap(doc: Any) -> Any:
+    """A document, an ``{"agbom": DOC}`` payload, or a JSON-RPC request carrying either."""
+    if isinstance(doc, Mapping) and isinstance(doc.get("params"), Mapping):
+        params = doc["params"]
+        doc = params.get("payload", params)
+    if (
+        isinstance(doc, Mapping)
+        and "components" not in doc
+        and isinstance(doc.get("agbom"), Mapping)
+    ):
+        doc = doc["agbom"]
+    return doc
+
+
+def _components(raw: Any, where: str, line: int | None, result: ReadResult) -> list[dict[str, Any]]:
+    """Validate each component alone; report the bad ones, keep the rest."""
+    if not isinstance(raw, list):
+        result.errors.append(FileError(f"{where}: 'components' must be an array", line))
+        return []
+    good: list[dict[str, Any]] = []
+    for index, item in enumerate(raw):
+        try:
+            component = parse_component(item, f"{where}components[{index}]")
+        except InvalidAgBOM as exc:
+            for problem in exc.problems:
+                result.errors.append(FileError(str(problem), line))
+            continue
+        good.append(dict(component.data))
+    return good
+
+
+def looks_like_agbom(doc: Any) -> bool:
+    """Positive recognition: ``components`` is a list of objects that all carry id and type."""
+    doc = _unwrap(doc)
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("components"), list):
+        return False
+    items = doc["components"]
+    return all(isinstance(c, Mapping) and "id" in c and "type" in c for c in items[:20])
+
+
+class AgBOMReader:
+    """An ACS AgBOM document (or snapshot payload / request) stored as JSON."""
+
+    name = "acs-agbom"
+    globs = ("agbom.json", "*.agbom.json", "agbom-*.json", "agboms/*.json")
+    max_bytes = AGBOM_MAX_BYTES
+
+    def read(self, data: bytes, ctx: ReadContext) -> ReadResult:
+        """Keep every valid component of the document."""
+        result = ReadResult()
+        try:
+            doc = _unwrap(load_json(data))
+        except ParseFailure as exc:
+            result.errors.append(exc.error)
+            return result
+        if not isinstance(doc, Mapping) or "components" not in doc:
+            result.skipped = "not an AgBOM document (no 'components')"
+            return result
+        result.components.extend(_components(doc["components"], "", None, result))
+        for component in result.components:
+            component["_key"] = "components"
+        return result
+
+
+def _skill_from_register(payload: Mapping[str, Any]) -> dict[str, Any]:
+    skill_id = payload.get("skill_id")
+    if not isinstance(skill_id, str) or not skill_id:
+        raise ValueError("skillRegister payload has no 'skill_id'")
+    definition = payload.get("definition")
+    if not isinstance(definition, Mapping) or not isinstance(definition.get("digest"), Mapping):
+        raise ValueError("skillRegister payload has no 'definition.digest'")
+    component: dict[str, Any] = {
+        "id": skill_id,
+        "type": "skill",
+        "name": str(payload.get("name") or skill_id),
+        "description": str(payload.get("description") or ""),
+        # The body is never kept: only ref and digest persist.
+        "definition": {
+            "ref": str(definition.get("ref") or skill_id),
+            "digest": dict(definition["digest"]),
+        },
+    }
+    caps = payload.get("declared_capabilities")
+    if isinstance(caps, list):
+        component["declared_capabilities"] = [str(c) for c in caps]
+    composition = payload.get("composition")
+    if isinstance(composition, Mapping):
+        for field in ("tools", "mcp_servers", "a2a_peers", "models", "composed_skills"):
+            if isinstance(composition.get(field), list):
+                component[field] = [str(x) for x in composition[field]]
+    provenance = payload.get("registration_provenance")
+    if isinstance(provenance, Mapping):
+        component["registration_provenance"] = dict(provenance)
+    component["observed"] = ["skillRegister"]
+    return dict(parse_component(component, f"skill {skill_id!r}").data)
+
+
+class TranscriptReader:
+    """JSON-RPC transcript of ACS traffic, one message per line."""
+
+    name = "acs-transcript"
+    globs = ("*.jsonl",)
+    max_bytes = TRANSCRIPT_MAX_BYTES
+
+    def read(self, data: bytes, ctx: ReadContext) -> ReadResult:
+        """Fold the AgBOM and skill messages of every session in the file."""
+        result = ReadResult()
+        if data.startswith(BOM):
+            data = data[3:]
+        sessions: dict[str, dict[str, dict[str, Any]]] = {}
+        skills: dict[str, dict[str, Any]] = {}
+        seen_acs = False
+        bad_lines = 0
+        for number, raw_line in enumerate(data.split(b"\n"), start=1):
+            if not raw_line.strip():
+                continue
+            try:
+                message = orjson.loads(raw_line)
+            except orjson.JSONDecodeError as exc:
+                bad_lines += 1
+                result.errors.append(FileError(f"not valid JSON: {exc.msg}", number, exc.colno))
+                continue
+            if not isinstance(message, Mapping):
+                continue
+            method = message.get("method")
+            if method not in ACS_METHODS:
+                continue
+            seen_acs = True
+            params = message.get("params")
+            if not isinstance(params, Mapping) or not isinstance(params.get("payload"), Mapping):
+                result.errors.append(FileError(f"{method}: no 'params.payload' object", number))
+                continue
+            payload = params["payload"]
+            metadata = params.get("metadata")
+            session = str(metadata.get("session_id")) if isinstance(metadata, Mapping) else ""
+            state = sessions.setdefault(session, {})
+            where = f"{method} "
+            if method == "agbom/snapshot" or (method == "agbom/changed" and "agbom" in payload):
+                doc = _unwrap(payload)
+                if not isinstance(doc, Mapping):
+                    result.errors.append(FileError(f"{method}: payload has no AgBOM", number))
+                    continue
+                state.clear()
+                for component in _components(doc.get("components"), where, number, result):
+                    state[component["id"]] = component
+            elif method == "agbom/changed":
+                for cid in payload.get("removed") or []:
+                    state.pop(cid.get("id") if isinstance(cid, Mapping) else str(cid), None)
+                for field in ("added", "changed"):
+                    for component in _components(payload.get(field) or [], where, number, result):
+                        state[component["id"]] = component
+            elif method == "steps/skillRegister":
+                try:
+                    skill = _skill_from_register(payload)
+                except (ValueError, InvalidAgBOM) as exc:
+                    result.errors.append(FileError(f"{method}: {exc}", number))
+                    continue
+                skills[skill["id"]] = skill
+            else:  # steps/skillLoad
+                self._load(payload, skills, number, ctx, result)
+        if not seen_acs:
+            extra = f" ({bad_lines} lines are not JSON)" if bad_lines else ""
+            result.errors.clear()
+            result.skipped = f"no ACS agbom/skill messages in this file{extra}"
+            return result
+        merged: dict[str, dict[str, Any]] = {}
+        for state in sessions.values():
+            merged.update(state)
+        merged.update(skills)
+        for component in merged.values():
+            component["_key"] = "transcript"
+        result.components.extend(merged[k] for k in sorted(merged))
+        return result
+
+    @staticmethod
+    def _load(
+        payload: Mapping[str, Any],
+        skills: dict[str, dict[str, Any]],
+        number: int,
+        ctx: ReadContext,
+        result: ReadResult,
+    ) -> None:
+        skill_id = payload.get("skill_id")
+        digest = payload.get("digest")
+        if not isinstance(skill_id, str) or not skill_id or not isinstance(digest, Mapping):
+            result.errors.append(
+                FileError("steps/skillLoad: needs 'skill_id' and 'digest'", number)
+            )
+            return
+        known = skills.get(skill_id)
+        if known is None:
+            try:
+                skills[skill_id] = dict(
+                    parse_component(
+                        {
+                            "id": skill_id,
+                            "type": "skill",
+                            "name": skill_id,
+                            "description": "",
+                            "definition": {"ref": skill_id, "digest": dict(digest)},
+                            "observed": ["skillLoad"],
+                        },
+                        f"skill {skill_id!r}",
+                    ).data
+                )
+            except InvalidAgBOM as exc:
+                result.errors.append(FileError(f"steps/skillLoad: {exc}", number))
+            return
+        if "skillLoad" not in known["observed"]:
+            known["observed"] = [*known["observed"], "skillLoad"]
+        registered = known["definition"]["digest"]
+        if str(registered.get("value", "")).lower() != str(digest.get("value", "")).lower():
+            result.findings.append(
+                Finding(
+                    rule_id="scan.skill-load-digest-mismatch",
+                    severity="high",
+                    component_id=skill_id,
+                    message=(
+                        f"skill {skill_id!r} was loaded with a digest that differs from its "
+                        f"registration (line {number})"
+                    ),
+                    path=ctx.display,
+                )
+            )

@@ -1,0 +1,269 @@
+"""Readers for MCP client configurations: one per client format, each bound to its globs.
+
+Claude Desktop, Claude Code (project ``.mcp.json``, ``~/.claude.json``, ``managed-mcp.json``,
+plugins), Cursor, VS Code (``mcp.json`` and ``settings.json``), Windsurf, Gemini CLI, Codex
+(TOML), opencode (JSONC) and generic ``mcp.json``. They differ only in where the server map
+lives and in a few field names, so each reader is a :class:`McpConfigReader` configured with
+a "sections" function and its field conventions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agbom.scan._parse import ParseFailure, load_json, load_toml
+from agbom.scan.interface import FileError, ReadContext, ReadResult
+from agbom.scan.mcp_server import EntryError, server_component
+
+CONFIG_MAX_BYTES = 1024 * 1024
+# ~/.claude.json also holds Claude Code's per-project history and grows large.
+CLAUDE_USER_MAX_BYTES = 32 * 1024 * 1024
+
+# A section: (label shown in errors, the server map, or a non-map to report as wrong type).
+Section = tuple[str, Any]
+SectionsFn = Callable[[Any, ReadContext], Iterator[Section]]
+
+
+class _NoServers(Exception):
+    """Internal: the file parsed but configures no MCP servers (reported as skipped)."""
+
+
+def _top(key: str) -> SectionsFn:
+    def sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
+        if not isinstance(doc, Mapping):
+            raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+        if key not in doc:
+            raise _NoServers(f"no {key!r} in this file")
+        yield key, doc[key]
+
+    return sections
+
+
+def _generic_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
+    """Generic ``mcp.json``: the ``mcpServers`` shape or VS Code's ``servers`` shape."""
+    if not isinstance(doc, Mapping):
+        raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+    found = False
+    for key in ("mcpServers", "servers"):
+        if key in doc:
+            found = True
+            yield key, doc[key]
+    if not found:
+        raise _NoServers("no 'mcpServers' or 'servers' in this file")
+
+
+def _claude_user_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
+    """``~/.claude.json``: top-level ``mcpServers`` and ``projects.<path>.mcpServers``."""
+    if not isinstance(doc, Mapping):
+        raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+    found = False
+    if "mcpServers" in doc:
+        found = True
+        yield "mcpServers", doc["mcpServers"]
+    projects = doc.get("projects")
+    if isinstance(projects, Mapping):
+        for project, settings in sorted(projects.items()):
+            if isinstance(settings, Mapping) and "mcpServers" in settings:
+                found = True
+                yield f"projects.{project}.mcpServers", settings["mcpServers"]
+    elif projects is not None:
+        yield "projects", projects  # wrong type, reported by the caller
+        found = True
+    if not found:
+        raise _NoServers("no MCP servers configured in this file")
+
+
+def _vscode_settings_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
+    """VS Code ``settings.json``: the ``mcp.json`` object nested under ``"mcp"``."""
+    if not isinstance(doc, Mapping):
+        raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+    mcp = doc.get("mcp")
+    if mcp is None:
+        raise _NoServers("no 'mcp' settings in this file")
+    if not isinstance(mcp, Mapping):
+        yield "mcp", mcp
+        return
+    if "servers" not in mcp:
+        raise _NoServers("no 'mcp.servers' in this file")
+    yield "mcp.servers", mcp["servers"]
+
+
+def _inside(path: Path, roots: tuple[Path, ...]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def _plugin_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
+    """``.claude-plugin/plugin.json``: inline ``mcpServers`` or a path to a JSON file of them."""
+    if not isinstance(doc, Mapping):
+        raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+    value = doc.get("mcpServers")
+    if value is None:
+        raise _NoServers("this plugin declares no MCP servers")
+    if not isinstance(value, str):
+        yield "mcpServers", value
+        return
+    # A path relative to the plugin root (the folder holding .claude-plugin/).
+    plugin_root = ctx.path.parent.parent
+    target = (plugin_root / value).resolve()
+    if not _inside(target, ctx.roots):
+        raise ParseFailure(FileError(f"mcpServers file {value!r} is outside the scanned tree"))
+    try:
+        with open(target, "rb") as handle:
+            data = handle.read(CONFIG_MAX_BYTES + 1)
+    except OSError as exc:
+        raise ParseFailure(
+            FileError(f"cannot read mcpServers file {value!r}: {exc.strerror or exc}")
+        ) from None
+    if len(data) > CONFIG_MAX_BYTES:
+        raise ParseFailure(FileError(f"mcpServers file {value!r} is over {CONFIG_MAX_BYTES} bytes"))
+    try:
+        referenced = load_json(data)
+    except ParseFailure as exc:
+        raise ParseFailure(FileError(f"mcpServers file {value!r}: {exc.error}")) from None
+    if isinstance(referenced, Mapping) and "mcpServers" in referenced:
+        referenced = referenced["mcpServers"]
+    yield f"mcpServers ({value})", referenced
+
+
+def _line_of(text: str | None, key: str) -> int | None:
+    """Best-effort line of a server key, so an entry error points somewhere useful."""
+    if not text:
+        return None
+    for needle in (f'"{key}"', f"[mcp_servers.{key}]", f'[mcp_servers."{key}"]'):
+        at = text.find(needle)
+        if at >= 0:
+            return text.count("\n", 0, at) + 1
+    return None
+
+
+@dataclass(frozen=True)
+class McpConfigReader:
+    """An MCP client configuration format."""
+
+    name: str
+    globs: tuple[str, ...]
+    sections: SectionsFn
+    max_bytes: int = CONFIG_MAX_BYTES
+    toml: bool = False
+    jsonc: bool = False
+    command_as_list: bool = False
+    url_fields: tuple[tuple[str, str | None], ...] = (("url", None),)
+    env_field: str = "env"
+
+    def parse(self, data: bytes) -> Any:
+        return load_toml(data) if self.toml else load_json(data, jsonc=self.jsonc)
+
+    def read(self, data: bytes, ctx: ReadContext) -> ReadResult:
+        """Every server entry becomes a component or a located error."""
+        result = ReadResult()
+        try:
+            doc = self.parse(data)
+            sections = list(self.sections(doc, ctx))
+        except ParseFailure as exc:
+            result.errors.append(exc.error)
+            return result
+        except _NoServers as exc:
+            result.skipped = str(exc)
+            return result
+        text: str | None = None
+        for label, servers in sections:
+            if not isinstance(servers, Mapping):
+                result.errors.append(
+                    FileError(f"{label!r} must be an object, not {type(servers).__name__}")
+                )
+                continue
+            for key, entry in servers.items():
+                try:
+                    component, findings = server_component(
+                        str(key),
+                        entry,
+                        display=ctx.display,
+                        command_as_list=self.command_as_list,
+                        url_fields=self.url_fields,
+                        env_field=self.env_field,
+                    )
+                except EntryError as exc:
+                    if text is None:
+                        text = data.decode("utf-8", "replace")
+                    result.errors.append(
+                        FileError(f"{label}.{key}: {exc}", _line_of(text, str(key)), None)
+                    )
+                    continue
+                component["_key"] = f"{label}.{key}"
+                result.components.append(component)
+                result.findings.extend(findings)
+        return result
+
+
+READERS: tuple[McpConfigReader, ...] = (
+    McpConfigReader(
+        "claude-desktop",
+        ("claude_desktop_config.json",),
+        _top("mcpServers"),
+    ),
+    McpConfigReader(
+        "claude-code",
+        (".mcp.json", "managed-mcp.json"),
+        _top("mcpServers"),
+    ),
+    McpConfigReader(
+        "claude-code-user",
+        (".claude.json",),
+        _claude_user_sections,
+        max_bytes=CLAUDE_USER_MAX_BYTES,
+    ),
+    McpConfigReader("claude-plugin", (".claude-plugin/plugin.json",), _plugin_sections),
+    McpConfigReader("cursor", (".cursor/mcp.json",), _top("mcpServers")),
+    McpConfigReader(
+        "vscode",
+        (".vscode/mcp.json", "User/mcp.json"),
+        _top("servers"),
+        jsonc=True,
+    ),
+    McpConfigReader(
+        "vscode-settings",
+        (".vscode/settings.json", "User/settings.json"),
+        _vscode_settings_sections,
+        jsonc=True,
+    ),
+    McpConfigReader(
+        "windsurf",
+        ("mcp_config.json", ".windsurf/mcp.json"),
+        _top("mcpServers"),
+        url_fields=(("serverUrl", None), ("url", None)),
+    ),
+    McpConfigReader(
+        "gemini",
+        (".gemini/settings.json",),
+        _top("mcpServers"),
+        jsonc=True,
+        url_fields=(("httpUrl", "streamable-http"), ("url", "sse")),
+    ),
+    McpConfigReader(
+        "codex",
+        (".codex/config.toml",),
+        _top("mcp_servers"),
+        toml=True,
+    ),
+    McpConfigReader(
+        "opencode",
+        ("opencode.json", "opencode.jsonc"),
+        _top("mcp"),
+        jsonc=True,
+        command_as_list=True,
+        env_field="environment",
+    ),
+    McpConfigReader(
+        "antigravity",
+        ("antigravity/mcp_config.json",),
+        _top("mcpServers"),
+        url_fields=(("serverUrl", None), ("url", None)),
+    ),
+    McpConfigReader("kiro", (".kiro/settings/mcp.json",), _top("mcpServers")),
+    McpConfigReader("mcp-json", ("mcp.json",), _generic_sections, jsonc=True),
+)
+
+__all__ = ["CONFIG_MAX_BYTES", "READERS", "McpConfigReader"]

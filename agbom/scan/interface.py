@@ -1,0 +1,136 @@
+"""Scan layer interface: the reader contract, per-file reports and the layer's error.
+
+A :class:`Reader` handles one manifest kind and is bound to file globs. It gets the bytes of
+one file (read once, bounded) and returns a :class:`ReadResult`: the components it found and
+the problems it met. A problem never stops the scan; it is shown to the user in the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from agbom.errors import AgbomError
+
+
+class ScanError(AgbomError):
+    """Base error of the scan layer (raised only for unusable arguments, never for a file)."""
+
+
+class FileStatus(StrEnum):
+    """What happened to one input file."""
+
+    OK = "ok"
+    ERROR = "error"  # unreadable or partly invalid; valid entries are still kept
+    SKIPPED = "skipped"  # nothing agbom can read in it; the reason says why
+
+
+@dataclass(frozen=True, slots=True)
+class FileError:
+    """One located problem in an input file. ``line``/``column`` are 1-based when known."""
+
+    reason: str
+    line: int | None = None
+    column: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reason": self.reason, "line": self.line, "column": self.column}
+
+    def __str__(self) -> str:
+        where = ""
+        if self.line is not None:
+            where = f"line {self.line}" + (f" column {self.column}" if self.column else "") + ": "
+        return where + self.reason
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A hygiene observation made while reading (for example an unpinned package)."""
+
+    rule_id: str
+    severity: str  # info | low | medium | high | critical
+    component_id: str
+    message: str
+    path: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule_id": self.rule_id,
+            "severity": self.severity,
+            "component_id": self.component_id,
+            "message": self.message,
+            "path": self.path,
+        }
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """What a reader got out of one file.
+
+    ``components`` are wire dicts without ``found_in`` (the scanner adds it). ``skipped`` is
+    a reason when the file holds nothing this reader handles (for example a ``.jsonl`` file
+    with no ACS messages); it is then reported as skipped rather than ok.
+    """
+
+    components: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    skipped: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadContext:
+    """What a reader may know besides the bytes: where the file is and how it is shown."""
+
+    path: Path  # the file on disk
+    display: str  # the path as shown in reports (relative to the scan root when possible)
+    roots: tuple[Path, ...]  # resolved scan roots; nothing outside them is followed
+
+
+class Reader(Protocol):
+    """One manifest kind. ``globs`` are matched against the trailing path components."""
+
+    name: str
+    globs: tuple[str, ...]
+    max_bytes: int
+
+    def read(self, data: bytes, ctx: ReadContext) -> ReadResult:
+        """Parse ``data`` (the whole file, already size-checked) into components."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileReport:
+    """The outcome for one input file, as listed in the JSON report."""
+
+    path: str
+    reader: str | None
+    status: FileStatus
+    errors: tuple[FileError, ...] = ()
+    components: int = 0
+    skip_reason: str | None = None
+
+    @property
+    def error(self) -> FileError | None:
+        """The first problem, or ``None``."""
+        return self.errors[0] if self.errors else None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "reader": self.reader,
+            "status": self.status.value,
+            "components": self.components,
+            "error": self.error.to_json() if self.error else None,
+        }
+        if len(self.errors) > 1:
+            out["errors"] = [e.to_json() for e in self.errors]
+        if self.skip_reason:
+            out["reason"] = self.skip_reason
+        return out
+
+
+Json = Mapping[str, Any]

@@ -1,0 +1,220 @@
+"""One MCP server entry of any client config -> one ``mcp_server`` wire component.
+
+Shared by every client reader. The entry is checked field by field; a wrong type makes the
+entry an error (the other entries of the file are kept). Env and header *values* are never
+copied; arguments and URLs go through :mod:`agbom.scan.redact`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from agbom.scan.interface import Finding
+from agbom.scan.launchers import Package, package_from_command
+from agbom.scan.redact import redact_args, redact_url
+
+_TRANSPORTS = {
+    "stdio": "stdio",
+    "local": "stdio",
+    "http": "streamable-http",
+    "streamable-http": "streamable-http",
+    "streamablehttp": "streamable-http",
+    "streamable_http": "streamable-http",
+    "remote": "streamable-http",
+    "sse": "sse",
+    "ws": "websocket",
+    "websocket": "websocket",
+}
+
+UNPINNED_RULE = "scan.unpinned-package"
+
+
+class EntryError(Exception):
+    """Internal: this server entry is unusable; the message says which field and why."""
+
+
+def _string_list(value: Any, field: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise EntryError(f"{field!r} must be an array of strings, not {type(value).__name__}")
+    out: list[str] = []
+    for index, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            raise EntryError(f"{field}[{index}] must be a string, not {type(item).__name__}")
+        out.append(str(item))
+    return out
+
+
+def _key_names(value: Any, field: str) -> list[str]:
+    """Names of an env/header map (values are dropped here, unread)."""
+    if value is None:
+        return []
+    if isinstance(value, Mapping):
+        return sorted(str(k) for k in value)
+    if isinstance(value, list):  # server.json style [{"name": ...}]
+        names = [
+            str(item["name"]) for item in value if isinstance(item, Mapping) and "name" in item
+        ]
+        return sorted(names)
+    raise EntryError(f"{field!r} must be an object, not {type(value).__name__}")
+
+
+def _local_id(command: str, args: list[str]) -> str:
+    base = command.replace("\\", "/").rsplit("/", 1)[-1] or "command"
+    digest = hashlib.sha256("\0".join([command, *args]).encode("utf-8")).hexdigest()[:12]
+    return f"mcp:cmd/{base}-{digest}"
+
+
+def package_component(
+    *, name: str, package: Package, transport: str, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The ``mcp_server`` component for a server run from a package (launcher or registry)."""
+    component: dict[str, Any] = {
+        "id": f"mcp:{package.id_part}",
+        "type": "mcp_server",
+        "name": name,
+        "version": package.version,
+        "endpoint": None,
+        "tools": [],
+        "transport": transport,
+        "purl": package.purl,
+        "package": {"ecosystem": package.ecosystem, "name": package.name},
+        "pinned": package.pinned,
+    }
+    if package.requested:
+        component["package"]["requested"] = package.requested
+    if extra:
+        component.update(extra)
+    return component
+
+
+def unpinned_finding(component: Mapping[str, Any], display: str) -> Finding:
+    package = component.get("package") or {}
+    requested = package.get("requested")
+    asked = f" (asks for {requested!r})" if requested else ""
+    return Finding(
+        rule_id=UNPINNED_RULE,
+        severity="medium",
+        component_id=str(component["id"]),
+        message=(
+            f"MCP server {component['name']!r} runs {package.get('ecosystem')} package "
+            f"{package.get('name')!r} without a pinned version{asked}; pin an exact version"
+        ),
+        path=display,
+    )
+
+
+def server_component(
+    key: str,
+    entry: Any,
+    *,
+    display: str,
+    command_as_list: bool = False,
+    url_fields: tuple[tuple[str, str | None], ...] = (("url", None),),
+    env_field: str = "env",
+) -> tuple[dict[str, Any], list[Finding]]:
+    """Normalize one client entry. Raises :class:`EntryError` when it cannot be used.
+
+    ``command_as_list`` is opencode's ``"command": ["npx", "-y", "pkg"]``. ``url_fields``
+    lists the keys holding a remote URL with the transport each implies (``None``: from
+    ``type``), for example Gemini's ``httpUrl`` (streamable HTTP) and ``url`` (SSE).
+    """
+    if not isinstance(entry, Mapping):
+        raise EntryError(f"must be an object, not {type(entry).__name__}")
+    raw_type = entry.get("type", entry.get("transport"))
+    if raw_type is not None and not isinstance(raw_type, str):
+        raise EntryError(f"'type' must be a string, not {type(raw_type).__name__}")
+    declared = _TRANSPORTS.get(raw_type.lower()) if raw_type else None
+    if raw_type and declared is None:
+        raise EntryError(f"unknown transport type {raw_type!r}")
+
+    disabled = entry.get("disabled") is True or entry.get("enabled") is False
+    env_keys = _key_names(entry.get(env_field), env_field)
+    header_keys = _key_names(entry.get("headers"), "headers")
+    redacted = [f"{env_field}.{k}" for k in env_keys] + [f"headers.{k}" for k in header_keys]
+
+    url: str | None = None
+    url_transport: str | None = None
+    for field, implied in url_fields:
+        value = entry.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value:
+            raise EntryError(f"{field!r} must be a non-empty string")
+        url, url_transport = value, implied
+        break
+
+    command_value = entry.get("command")
+    findings: list[Finding] = []
+    common: dict[str, Any] = {}
+    if env_keys:
+        common["env_keys"] = env_keys
+    if header_keys:
+        common["header_keys"] = header_keys
+    if disabled:
+        common["disabled"] = True
+
+    if command_value is not None:
+        if command_as_list:
+            argv = _string_list(command_value, "command")
+            if not argv:
+                raise EntryError("'command' must not be empty")
+            command, args = argv[0], argv[1:] + _string_list(entry.get("args"), "args")
+        else:
+            if not isinstance(command_value, str) or not command_value.strip():
+                raise EntryError("'command' must be a non-empty string")
+            command, args = command_value, _string_list(entry.get("args"), "args")
+        safe_args, hits = redact_args(args)
+        redacted.extend(f"args[{i}]" for i in hits)
+        common["command"] = shlex.join([command, *safe_args])
+        common["args"] = safe_args
+        if redacted:
+            common["redacted"] = redacted
+        transport = declared if declared and declared != "streamable-http" else "stdio"
+        package = package_from_command(command, args)
+        if package is not None:
+            component = package_component(
+                name=key, package=package, transport=transport, extra=common
+            )
+            if not package.pinned:
+                findings.append(unpinned_finding(component, display))
+            return component, findings
+        component = {
+            "id": _local_id(command, safe_args),
+            "type": "mcp_server",
+            "name": key,
+            "version": None,
+            "endpoint": None,
+            "tools": [],
+            "transport": transport,
+            **common,
+        }
+        return component, findings
+
+    if url is None:
+        raise EntryError("has neither 'command' nor a URL")
+    endpoint, changed = redact_url(url)
+    if changed:
+        redacted.append("endpoint")
+    if redacted:
+        common["redacted"] = redacted
+    transport = url_transport or declared
+    if transport is None or transport == "stdio":
+        path = endpoint.split("?", 1)[0].rstrip("/")
+        transport = "sse" if path.endswith("/sse") else "streamable-http"
+    component = {
+        "id": f"mcp:{endpoint.split('?', 1)[0]}",
+        "type": "mcp_server",
+        "name": key,
+        "version": None,
+        "endpoint": endpoint,
+        "tools": [],
+        "transport": transport,
+        "remote": True,
+        **common,
+    }
+    return component, findings

@@ -1,0 +1,539 @@
+"""Walk paths, dispatch each file to the reader bound to its globs, merge one AgBOM.
+
+Pipeline: (1) collect candidate files (``os.scandir``, skipping ``.git``, ``node_modules`` and
+virtual environments, never following folder links); (2) read each file once, bounded by its
+reader's size limit; (3) let the reader turn the bytes into components and located errors;
+(4) merge: one component per id with every place it was found (``found_in``), skills of the
+same name with different content kept apart; (5) build and validate the canonical AgBOM.
+
+No file can stop the scan: every failure, including a bug in a reader, becomes a
+:class:`FileReport` with status ``error``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import translate
+from pathlib import Path
+from typing import Any
+
+import orjson
+import rfc8785
+
+from agbom.inventory import AgBOM, ComponentType
+from agbom.inventory.model import Component, check_references
+from agbom.scan._parse import ParseFailure, load_json
+from agbom.scan.a2a import AgentCardReader, looks_like_card
+from agbom.scan.acs import AgBOMReader, TranscriptReader, looks_like_agbom
+from agbom.scan.clients import READERS as CLIENT_READERS
+from agbom.scan.interface import (
+    FileError,
+    FileReport,
+    FileStatus,
+    Finding,
+    ReadContext,
+    Reader,
+    ReadResult,
+    ScanError,
+)
+from agbom.scan.registry import ServerJsonReader, looks_like_server_json
+from agbom.scan.skills import SkillReader
+
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox",
+     ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".cache"}
+)  # fmt: skip
+MAX_DEPTH = 64
+MAX_FILES = 500_000
+
+ProgressFn = Callable[[int, int, str], None]
+
+SKILLS = SkillReader()
+AGENT_CARDS = AgentCardReader()
+SERVER_JSON = ServerJsonReader()
+AGBOMS = AgBOMReader()
+TRANSCRIPTS = TranscriptReader()
+GENERIC_MCP = next(r for r in CLIENT_READERS if r.name == "mcp-json")
+
+ALL_READERS: tuple[Reader, ...] = (
+    *CLIENT_READERS,
+    SKILLS,
+    AGENT_CARDS,
+    SERVER_JSON,
+    AGBOMS,
+    TRANSCRIPTS,
+)
+
+# Files under a home folder where each client keeps its configuration (--home).
+HOME_FILES: tuple[str, ...] = (
+    "Library/Application Support/Claude/claude_desktop_config.json",
+    ".config/Claude/claude_desktop_config.json",
+    "AppData/Roaming/Claude/claude_desktop_config.json",
+    ".claude.json",
+    ".mcp.json",
+    ".cursor/mcp.json",
+    ".config/Code/User/mcp.json",
+    ".config/Code/User/settings.json",
+    "Library/Application Support/Code/User/mcp.json",
+    "Library/Application Support/Code/User/settings.json",
+    "AppData/Roaming/Code/User/mcp.json",
+    "AppData/Roaming/Code/User/settings.json",
+    ".codeium/windsurf/mcp_config.json",
+    ".windsurf/mcp.json",
+    ".gemini/settings.json",
+    ".gemini/antigravity/mcp_config.json",
+    ".codex/config.toml",
+    ".config/opencode/opencode.json",
+    ".config/opencode/opencode.jsonc",
+    ".kiro/settings/mcp.json",
+)
+# Folders under a home folder that are walked whole (skills and plugins).
+HOME_DIRS: tuple[str, ...] = (
+    ".claude/skills",
+    ".claude/plugins",
+    ".cursor/skills",
+    ".agents/skills",
+    ".codex/skills",
+    ".gemini/skills",
+    ".config/opencode/skills",
+)
+
+
+class _Matcher:
+    """Map a path to the most specific reader whose glob matches its trailing components."""
+
+    def __init__(self, readers: Iterable[Reader]) -> None:
+        self.exact: dict[str, list[tuple[int, tuple[re.Pattern[str], ...], Reader]]] = {}
+        self.wild: list[tuple[re.Pattern[str], int, tuple[re.Pattern[str], ...], Reader]] = []
+        for order, reader in enumerate(readers):
+            for glob in reader.globs:
+                parts = glob.split("/")
+                last = parts[-1]
+                parents = tuple(re.compile(translate(p)) for p in parts[:-1])
+                # Specificity: more components first, then exact names, then reader order.
+                rank = -len(parts) * 1000 + order
+                if any(c in last for c in "*?["):
+                    self.wild.append((re.compile(translate(last)), rank + 500, parents, reader))
+                else:
+                    self.exact.setdefault(last, []).append((rank, parents, reader))
+
+    def match(self, name: str, parents: Sequence[str]) -> Reader | None:
+        best: tuple[int, Reader] | None = None
+        candidates = list(self.exact.get(name, ()))
+        candidates.extend((rank, pp, r) for rx, rank, pp, r in self.wild if rx.match(name))
+        for rank, pattern_parents, reader in candidates:
+            n = len(pattern_parents)
+            if n > len(parents):
+                continue
+            if n and not all(
+                p.match(part)
+                for p, part in zip(pattern_parents, parents[len(parents) - n :], strict=True)
+            ):
+                continue
+            if best is None or rank < best[0]:
+                best = (rank, reader)
+        return best[1] if best else None
+
+
+_MATCHER = _Matcher(ALL_READERS)
+
+
+def reader_for(path: Path) -> Reader | None:
+    """The reader bound to ``path`` by its globs, or ``None``."""
+    parts = path.parts
+    return _MATCHER.match(parts[-1], parts[:-1]) if parts else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    path: Path
+    display: str
+    reader: Reader | None
+    roots: tuple[Path, ...]
+    note: FileReport | None = None  # already decided (a folder link, an unreadable folder)
+
+
+@dataclass(slots=True)
+class ScanResult:
+    """The outcome of a scan: the canonical AgBOM, every input file, and findings."""
+
+    agbom: AgBOM
+    files: list[FileReport]
+    findings: list[Finding] = field(default_factory=list)
+    skipped_dirs: int = 0
+
+    @property
+    def errors(self) -> list[tuple[str, FileError]]:
+        """Every located error, as ``(path, error)``, in path order."""
+        return [(report.path, error) for report in self.files for error in report.errors]
+
+    @property
+    def error_files(self) -> list[FileReport]:
+        return [f for f in self.files if f.status is FileStatus.ERROR]
+
+    def summary(self) -> dict[str, Any]:
+        counts = {status.value: 0 for status in FileStatus}
+        for report in self.files:
+            counts[report.status.value] += 1
+        by_type: dict[str, int] = {}
+        for component in self.agbom:
+            by_type[component.type.value] = by_type.get(component.type.value, 0) + 1
+        return {
+            "files": len(self.files),
+            **counts,
+            "components": len(self.agbom),
+            "components_by_type": dict(sorted(by_type.items())),
+            "findings": len(self.findings),
+            "skipped_dirs": self.skipped_dirs,
+        }
+
+    def to_json(self, *, findings: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+        """The JSON report: summary, every file with its status, errors, findings, the AgBOM.
+
+        ``findings`` replaces the scan's own hygiene findings (the CLI passes rule findings
+        merged with them).
+        """
+        summary = self.summary()
+        if findings is not None:
+            summary["findings"] = len(findings)
+        return {
+            "summary": summary,
+            "files": [report.to_json() for report in self.files],
+            "errors": [{"path": path, **error.to_json()} for path, error in self.errors],
+            "findings": list(findings)
+            if findings is not None
+            else [f.to_json() for f in self.findings],
+            "agbom": self.agbom.to_document(with_hash=True),
+        }
+
+
+# -- (1) collecting candidates -------------------------------------------------------------------
+
+
+def _join(display_root: str, rel: str) -> str:
+    if display_root in ("", "."):
+        return rel
+    return display_root.rstrip("/") + "/" + rel
+
+
+def _walk(
+    root: Path, display_root: str, roots: tuple[Path, ...], counters: dict[str, int]
+) -> Iterator[_Candidate]:
+    stack: list[tuple[str, tuple[str, ...]]] = [(os.fspath(root), ())]
+    while stack:
+        folder, parts = stack.pop()
+        rel_folder = "/".join(parts)
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            yield _Candidate(
+                Path(folder), _join(display_root, rel_folder or "."), None, roots,
+                FileReport(_join(display_root, rel_folder or "."), None, FileStatus.ERROR,
+                           (FileError(f"cannot list folder: {exc.strerror or exc}"),)),
+            )  # fmt: skip
+            continue
+        if parts and any(e.name == "pyvenv.cfg" for e in entries):
+            counters["skipped_dirs"] += 1  # a virtual environment
+            continue
+        subdirs: list[tuple[str, tuple[str, ...]]] = []
+        for entry in entries:
+            name = entry.name
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if name in SKIP_DIRS:
+                    counters["skipped_dirs"] += 1
+                elif len(parts) < MAX_DEPTH:
+                    subdirs.append((entry.path, (*parts, name)))
+                continue
+            reader = _MATCHER.match(name, parts)
+            if reader is None:
+                if is_link and entry.is_dir():
+                    counters["skipped_dirs"] += 1  # folder links are never followed
+                continue
+            counters["files"] += 1
+            if counters["files"] > MAX_FILES:
+                raise ScanError(f"more than {MAX_FILES} manifest files under {display_root}")
+            rel = "/".join((*parts, name))
+            yield _Candidate(Path(entry.path), _join(display_root, rel), reader, roots)
+        stack.extend(reversed(subdirs))
+
+
+def _sniff(path: Path, data: bytes) -> Reader | None:
+    """For a file named explicitly that no glob claims: recognize JSON content positively."""
+    if not path.name.endswith((".json", ".jsonc")):
+        return None
+    try:
+        doc = load_json(data, jsonc=True)
+    except ParseFailure:
+        return None
+    if isinstance(doc, Mapping) and ("mcpServers" in doc or "servers" in doc):
+        return GENERIC_MCP
+    for check, reader in (
+        (looks_like_server_json, SERVER_JSON),
+        (looks_like_card, AGENT_CARDS),
+        (looks_like_agbom, AGBOMS),
+    ):
+        if check(doc):
+            return reader
+    return None
+
+
+# -- (2)+(3) reading one file --------------------------------------------------------------------
+
+
+def _inside(real: Path, roots: tuple[Path, ...]) -> bool:
+    return any(real == root or root in real.parents for root in roots)
+
+
+def _read_file(candidate: _Candidate, explicit: bool) -> tuple[FileReport, ReadResult | None]:
+    display = candidate.display
+    reader = candidate.reader
+    name = reader.name if reader else None
+
+    def error(reason: str, line: int | None = None, column: int | None = None) -> FileReport:
+        return FileReport(display, name, FileStatus.ERROR, (FileError(reason, line, column),))
+
+    path = candidate.path
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            real = Path(os.path.realpath(path))
+            if not explicit and not _inside(real, candidate.roots):
+                return error("symbolic link leaves the scanned tree; not followed"), None
+            st = os.stat(real)
+            path = real
+        if not stat.S_ISREG(st.st_mode):
+            return error("not a regular file"), None
+    except OSError as exc:
+        return error(f"cannot read: {exc.strerror or exc}"), None
+
+    limit = reader.max_bytes if reader else 1024 * 1024
+    truncate = bool(getattr(reader, "truncate", False))
+    if st.st_size > limit and not truncate:
+        return error(f"file is {st.st_size} bytes, over the {limit} byte limit for {name}"), None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            chunks: list[bytes] = []
+            remaining = limit + 1
+            while remaining > 0 and (chunk := os.read(fd, min(remaining, 1 << 20))):
+                chunks.append(chunk)
+                remaining -= len(chunk)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return error(f"cannot read: {exc.strerror or exc}"), None
+    data = b"".join(chunks)
+    truncated = len(data) > limit
+    if truncated:
+        if not truncate:
+            return error(f"file grew over the {limit} byte limit for {name}"), None
+        data = data[:limit]
+
+    if reader is None:
+        reader = _sniff(path, data) if explicit else None
+        if reader is None:
+            return FileReport(display, None, FileStatus.SKIPPED,
+                              skip_reason="no reader recognizes this file"), None  # fmt: skip
+        name = reader.name
+    ctx = ReadContext(path=candidate.path, display=display, roots=candidate.roots)
+    try:
+        if truncate:
+            result = reader.read(data, ctx, truncated=truncated)  # type: ignore[call-arg]
+        else:
+            result = reader.read(data, ctx)
+    except Exception as exc:  # noqa: BLE001 - a reader bug must not stop the scan
+        return error(f"internal error in reader {name}: {type(exc).__name__}: {exc}"), None
+    if result.skipped is not None and not result.components and not result.errors:
+        return FileReport(display, name, FileStatus.SKIPPED, skip_reason=result.skipped), result
+    status = FileStatus.ERROR if result.errors else FileStatus.OK
+    report = FileReport(display, name, status, tuple(result.errors), len(result.components))
+    return report, result
+
+
+# -- (4) merging ---------------------------------------------------------------------------------
+
+
+def _merge(
+    found: list[tuple[str, str, dict[str, Any]]],
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[FileError]]]:
+    """One component per id; ``found_in`` lists every (path, reader, entry)."""
+    # Skills: one name with different content is several skills, told apart by digest.
+    skill_digests: dict[str, set[str]] = {}
+    for _, _, comp in found:
+        if comp.get("type") == "skill":
+            digest = comp["definition"]["digest"]["value"].lower()
+            skill_digests.setdefault(comp["id"], set()).add(digest)
+    merged: dict[str, dict[str, Any]] = {}
+    disabled_everywhere: dict[str, bool] = {}
+    errors: dict[str, list[FileError]] = {}
+    for display, reader, comp in found:
+        key = comp.pop("_key", None)
+        if comp.get("type") == "skill" and len(skill_digests.get(comp["id"], ())) > 1:
+            comp["id"] = f"{comp['id']}@{comp['definition']['digest']['value'].lower()[:12]}"
+        try:
+            rfc8785.dumps(comp)
+        except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+            errors.setdefault(display, []).append(
+                FileError(f"component {comp.get('id')!r} cannot be canonicalized: {exc}")
+            )
+            continue
+        location: dict[str, Any] = {"path": display, "reader": reader}
+        if key:
+            location["entry"] = key
+        if comp.get("disabled"):
+            location["disabled"] = True
+        if "registration_provenance" not in comp and not reader.startswith("acs-"):
+            # Found in a file on disk: where it came from is the file, not a trusted party.
+            comp["registration_provenance"] = {"origin": "external", "source_id": display}
+        cid = comp["id"]
+        existing = merged.get(cid)
+        if existing is None:
+            comp["found_in"] = [location]
+            merged[cid] = comp
+            disabled_everywhere[cid] = bool(comp.get("disabled"))
+            continue
+        if location not in existing["found_in"]:
+            existing["found_in"].append(location)
+        disabled_everywhere[cid] = disabled_everywhere[cid] and bool(comp.get("disabled"))
+        for names in ("env_keys", "header_keys"):
+            if comp.get(names):
+                existing[names] = sorted(set(existing.get(names, [])) | set(comp[names]))
+    for cid, component in merged.items():
+        if component.get("disabled") and not disabled_everywhere[cid]:
+            del component["disabled"]
+    return merged, errors
+
+
+def _drop_dangling(merged: dict[str, dict[str, Any]], errors: dict[str, list[FileError]]) -> None:
+    """A reference to a component the scan did not find is removed and reported."""
+    as_components = {cid: Component(cid, ComponentType(c["type"]), c) for cid, c in merged.items()}
+    for problem in check_references(as_components):
+        # location: component 'ID' field 'FIELD'
+        match = re.match(r"component '(.*)' field '(.*)'$", problem.location)
+        if not match:
+            continue
+        cid, ref_field = match.group(1), match.group(2)
+        component = merged.get(cid)
+        if component is None:
+            continue
+        target = re.search(r"'([^']*)'", problem.message)
+        bad = target.group(1) if target else None
+        component[ref_field] = [r for r in component.get(ref_field, []) if r != bad]
+        path = component["found_in"][0]["path"]
+        errors.setdefault(path, []).append(FileError(f"{problem.location}: {problem.message}"))
+
+
+# -- entry point --------------------------------------------------------------------------------
+
+
+def _candidates(
+    paths: Sequence[Path], home: Path | None, counters: dict[str, int]
+) -> Iterator[tuple[_Candidate, bool]]:
+    for path in paths:
+        given = os.fspath(path)
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            raise ScanError(f"{given}: {exc.strerror or 'cannot access'}") from exc
+        if stat.S_ISDIR(st.st_mode):
+            root = Path(os.path.realpath(path))
+            display_root = "" if given in (".", "./") else given.rstrip("/")
+            for candidate in _walk(root, display_root, (root,), counters):
+                yield candidate, False
+        else:
+            real = Path(os.path.realpath(path))
+            reader = reader_for(Path(os.path.abspath(path)))
+            yield _Candidate(path, given, reader, (real.parent,)), True
+    if home is not None:
+        if not home.is_dir():
+            raise ScanError(f"--home {home}: not a folder")
+        root = Path(os.path.realpath(home))
+        for rel in HOME_FILES:
+            full = root / rel
+            if os.path.lexists(full):
+                reader = reader_for(Path(rel))
+                yield _Candidate(full, f"~/{rel}", reader, (root,)), False
+        for rel in HOME_DIRS:
+            full = root / rel
+            if full.is_dir() and not full.is_symlink():
+                for candidate in _walk(full, f"~/{rel}", (root,), counters):
+                    yield candidate, False
+
+
+def scan_paths(
+    paths: Sequence[Path],
+    *,
+    home: Path | None = None,
+    progress: ProgressFn | None = None,
+) -> ScanResult:
+    """Scan files and folders (and a home folder's client locations) into one AgBOM.
+
+    Raises :class:`ScanError` only for unusable arguments (a path that does not exist);
+    every problem inside a file is reported in :attr:`ScanResult.files`.
+    """
+    if not paths and home is None:
+        raise ScanError("nothing to scan: give at least one PATH or --home")
+    counters = {"files": 0, "skipped_dirs": 0}
+    candidates = list(_candidates(paths, home, counters))
+    # The same file reached twice (a PATH inside another, or --home inside a PATH) counts once.
+    unique: dict[str, tuple[_Candidate, bool]] = {}
+    for candidate, explicit in candidates:
+        key = os.path.realpath(candidate.path) if candidate.note is None else candidate.display
+        unique.setdefault(key, (candidate, explicit))
+    ordered = sorted(unique.values(), key=lambda pair: pair[0].display)
+
+    reports: list[FileReport] = []
+    found: list[tuple[str, str, dict[str, Any]]] = []
+    findings: list[Finding] = []
+    total = len(ordered)
+    for done, (candidate, explicit) in enumerate(ordered, start=1):
+        if candidate.note is not None:
+            reports.append(candidate.note)
+        else:
+            report, result = _read_file(candidate, explicit)
+            reports.append(report)
+            if result is not None and report.reader is not None:
+                found.extend((report.path, report.reader, c) for c in result.components)
+                findings.extend(result.findings)
+        if progress is not None:
+            progress(done, total, candidate.display)
+
+    merged, merge_errors = _merge(found)
+    _drop_dangling(merged, merge_errors)
+    if merge_errors:
+        reports = [
+            FileReport(
+                r.path,
+                r.reader,
+                FileStatus.ERROR,
+                r.errors + tuple(merge_errors[r.path]),
+                r.components,
+                r.skip_reason,
+            )  # fmt: skip
+            if r.path in merge_errors
+            else r
+            for r in reports
+        ]
+    document = {
+        "agent": {"id": "agbom-scan", "name": "agbom scan"},
+        "components": [merged[cid] for cid in sorted(merged)],
+    }
+    agbom = AgBOM.from_document(document, source="scan result")
+    findings.sort(key=lambda f: (f.path, f.component_id, f.rule_id))
+    return ScanResult(agbom=agbom, files=reports, findings=findings,
+                      skipped_dirs=counters["skipped_dirs"])  # fmt: skip
+
+
+def report_json_bytes(result: ScanResult, findings: Sequence[Mapping[str, Any]] | None) -> bytes:
+    """The JSON report as indented bytes."""
+    return orjson.dumps(result.to_json(findings=findings), option=orjson.OPT_INDENT_2)

@@ -1,0 +1,211 @@
+"""Agent Skills reader: ``SKILL.md`` frontmatter, validated per the Agent Skills rules.
+
+Only the first :data:`FRONTMATTER_MAX_BYTES` of ``SKILL.md`` are read for the frontmatter; the
+folder digest (:mod:`agbom.inventory.skill_digest`) covers the whole folder. A skill whose
+frontmatter breaks a rule is still inventoried (it is on disk and an agent may load it), with
+each broken rule reported as an error of the file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agbom.inventory.skill_digest import SkillDigestError, digest_skill_folder
+from agbom.scan._parse import BOM, ParseFailure, load_yaml
+from agbom.scan.interface import FileError, ReadContext, ReadResult
+
+FRONTMATTER_MAX_BYTES = 256 * 1024
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
+_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_FENCE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
+_SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl",
+                    ".ps1", ".bat", ".cmd", ".php", ".lua")  # fmt: skip
+
+
+def split_allowed_tools(value: Any) -> list[str]:
+    """``allowed-tools``: space-separated per the spec; commas and YAML lists also occur.
+
+    Spaces inside parentheses belong to the tool pattern (``Bash(git status:*)``).
+    """
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    if not isinstance(value, str):
+        return []
+    tools: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for ch in value:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        if depth == 0 and (ch.isspace() or ch == ","):
+            if current:
+                tools.append("".join(current))
+                current = []
+            continue
+        current.append(ch)
+    if current:
+        tools.append("".join(current))
+    return tools
+
+
+def _frontmatter(data: bytes, truncated: bool) -> tuple[str, int]:
+    """Return the frontmatter text and the file line its first line is on."""
+    if data.startswith(BOM):
+        data = data[3:]
+    if truncated:
+        # Never decode half a character at the cut.
+        cut = data.rfind(b"\n")
+        data = data[: cut + 1] if cut >= 0 else b""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ParseFailure(FileError("not valid UTF-8", line, None)) from None
+    first_end = text.find("\n")
+    first = text if first_end < 0 else text[:first_end]
+    if first.rstrip("\r \t") != "---":
+        stripped = text.lstrip()
+        if stripped.startswith("---"):
+            line = text.count("\n", 0, len(text) - len(stripped)) + 1
+            raise ParseFailure(
+                FileError("frontmatter must start on the first line of SKILL.md", line, 1)
+            )
+        if not text.strip():
+            raise ParseFailure(FileError("empty SKILL.md (no frontmatter)"))
+        raise ParseFailure(FileError("no YAML frontmatter: SKILL.md must begin with '---'", 1, 1))
+    body_start = first_end + 1
+    closing = _FENCE.search(text, body_start)
+    if closing is None:
+        where = f" within the first {FRONTMATTER_MAX_BYTES} bytes" if truncated else ""
+        raise ParseFailure(FileError(f"frontmatter is not closed by a '---' line{where}", 1, 1))
+    return text[body_start : closing.start()], 2
+
+
+def _scripts(files: list[tuple[str, bool]]) -> list[str]:
+    return sorted(
+        path
+        for path, executable in files
+        if path.startswith("scripts/") or executable or path.endswith(_SCRIPT_SUFFIXES)
+    )
+
+
+def validate_frontmatter(meta: Mapping[str, Any], folder_name: str) -> list[str]:
+    """The Agent Skills rules this frontmatter breaks (empty when it is valid)."""
+    problems: list[str] = []
+    name = meta.get("name")
+    if name is None:
+        problems.append("missing required field 'name'")
+    elif not isinstance(name, str):
+        problems.append(f"'name' must be a string, not {type(name).__name__}")
+    else:
+        if len(name) > NAME_MAX:
+            problems.append(f"'name' is {len(name)} characters (at most {NAME_MAX})")
+        if not _NAME.match(name):
+            problems.append(
+                "'name' may only hold lowercase letters, digits and single hyphens, "
+                "and may not start or end with a hyphen"
+            )
+        if name != folder_name:
+            problems.append(f"'name' {name!r} does not match the folder name {folder_name!r}")
+    description = meta.get("description")
+    if description is None:
+        problems.append("missing required field 'description'")
+    elif not isinstance(description, str):
+        problems.append(f"'description' must be a string, not {type(description).__name__}")
+    elif not description.strip():
+        problems.append("'description' is empty")
+    elif len(description) > DESCRIPTION_MAX:
+        problems.append(
+            f"'description' is {len(description)} characters (at most {DESCRIPTION_MAX})"
+        )
+    compatibility = meta.get("compatibility")
+    if compatibility is not None and (
+        not isinstance(compatibility, str) or len(compatibility) > COMPATIBILITY_MAX
+    ):
+        problems.append(
+            f"'compatibility' must be a string of at most {COMPATIBILITY_MAX} characters"
+        )
+    metadata = meta.get("metadata")
+    if metadata is not None and (
+        not isinstance(metadata, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
+    ):
+        problems.append("'metadata' must map strings to strings")
+    return problems
+
+
+class SkillReader:
+    """``SKILL.md`` -> one ``skill`` component with its folder digest."""
+
+    name = "agent-skill"
+    globs = ("SKILL.md",)
+    max_bytes = FRONTMATTER_MAX_BYTES
+    truncate = True  # read only the frontmatter region of a larger file
+
+    def read(self, data: bytes, ctx: ReadContext, *, truncated: bool = False) -> ReadResult:
+        """Parse the frontmatter, validate it, digest the folder."""
+        result = ReadResult()
+        folder: Path = ctx.path.parent
+        folder_name = folder.name
+        meta: Mapping[str, Any] = {}
+        try:
+            text, line = _frontmatter(data, truncated)
+            loaded = load_yaml(text, line_offset=line - 1)
+            if loaded is None:
+                raise ParseFailure(FileError("frontmatter is empty", line, 1))
+            if not isinstance(loaded, Mapping):
+                raise ParseFailure(
+                    FileError(
+                        f"frontmatter must be a mapping, not {type(loaded).__name__}", line, 1
+                    )
+                )
+            meta = loaded
+            result.errors.extend(FileError(p) for p in validate_frontmatter(meta, folder_name))
+        except ParseFailure as exc:
+            result.errors.append(exc.error)
+
+        try:
+            digest = digest_skill_folder(folder)
+        except SkillDigestError as exc:
+            result.errors.append(FileError(f"skill folder refused: {exc}"))
+            return result
+
+        name = meta.get("name")
+        if not isinstance(name, str) or not name.strip():
+            name = folder_name
+        description = meta.get("description")
+        folder_display = ctx.display.rsplit("/", 1)[0] if "/" in ctx.display else "."
+        component: dict[str, Any] = {
+            "id": f"skill:{name}",
+            "type": "skill",
+            "name": name,
+            "description": description if isinstance(description, str) else "",
+            "definition": {
+                "ref": folder_display,
+                "digest": {"algorithm": digest.algorithm, "value": digest.value},
+            },
+            "scripts": _scripts([(f.path, f.executable) for f in digest.files]),
+            "files": len(digest.files),
+            "size": sum(f.size for f in digest.files),
+        }
+        if "allowed-tools" in meta:
+            component["declared_capabilities"] = split_allowed_tools(meta["allowed-tools"])
+        for field in ("license", "compatibility", "model"):
+            if isinstance(meta.get(field), str):
+                component[field] = meta[field]
+        metadata = meta.get("metadata")
+        if isinstance(metadata, Mapping):
+            component["metadata"] = {str(k): str(v) for k, v in metadata.items()}
+        if digest.skipped:
+            component["digest_skipped"] = list(digest.skipped)
+        if result.errors:
+            component["valid"] = False
+        result.components.append(component)
+        return result
