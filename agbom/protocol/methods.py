@@ -18,8 +18,11 @@ SUPPORTED_MAJOR = 0
 _SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")
 
 
-def version_supported(version: str) -> bool:
-    """True for any ``X.Y.Z`` whose major version is :data:`SUPPORTED_MAJOR`."""
+def version_supported(version: object) -> bool:
+    """True for any ``X.Y.Z`` whose major version is :data:`SUPPORTED_MAJOR`.
+
+    Accepts any value so that a non-string ``acs_version`` is simply unsupported.
+    """
     if not isinstance(version, str):
         return False
     match = _SEMVER.fullmatch(version)
@@ -148,17 +151,17 @@ _MCP_PREFIX = "protocols/MCP/"
 _WRAPPED_MCP = re.compile(r"wrapped:mcp-[^/\s]+/\S+")
 
 
-def lookup(method: str) -> MethodSpec | None:
+def lookup(method: object) -> MethodSpec | None:
     """The spec for ``method``, or ``None`` when ACS v0.1.0 defines no such method.
 
     Wrapped MCP methods share :data:`MCP_METHOD`; A2A wrapping is reserved for v0.2 and
     ``trace/*`` defines nothing yet, so both are unknown.
     """
+    if not isinstance(method, str):
+        return None
     spec = METHODS.get(method)
     if spec is not None:
         return spec
-    if not isinstance(method, str):
-        return None
     if method.startswith(_MCP_PREFIX) and len(method) > len(_MCP_PREFIX):
         return MCP_METHOD
     if method.startswith("wrapped:mcp-") and _WRAPPED_MCP.fullmatch(method):

@@ -26,18 +26,13 @@ RESPONSE_SCHEMA = "response-envelope.json"
 
 def check_depth(obj: Any, max_depth: int = MAX_DEPTH) -> None:
     """Raise ``-32600`` / ``nesting_too_deep`` when arrays and objects nest deeper than
-    ``max_depth``. Iterative, so hostile input cannot exhaust the interpreter stack."""
-    stack: list[tuple[Any, int]] = [(obj, 1)]
-    pop = stack.pop
-    push = stack.append
-    while stack:
-        value, depth = pop()
-        if isinstance(value, dict):
-            children: Any = value.values()
-        elif isinstance(value, list | tuple):
-            children = value
-        else:
-            continue
+    ``max_depth``. Walks level by level without recursion, so hostile input cannot exhaust
+    the interpreter stack."""
+    containers = (dict, list, tuple)
+    level = [obj] if isinstance(obj, containers) else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > max_depth:
             raise AcsError(
                 INVALID_REQUEST,
@@ -45,9 +40,11 @@ def check_depth(obj: Any, max_depth: int = MAX_DEPTH) -> None:
                 f"JSON nests deeper than {max_depth} levels",
                 {"max_depth": max_depth},
             )
-        for child in children:
-            if isinstance(child, dict | list | tuple):
-                push((child, depth + 1))
+        below: list[Any] = []
+        for value in level:
+            children = value.values() if isinstance(value, dict) else value
+            below.extend([child for child in children if isinstance(child, containers)])
+        level = below
 
 
 def _run(validator: Any, obj: Any) -> str | None:
