@@ -558,7 +558,7 @@ def _longest_path(graph: _Graph) -> list[str]:
             if best.get(child, -1) < best[node] + 1:
                 best[child] = best[node] + 1
                 parent[child] = node
-    end = max(best, key=lambda n: (best[n], n))
+    end = min(best, key=lambda n: (-best[n], n))
     chain = [end]
     while chain[-1] in parent:
         chain.append(parent[chain[-1]])

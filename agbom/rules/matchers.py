@@ -25,6 +25,11 @@ from agbom.inventory import ROOT_ID, Component, ComponentType
 _GLOB_CHARS = frozenset("*?[")
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "grpc": 443}
 _UNPINNED_VERSIONS = frozenset({"", "latest", "*", "x", "next", "any", "main", "master", "head"})
+# One npm comparator: optional operator, then a (partial, x-wildcard) semver version.
+_NPM_COMPARATOR = re.compile(
+    r"(?:\^|~>?|>=|<=|>|<|=)?\s*v?(?:\d+|[xX*])(?:\.(?:\d+|[xX*])){0,2}"
+    r"(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?|[xX*]"
+)
 _RANGE_CHARS = re.compile(r"[\^~<>*|]|\s-\s|\.x\b")
 
 
@@ -341,6 +346,9 @@ class VersionIn(Predicate):
             from univers.version_range import NpmVersionRange
 
             try:
+                # univers accepts some junk (">>>1"); check the syntax strictly first.
+                if not _npm_syntax_ok(self.text):
+                    raise ValueError("bad comparator syntax")
                 self.npm = NpmVersionRange.from_native(self.text)
             except Exception as exc:
                 errors.append(f"not an npm semver range ({exc})")
@@ -382,6 +390,21 @@ class VersionIn(Predicate):
 
     def describe(self) -> str:
         return f"version in {self.text}"
+
+
+def _npm_syntax_ok(text: str) -> bool:
+    for alternative in text.split("||"):
+        alternative = alternative.strip()
+        if not alternative:
+            return False
+        pieces = re.split(r"\s+-\s+", alternative)
+        if len(pieces) > 2:
+            return False
+        for piece in pieces:
+            tokens = re.findall(r"(?:\^|~>?|>=|<=|>|<|=)?\s*[^\s]+", piece)
+            if not tokens or any(_NPM_COMPARATOR.fullmatch(t.strip()) is None for t in tokens):
+                return False
+    return True
 
 
 def _pep440_text(text: str) -> str:
