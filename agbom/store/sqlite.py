@@ -840,6 +840,20 @@ class SqliteStore:
         return None if row is None else row[0]
 
     @_guarded
+    def chain_tip(self, session_id: str) -> tuple[int, str] | None:
+        """``(seq, entry_hash)`` of the session's last entry, or ``None`` for an empty chain."""
+        row = (
+            self._require()
+            .execute(
+                "SELECT seq, entry_hash FROM chain_entries WHERE session_id = ? "
+                "ORDER BY seq DESC LIMIT 1",
+                (session_id,),
+            )
+            .fetchone()
+        )
+        return None if row is None else (int(row[0]), row[1])
+
+    @_guarded
     def chain_entries(self, session_id: str) -> list[dict[str, Any]]:
         """The session's entries in order: entry fields plus previous_hash, entry_hash, seq."""
         out = []

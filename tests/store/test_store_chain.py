@@ -35,6 +35,8 @@ def test_chain_appends_in_order(store: SqliteStore) -> None:
     h3 = append(store, "s1", 3, h2)
     other = append(store, "s2", 1, None)
     assert store.chain_head("s1") == h3
+    assert store.chain_tip("s1") == (3, h3)
+    assert store.chain_tip("nope") is None
     assert store.chain_head("s2") == other
     entries = store.chain_entries("s1")
     assert [e["seq"] for e in entries] == [1, 2, 3]
@@ -104,3 +106,32 @@ def test_two_connections_cannot_fork_a_chain(db_path) -> None:
         with pytest.raises(ChainConflict):
             append(two, "s", 3, root)  # two read the head before one appended
         assert [e["seq"] for e in two.chain_entries("s")] == [1, 2]
+
+
+def test_threads_sharing_one_store_and_threads_with_their_own(db_path) -> None:
+    import threading
+
+    from store_helpers import make_digest
+
+    errors: list[BaseException] = []
+
+    def approve_many(store: SqliteStore, prefix: str) -> None:
+        try:
+            for i in range(25):
+                store.set_status(f"{prefix}-{i}", make_digest(prefix), "approved", actor=prefix)
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    def own_store(prefix: str) -> None:
+        with SqliteStore.open(db_path) as mine:
+            approve_many(mine, prefix)
+
+    with SqliteStore.open(db_path) as shared:
+        threads = [threading.Thread(target=approve_many, args=(shared, f"s{n}")) for n in range(3)]
+        threads += [threading.Thread(target=own_store, args=(f"o{n}",)) for n in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert len(shared.list_skills("approved")) == 6 * 25
