@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from typing import Any
 
 import click
 import typer
@@ -15,11 +16,11 @@ from agbom.errors import AgbomError
 try:  # typer >= 0.2x vendors its own click: its usage errors are not click.ClickException
     from typer._click import exceptions as _typer_click
 
-    _CLICK_ERRORS: tuple[type[Exception], ...] = (
+    _CLICK_ERRORS: tuple[type[Any], ...] = (
         click.ClickException,
         _typer_click.ClickException,
     )
-    _USAGE_ERRORS: tuple[type[Exception], ...] = (click.UsageError, _typer_click.UsageError)
+    _USAGE_ERRORS: tuple[type[Any], ...] = (click.UsageError, _typer_click.UsageError)
 except ImportError:  # pragma: no cover - older typer uses click itself
     _CLICK_ERRORS = (click.ClickException,)
     _USAGE_ERRORS = (click.UsageError,)
@@ -90,7 +91,7 @@ def run(args: list[str]) -> int:
         if isinstance(exc, _USAGE_ERRORS) and getattr(exc, "ctx", None) is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
         typer.echo(f"agbom: error: {message}{hint}", err=True)
-        return exc.exit_code
+        return int(exc.exit_code)
     except AgbomError as exc:
         if verbose:
             traceback.print_exc()

@@ -411,7 +411,7 @@ def dump_approvals(doc: dict[str, Any], fmt: ExportFormat) -> str:
         return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
     header = "# agbom skill approvals: review changes to this file like code.\n"
     body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True)
-    return header + body
+    return header + str(body)
 
 
 @skills_app.command("export")

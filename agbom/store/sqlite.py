@@ -122,6 +122,11 @@ def _now(now: datetime | None) -> datetime:
     return utc_now() if now is None else as_utc(now)
 
 
+def _stamp(now: datetime | None) -> str:
+    """The stored text form of ``now`` (the current time when None)."""
+    return format_timestamp(_now(now)) or ""
+
+
 def _check_id(value: Any, what: str, *, optional: bool = False) -> str | None:
     return check_text(value, what, MAX_ID, optional=optional)
 
@@ -219,7 +224,7 @@ class SqliteStore:
                         conn.execute(statement)
                     conn.execute(
                         "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
-                        (target, format_timestamp(utc_now())),
+                        (target, _stamp(None)),
                     )
             except sqlite3.Error as exc:
                 raise StoreError(
@@ -388,7 +393,7 @@ class SqliteStore:
         caps = _dumps(list(declared_capabilities), "declared_capabilities")
         comp = _dumps(dict(composition or {}), "composition")
         prov = None if provenance is None else _dumps(dict(provenance), "registration_provenance")
-        ts = format_timestamp(_now(now))
+        ts = _stamp(now)
         with self._write() as conn:
             row = conn.execute(
                 f"SELECT status, first_seen FROM skills WHERE {_PAIR}",
@@ -424,7 +429,7 @@ class SqliteStore:
                     expires_at=None,
                     scope_agents="[]",
                     scope_tenants="[]",
-                    at=ts,  # type: ignore[arg-type]
+                    at=ts,
                     source="registration",
                 )
             elif row[1] is None:
@@ -507,7 +512,7 @@ class SqliteStore:
     def approved_digests(self, skill_id: str, *, now: datetime | None = None) -> list[Digest]:
         """Digests of ``skill_id`` that are approved and unexpired (scope not considered)."""
         check_text(skill_id, "skill_id", MAX_SKILL_ID)
-        stamp = format_timestamp(_now(now))
+        moment = _now(now)
         out = []
         for alg, value, expires in self._require().execute(
             "SELECT digest_alg, digest_value, expires_at FROM skills "
@@ -515,7 +520,7 @@ class SqliteStore:
             (skill_id,),
         ):
             # Compare as datetimes, not strings: stored stamps may or may not carry microseconds.
-            if expires is not None and _ts(expires) <= _ts(stamp):  # type: ignore[operator]
+            if expires is not None and datetime.fromisoformat(expires) <= moment:
                 continue
             out.append(Digest(algorithm=alg, value=value))
         return out
@@ -552,7 +557,7 @@ class SqliteStore:
         agents = _dumps(list(check_patterns(scope_agents, "agent scope")), "agent scope")
         tenants = _dumps(list(check_patterns(scope_tenants, "tenant scope")), "tenant scope")
         expires = format_timestamp(None if expires_at is None else as_utc(expires_at))
-        decided_at = format_timestamp(_now(now))
+        decided_at = _stamp(now)
         with self._write() as conn:
             self._apply_decision(
                 conn,
@@ -560,7 +565,7 @@ class SqliteStore:
                 digest,
                 status=status,
                 decided_by=actor,
-                decided_at=decided_at,  # type: ignore[arg-type]
+                decided_at=decided_at,
                 reason=reason,
                 expires=expires,
                 agents=agents,
@@ -626,7 +631,7 @@ class SqliteStore:
             expires_at=expires,
             scope_agents=agents,
             scope_tenants=tenants,
-            at=decided_at if source != "import" else format_timestamp(utc_now()),  # type: ignore[arg-type]
+            at=decided_at if source != "import" else _stamp(None),
             source=source,
         )
         return True
@@ -735,7 +740,7 @@ class SqliteStore:
                     e["digest"],
                     status=e["status"],
                     decided_by=e["decided_by"] or actor,
-                    decided_at=e["decided_at"] or format_timestamp(utc_now()),
+                    decided_at=e["decided_at"] or _stamp(None),
                     reason=e["reason"],
                     expires=e["expires_at"],
                     agents=e["agents"],
@@ -818,7 +823,7 @@ class SqliteStore:
                         previous_hash,
                         request_id,
                         nonce,
-                        format_timestamp(utc_now()),
+                        _stamp(None),
                     ),
                 )
             except sqlite3.IntegrityError as exc:  # pragma: no cover - guarded by the checks
@@ -939,7 +944,7 @@ class SqliteStore:
         _check_id(parent_session_id, "parent_session_id", optional=True)
         check_text(status, "session status", 64)
         neg = None if negotiated is None else _dumps(dict(negotiated), "negotiated")
-        now = format_timestamp(utc_now())
+        now = _stamp(None)
         started = format_timestamp(started_at) or now
         with self._write() as conn:
             conn.execute(
@@ -1030,7 +1035,7 @@ class SqliteStore:
             raise StoreError("AgBOM document must be an object")
         text = _dumps(dict(document), "AgBOM document", MAX_ENTRY_BYTES)
         change_text = None if change is None else _dumps(dict(change), "AgBOM change")
-        ts = format_timestamp(_now(now))
+        ts = _stamp(now)
         components = _component_rows(document)
         with self._write() as conn:
             row = conn.execute(
@@ -1167,7 +1172,7 @@ class SqliteStore:
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO skill_events (session_id, skill_id, event, at) VALUES (?, ?, ?, ?)",
-                (session_id, skill_id, event, format_timestamp(_now(now))),
+                (session_id, skill_id, event, _stamp(now)),
             )
             row = conn.execute(
                 "SELECT COUNT(*) FROM skill_events WHERE session_id = ? AND skill_id = ? "
@@ -1293,10 +1298,12 @@ def _validate_import_entry(raw: Any, where: str) -> dict[str, Any]:
     try:
         skill_id = check_text(raw.get("skill_id"), "skill_id", MAX_SKILL_ID)
         digest_raw = raw.get("digest")
+        if digest_raw is None:
+            raise StoreError("digest is required (ALG:HEX)")
         digest = (
             Digest.from_wire(digest_raw)
             if isinstance(digest_raw, Mapping)
-            else Digest.parse(digest_raw)
+            else Digest.parse(str(digest_raw))
         )
         status_raw = raw.get("status")
         if status_raw not in {s.value for s in _DECIDED}:
