@@ -140,11 +140,10 @@ def digest_skill_folder(
     try:
         if not stat.S_ISDIR(os.stat(root).st_mode):
             raise SkillDigestError(f"{path}: not a folder")
-        root_real = os.path.realpath(root)
     except OSError as exc:
         raise SkillDigestError(f"{path}: {exc.strerror or exc}") from exc
 
-    # (path bytes, kind, executable, size, sha256, rel str)
+    root_real: str | None = None  # resolved lazily: only links need it
     entries: list[tuple[bytes, SkillFile]] = []
     skipped: list[str] = []
     stack: list[tuple[str, str, int]] = [(root, "", 0)]
@@ -178,6 +177,8 @@ def digest_skill_folder(
                     raise SkillDigestError(
                         f"{rel}: symbolic link to an absolute path ({target}) is refused"
                     )
+                if root_real is None:
+                    root_real = os.path.realpath(root)
                 resolved = os.path.realpath(os.path.join(os.path.dirname(item.path), target))
                 if not _inside(root_real, resolved):
                     raise SkillDigestError(f"{rel}: symbolic link leaves the skill folder")

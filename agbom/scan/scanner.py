@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 import rfc8785
 
-from agbom.inventory import AgBOM, ComponentType
+from agbom.inventory import AgBOM, ComponentType, InvalidAgBOM
 from agbom.inventory.model import Component, check_references
 from agbom.scan._parse import ParseFailure, load_json
 from agbom.scan.a2a import AgentCardReader, looks_like_card
@@ -380,13 +380,6 @@ def _merge(
         key = comp.pop("_key", None)
         if comp.get("type") == "skill" and len(skill_digests.get(comp["id"], ())) > 1:
             comp["id"] = f"{comp['id']}@{comp['definition']['digest']['value'].lower()[:12]}"
-        try:
-            rfc8785.dumps(comp)
-        except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
-            errors.setdefault(display, []).append(
-                FileError(f"component {comp.get('id')!r} cannot be canonicalized: {exc}")
-            )
-            continue
         location: dict[str, Any] = {"path": display, "reader": reader}
         if key:
             location["entry"] = key
@@ -488,7 +481,12 @@ def scan_paths(
     # The same file reached twice (a PATH inside another, or --home inside a PATH) counts once.
     unique: dict[str, tuple[_Candidate, bool]] = {}
     for candidate, explicit in candidates:
-        key = os.path.realpath(candidate.path) if candidate.note is None else candidate.display
+        if candidate.note is not None:
+            key = candidate.display
+        elif explicit:
+            key = os.path.realpath(candidate.path)
+        else:
+            key = os.fspath(candidate.path)  # walked under a resolved root: already canonical
         unique.setdefault(key, (candidate, explicit))
     ordered = sorted(unique.values(), key=lambda pair: pair[0].display)
 
@@ -510,6 +508,28 @@ def scan_paths(
 
     merged, merge_errors = _merge(found)
     _drop_dangling(merged, merge_errors)
+    document = {
+        "agent": {"id": "agbom-scan", "name": "agbom scan"},
+        "components": [merged[cid] for cid in sorted(merged)],
+    }
+    try:
+        agbom = AgBOM.from_document(document, source="scan result")
+    except InvalidAgBOM:
+        # Rare (a number RFC 8785 cannot represent, in an AgBOM read from disk): find the
+        # offending components, report them against their file, build without them.
+        keep = []
+        for component in document["components"]:
+            try:
+                rfc8785.dumps(component)
+            except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+                path = component["found_in"][0]["path"]
+                merge_errors.setdefault(path, []).append(
+                    FileError(f"component {component['id']!r} cannot be canonicalized: {exc}")
+                )
+                continue
+            keep.append(component)
+        document["components"] = keep
+        agbom = AgBOM.from_document(document, source="scan result")
     if merge_errors:
         reports = [
             FileReport(
@@ -524,11 +544,6 @@ def scan_paths(
             else r
             for r in reports
         ]
-    document = {
-        "agent": {"id": "agbom-scan", "name": "agbom scan"},
-        "components": [merged[cid] for cid in sorted(merged)],
-    }
-    agbom = AgBOM.from_document(document, source="scan result")
     findings.sort(key=lambda f: (f.path, f.component_id, f.rule_id))
     return ScanResult(agbom=agbom, files=reports, findings=findings,
                       skipped_dirs=counters["skipped_dirs"])  # fmt: skip
