@@ -104,8 +104,13 @@ class ClaudeCodeAdapter(_base.BaseAdapter):
             mcp = split_mcp_name(tool_name)
             if mcp:
                 server, short = mcp
-                tool: dict[str, Any] = {"name": short, "provider": server}
                 components = _base.mcp_components(server, short)
+                # The id tells same-named tools of different servers apart.
+                tool: dict[str, Any] = {
+                    "name": short,
+                    "provider": server,
+                    "id": components[0]["id"],
+                }
                 subject = f"{server}/{short}"
             else:
                 tool = {"name": tool_name}

@@ -96,8 +96,9 @@ class Verdict:
     def message(self, subject: str = "") -> str:
         """A one-line human explanation naming the rules involved."""
         text = self.reasoning or f"{self.disposition} by agbom policy"
-        if self.rule_ids:
-            text += f" (rule {', '.join(dict.fromkeys(self.rule_ids))})"
+        unnamed = [r for r in dict.fromkeys(self.rule_ids) if r not in text]
+        if unnamed:
+            text += f" (rule {', '.join(unnamed)})"
         return f"agbom: {subject}: {text}" if subject else f"agbom: {text}"
 
 

@@ -87,6 +87,9 @@ class MeerkatAdapter(_base.BaseAdapter):
                 _base.mcp_components(server, name) if server else (_base.tool_component(name),)
             )
             subject = f"{server}/{name}" if server else name
+            if server:
+                # The id tells same-named tools of different servers apart.
+                tool["id"] = components[0]["id"]
             if isinstance(provenance, dict) and provenance.get("kind") not in (None, "mcp"):
                 tool["provider"] = str(provenance.get("kind"))
             if point == "pre_tool_execution":

@@ -180,7 +180,7 @@ def test_meerkat_pre_tool_with_mcp_provenance() -> None:
     call = translate("meerkat", MEERKAT_PRE | {"future_field": [1, 2]})
     assert call.method == "steps/toolCallRequest"
     assert call.payload == {
-        "tool": {"name": "lookup", "provider": "crm-server"},
+        "tool": {"name": "lookup", "provider": "crm-server", "id": "tool:crm-server/lookup"},
         "arguments": {"query": {"value": "customers in EU"}},
     }
     assert [c["id"] for c in call.components] == ["tool:crm-server/lookup", "mcp_server:crm-server"]
@@ -286,7 +286,7 @@ def test_claude_pre_tool_use() -> None:
         "claude-code",
         cc("PreToolUse", tool_name="mcp__crm__lookup", tool_input={}, agent_id="sub-1"),
     )
-    assert mcp.payload["tool"] == {"name": "lookup", "provider": "crm"}
+    assert mcp.payload["tool"] == {"name": "lookup", "provider": "crm", "id": "tool:crm/lookup"}
     assert [c["type"] for c in mcp.components] == ["tool", "mcp_server"]
     assert mcp.agent_id == "sub-1"
 
