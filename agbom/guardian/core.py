@@ -30,14 +30,12 @@ from agbom.protocol import (
     Disposition,
     KeyRing,
     MethodSpec,
-    SignatureInvalid,
     entry_hash,
     lookup,
     request_hash,
     sign_envelope,
     validate_envelope,
     validate_payload,
-    verify_envelope,
     version_supported,
 )
 from agbom.protocol import errors as codes
@@ -206,10 +204,8 @@ class Guardian:
                         "no_key_configured",
                         "request is signed but this Guardian has no key to verify it",
                     )
-                try:
-                    verify_envelope(request, self.keyring.session_key(session_id))
-                except SignatureInvalid as exc:
-                    raise AcsError(codes.SIGNATURE_INVALID, "signature_invalid", str(exc)) from exc
+                # SignatureInvalid is an AcsError (-32004) carrying the precise reason.
+                self.keyring.verify(request, session_id)
             elif self.config.require_signatures:
                 raise AcsError(
                     codes.SIGNATURE_INVALID,
