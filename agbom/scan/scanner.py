@@ -241,6 +241,8 @@ def _walk(
             counters["skipped_dirs"] += 1  # a virtual environment
             continue
         subdirs: list[tuple[str, tuple[str, ...]]] = []
+        # Globs may reach above the walk root (`agbom scan ~/.codex` finds .codex/config.toml).
+        match_parts = (*root.parts, *parts)
         for entry in entries:
             name = entry.name
             try:
@@ -254,7 +256,7 @@ def _walk(
                 elif len(parts) < MAX_DEPTH:
                     subdirs.append((entry.path, (*parts, name)))
                 continue
-            reader = _MATCHER.match(name, parts)
+            reader = _MATCHER.match(name, match_parts)
             if reader is None:
                 if is_link and entry.is_dir():
                     counters["skipped_dirs"] += 1  # folder links are never followed
