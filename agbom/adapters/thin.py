@@ -90,33 +90,105 @@ def _parse(args: list[str]) -> dict[str, object]:
     return opts
 
 
+class _BadResponse(Exception):
+    pass
+
+
 def _post(url: str, runtime: str, body: bytes, head: dict[str, str], timeout: float) -> tuple:
-    """POST the event; returns ``(status, body, exit_code, diagnostic)``."""
+    """POST the event; returns ``(status, body, exit_code, diagnostic)``.
+
+    A minimal HTTP/1.1 exchange on a socket (one request, ``Connection: close``, read to EOF)
+    rather than :mod:`http.client`: importing that pulls in :mod:`email` and :mod:`ssl` and
+    alone costs about as much as starting the interpreter, on every tool call.
+    """
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise _Usage(f"--server must be an http(s) URL, got {url!r}")
-    import http.client
-
-    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = cls(parts.hostname, parts.port, timeout=timeout)
-    path = f"{parts.path.rstrip('/')}/hooks/{runtime}"
-    head = {**head, "Content-Type": "application/json", "Connection": "close"}
     try:
-        conn.request("POST", path, body=body, headers=head)
-        resp = conn.getresponse()
-        data = resp.read(MAX_RESPONSE_BYTES + 1)
-        if len(data) > MAX_RESPONSE_BYTES:
-            return 0, b"", 0, "server answer larger than the limit"
-        try:
-            exit_code = int(resp.getheader(_headers.EXIT_CODE_HEADER) or 0)
-        except ValueError:
-            exit_code = -1
-        diagnostic = resp.getheader("x-agbom-diagnostic") or ""
-        return resp.status, data, exit_code, diagnostic
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise _Usage(f"--server has a bad port: {url!r}") from None
+    import socket
+
+    host = parts.hostname
+    path = f"{parts.path.rstrip('/')}/hooks/{runtime}"
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    lines = [
+        f"POST {path} HTTP/1.1",
+        f"Host: {authority}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+        "Connection: close",
+        "User-Agent: agbom-hook",
+    ]
+    lines += [f"{k}: {v}" for k, v in head.items()]
+    request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+    sock = socket.create_connection((host, port), timeout=timeout)
+    try:
+        if parts.scheme == "https":
+            import ssl
+
+            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+        sock.sendall(request)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise _BadResponse("answer larger than the limit")
     finally:
-        conn.close()
+        sock.close()
+    return _parse_response(b"".join(chunks))
+
+
+def _parse_response(data: bytes) -> tuple:
+    head, sep, payload = data.partition(b"\r\n\r\n")
+    if not sep:
+        raise _BadResponse("incomplete HTTP answer")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    proto, _, rest = status_line.partition(" ")
+    if not proto.startswith("HTTP/1.") or not rest[:3].isdigit():
+        raise _BadResponse("not an HTTP/1.x answer")
+    fields: dict[str, str] = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        fields[name.strip().lower()] = value.strip()
+    if "chunked" in fields.get("transfer-encoding", "").lower():
+        payload = _dechunk(payload)
+    elif "content-length" in fields:
+        length = int(fields["content-length"]) if fields["content-length"].isdigit() else -1
+        if length < 0 or len(payload) < length:
+            raise _BadResponse("truncated HTTP answer")
+        payload = payload[:length]
+    try:
+        exit_code = int(fields.get(_headers.EXIT_CODE_HEADER) or 0)
+    except ValueError:
+        exit_code = -1
+    return int(rest[:3]), payload, exit_code, fields.get("x-agbom-diagnostic", "")
+
+
+def _dechunk(data: bytes) -> bytes:
+    out = bytearray()
+    while True:
+        size_line, sep, data = data.partition(b"\r\n")
+        if not sep:
+            raise _BadResponse("truncated chunked answer")
+        try:
+            size = int(size_line.split(b";")[0].strip(), 16)
+        except ValueError:
+            raise _BadResponse("bad chunk size") from None
+        if size == 0:
+            return bytes(out)
+        if len(data) < size + 2:
+            raise _BadResponse("truncated chunked answer")
+        out += data[:size]
+        data = data[size + 2 :]
 
 
 def main(args: list[str]) -> int:
@@ -185,8 +257,8 @@ def main(args: list[str]) -> int:
         return fail(f"no answer from {opts['server']} within {timeout:g} s", "timeout")
     except OSError as exc:
         return fail(f"server {opts['server']} unreachable: {exc.strerror or exc}", "server_down")
-    except Exception as exc:  # noqa: BLE001 - http.client protocol errors: still answer the runtime
-        return fail(f"bad answer from {opts['server']}: {type(exc).__name__}", "server_error")
+    except _BadResponse as exc:
+        return fail(f"bad answer from {opts['server']}: {exc}", "server_error")
     if status != 200 or exit_code < 0:
         return fail(f"server answered HTTP {status}", "server_error")
     if diagnostic:

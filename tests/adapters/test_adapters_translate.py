@@ -479,3 +479,43 @@ def test_any_event_shaped_object_translates_or_is_malformed(doc: dict) -> None:
             continue
         assert isinstance(call, StepCall)
         assert call.session_id and call.agent_id
+
+
+# -- thin mode internals --------------------------------------------------------------------------
+
+
+def test_thin_response_parsing() -> None:
+    from agbom.adapters.thin import _BadResponse, _parse_response
+
+    plain = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-agbom-exit-code: 2\r\n\r\n{}"
+    assert _parse_response(plain) == (200, b"{}", 2, "")
+    chunked = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Agbom-Diagnostic: why\r\n\r\n"
+        b"3\r\n{\"a\r\n4\r\n\":1}\r\n0\r\n\r\n"
+    )
+    assert _parse_response(chunked) == (200, b'{"a":1}', 0, "why")
+    with pytest.raises(_BadResponse, match="truncated"):
+        _parse_response(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n{}")
+    with pytest.raises(_BadResponse, match="not an HTTP"):
+        _parse_response(b"SSH-2.0-OpenSSH\r\n\r\n")
+    with pytest.raises(_BadResponse, match="incomplete"):
+        _parse_response(b"HTTP/1.1 200 OK\r\n")
+    assert _parse_response(b"HTTP/1.1 200 OK\r\nx-agbom-exit-code: x\r\n\r\n")[2] == -1
+
+
+def test_thin_mode_imports_nothing_heavy() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from agbom.cli import main\n"
+        "rc = main(['hook', 'claude-code', '--server', 'http://127.0.0.1:9', '--timeout', '1'])\n"
+        "heavy = ('typer', 'click', 'http', 'email', 'orjson', 'networkx', 'sqlite_utils',\n"
+        "         'dataclasses', 'agbom.guardian', 'agbom.store', 'agbom.inventory', 'yaml')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], input=b"{}", capture_output=True, check=False
+    )
+    assert proc.stdout.decode().strip().splitlines()[-1] == "[]", proc.stderr
