@@ -226,7 +226,9 @@ def scan_cmd(
 
     progress, stop = _progress_bar()
     try:
-        result = scan_paths(list(paths or []), home=home, progress=progress)
+        result = scan_paths(
+            list(paths or []), home=home, progress=progress, background=_warm(exporter)
+        )
     except ScanError as exc:
         stop()
         typer.echo(f"agbom: error: {exc.diagnostics()}", err=True)
@@ -270,6 +272,20 @@ def scan_cmd(
         raise typer.Exit(EXIT_FINDINGS)
     if result.error_files:
         raise typer.Exit(EXIT_SCAN_ERRORS)
+
+
+def _warm(exporter: Any) -> Callable[[], object] | None:
+    """Exporting an empty AgBOM builds the exporter's validator once (its fixed cost); the
+    scan runs that while worker processes read files."""
+    if exporter is None:
+        return None
+
+    def warm() -> object:
+        from agbom.inventory import AgBOM
+
+        return exporter.export(AgBOM.from_document({"components": []}))
+
+    return warm
 
 
 def _source_uri(paths: Sequence[Path] | None, home: Path | None) -> str:

@@ -12,6 +12,7 @@ No file can stop the scan: every failure, including a bug in a reader, becomes a
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import stat
@@ -49,6 +50,7 @@ SKIP_DIRS = frozenset(
 )  # fmt: skip
 MAX_DEPTH = 64
 MAX_FILES = 500_000
+PARALLEL_MIN_FILES = 400
 
 ProgressFn = Callable[[int, int, str], None]
 
@@ -465,13 +467,72 @@ def _candidates(
                     yield candidate, False
 
 
+_Outcome = tuple[FileReport, list[dict[str, Any]], list[Finding]]
+# Set just before forking workers, so children inherit the candidates instead of receiving
+# pickled readers (some hold closures).
+_FORK_CANDIDATES: list[tuple[_Candidate, bool]] = []
+
+
+def _outcome(pair: tuple[_Candidate, bool]) -> _Outcome:
+    candidate, explicit = pair
+    if candidate.note is not None:
+        return candidate.note, [], []
+    report, result = _read_file(candidate, explicit)
+    if result is None:
+        return report, [], []
+    return report, result.components, result.findings
+
+
+def _read_range(bounds: tuple[int, int]) -> list[_Outcome]:
+    return [_outcome(pair) for pair in _FORK_CANDIDATES[bounds[0] : bounds[1]]]
+
+
+def _read_all(
+    ordered: list[tuple[_Candidate, bool]],
+    workers: int | None,
+    background: Callable[[], object] | None,
+) -> list[_Outcome]:
+    """Read every candidate, in order; in forked worker processes when it pays off."""
+    global _FORK_CANDIDATES
+    count = workers if workers is not None else min(os.cpu_count() or 1, 4)
+    context = None
+    if count > 1 and len(ordered) >= PARALLEL_MIN_FILES:
+        try:
+            context = multiprocessing.get_context("fork")
+        except ValueError:  # no fork on this platform: read in this process
+            context = None
+    if context is None:
+        outcomes = [_outcome(pair) for pair in ordered]
+        if background is not None:
+            background()
+        return outcomes
+    chunk = max(16, len(ordered) // (count * 8))
+    ranges = [(i, min(i + chunk, len(ordered))) for i in range(0, len(ordered), chunk)]
+    _FORK_CANDIDATES = ordered
+    try:
+        with context.Pool(count) as pool:
+            pending = pool.map_async(_read_range, ranges)
+            if background is not None:
+                background()
+            parts = pending.get()
+    finally:
+        _FORK_CANDIDATES = []
+    return [outcome for part in parts for outcome in part]
+
+
 def scan_paths(
     paths: Sequence[Path],
     *,
     home: Path | None = None,
     progress: ProgressFn | None = None,
+    workers: int | None = None,
+    background: Callable[[], object] | None = None,
 ) -> ScanResult:
     """Scan files and folders (and a home folder's client locations) into one AgBOM.
+
+    Large trees (at least :data:`PARALLEL_MIN_FILES` files) are read by ``workers`` forked
+    processes (default: the CPU count, at most 4; ``1`` reads in this process). While they
+    read, ``background`` (for example warming an exporter) runs here, so both cores work.
 
     Raises :class:`ScanError` only for unusable arguments (a path that does not exist);
     every problem inside a file is reported in :attr:`ScanResult.files`.
@@ -496,15 +557,14 @@ def scan_paths(
     found: list[tuple[str, str, dict[str, Any]]] = []
     findings: list[Finding] = []
     total = len(ordered)
-    for done, (candidate, explicit) in enumerate(ordered, start=1):
-        if candidate.note is not None:
-            reports.append(candidate.note)
-        else:
-            report, result = _read_file(candidate, explicit)
-            reports.append(report)
-            if result is not None and report.reader is not None:
-                found.extend((report.path, report.reader, c) for c in result.components)
-                findings.extend(result.findings)
+    outcomes = _read_all(ordered, workers, background)
+    for done, ((candidate, _), (report, components, file_findings)) in enumerate(
+        zip(ordered, outcomes, strict=True), start=1
+    ):
+        reports.append(report)
+        if report.reader is not None:
+            found.extend((report.path, report.reader, c) for c in components)
+            findings.extend(file_findings)
         if progress is not None:
             progress(done, total, candidate.display)
 

@@ -170,3 +170,22 @@ def test_cli_subprocess_no_progress_when_not_a_tty(
         f"{proc.stderr.split('component(s), ')[1].split(' finding')[0]} finding(s); wrote {out}"
     ]
     assert out.read_text().startswith("<?xml")
+
+
+def test_parallel_read_matches_serial(write: Callable[..., Path], tmp_path: Path) -> None:
+    from agbom.scan.scanner import PARALLEL_MIN_FILES
+
+    for i in range(PARALLEL_MIN_FILES // 2):
+        write(f"s/sk-{i}/SKILL.md", f"---\nname: sk-{i}\ndescription: Skill {i}.\n---\n")
+        write(
+            f"c/{i}/.mcp.json", {"mcpServers": {"s": {"command": "uvx", "args": [f"srv-{i % 7}"]}}}
+        )
+    write("c/bad/.mcp.json", "{")
+    ran: list[int] = []
+    serial = scan_paths([tmp_path], workers=1)
+    parallel = scan_paths([tmp_path], workers=2, background=lambda: ran.append(1))
+    assert ran == [1]
+    assert parallel.agbom.agbom_hash == serial.agbom.agbom_hash
+    assert parallel.files == serial.files
+    assert parallel.findings == serial.findings
+    assert len(parallel.files) == PARALLEL_MIN_FILES + 1
