@@ -1,0 +1,433 @@
+"""Hostile input: property-based and fuzz tests of every parser on the Guardian's doorstep.
+
+Promise under test: whatever arrives, the JSON-RPC entry point answers with a well-formed
+JSON-RPC response (an error with a stable code and reason for bad input, never -32603
+``internal_error``), in bounded time and memory, and no refused request leaves a chain entry.
+The AgBOM, rule-pack and manifest parsers answer with their structured error or a skipped /
+errored file report, never another exception.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+import tracemalloc
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agbom.errors import AgbomError
+from agbom.guardian import Guardian, build_guardian
+from agbom.inventory import AgBOM, InvalidAgBOM
+from agbom.protocol import METHODS
+from agbom.transports.interface import Limits, handle_body
+from tests.guardian.acs import ALL_METHODS, hello, request
+
+LIMITS = Limits(max_body_bytes=256 * 1024, max_depth=64, max_batch=50)
+FUZZ = settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+# Codes a bad request may earn (JSON-RPC and ACS); -32603 (internal error) is a bug.
+KNOWN_CODES = {-32700, -32600, -32601, -32602, *range(-32006, -31999)}
+
+
+@pytest.fixture(scope="module")
+def guardian(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guardian]:
+    g = build_guardian(tmp_path_factory.mktemp("fuzz") / "fuzz.db")
+    yield g
+    g.store.close()
+
+
+@pytest.fixture(scope="module")
+def session(guardian: Guardian) -> str:
+    sid = f"fuzz-{uuid.uuid4()}"
+    assert "result" in guardian.handle(hello(sid))
+    assert guardian.handle(request("steps/sessionStart", {}, session_id=sid))["result"]
+    return sid
+
+
+def encode(value: Any) -> bytes:
+    """JSON bytes of any generated value (stdlib json: integers of any size)."""
+    return json.dumps(value, ensure_ascii=False).encode("utf-8")
+
+
+def check_response(raw: bytes) -> list[dict[str, Any]]:
+    """``raw`` is one JSON-RPC response (or a batch of them) in the 2.0 shape."""
+    parsed = orjson.loads(raw)
+    items = parsed if isinstance(parsed, list) else [parsed]
+    for item in items:
+        assert item["jsonrpc"] == "2.0"
+        assert ("result" in item) != ("error" in item), item
+        assert "id" in item
+        if "error" in item:
+            error = item["error"]
+            assert isinstance(error["code"], int) and isinstance(error["message"], str)
+            assert error["code"] in KNOWN_CODES, item
+            assert isinstance(error["data"]["reason"], str)
+    return items
+
+
+# -- JSON values with every awkward type --------------------------------------------------------
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@FUZZ
+@given(st.binary(max_size=2048))
+def test_arbitrary_bytes_get_a_jsonrpc_answer(guardian: Guardian, data: bytes) -> None:
+    check_response(handle_body(guardian, data, LIMITS))
+
+
+@FUZZ
+@given(json_values)
+def test_arbitrary_json_gets_a_jsonrpc_answer(guardian: Guardian, value: Any) -> None:
+    check_response(handle_body(guardian, encode(value), LIMITS))
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield prefix
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from _paths(child, (*prefix, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _paths(child, (*prefix, index))
+
+
+def _replace(doc: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = new
+    return doc
+
+
+def _valid_examples(session_id: str) -> list[dict[str, Any]]:
+    return [
+        request(
+            "steps/toolCallRequest",
+            {"tool": {"name": "read_file", "version": "1"}, "arguments": {"p": {"value": "x"}}},
+            session_id=session_id,
+        ),
+        request(
+            "steps/skillLoad",
+            {
+                "skill_id": "s",
+                "digest": {"algorithm": "sha256", "value": "a" * 64},
+                "load_trigger": "user",
+                "load_path": [{"skill_id": "s"}],
+            },
+            session_id=session_id,
+        ),
+        request(
+            "agbom/snapshot",
+            {"agbom": {"components": [{"id": "m", "type": "model", "name": "m", "version": None}]}},
+            session_id=session_id,
+        ),
+    ]
+
+
+@FUZZ
+@given(st.data())
+def test_every_field_replaced_by_an_unexpected_type(
+    guardian: Guardian, session: str, data: st.DataObject
+) -> None:
+    """Take a valid request, replace any node (envelope, metadata or payload) with junk."""
+    base = data.draw(st.sampled_from(_valid_examples(session)))
+    doc = copy.deepcopy(base)
+    doc["params"]["request_id"] = str(uuid.uuid4())
+    path = data.draw(st.sampled_from(list(_paths(doc))))
+    junk = data.draw(json_values)
+    mutated = _replace(doc, path, junk)
+    before = guardian.store.chain_tip(session)
+    replies = check_response(handle_body(guardian, encode(mutated), LIMITS))
+    if all("error" in reply for reply in replies):
+        assert guardian.store.chain_tip(session) == before  # a refusal writes nothing
+
+
+@FUZZ
+@given(method=st.sampled_from(sorted(set(ALL_METHODS) | set(METHODS))), payload=json_values)
+def test_every_hook_with_an_arbitrary_payload(
+    guardian: Guardian, session: str, method: str, payload: Any
+) -> None:
+    reply = guardian.handle(request(method, payload, session_id=session))
+    check_response(orjson.dumps(reply))
+
+
+@FUZZ
+@given(
+    method=st.sampled_from(sorted(METHODS)),
+    payload=st.dictionaries(st.text(max_size=20), json_values, max_size=8),
+)
+def test_every_hook_with_an_arbitrary_object_payload(
+    guardian: Guardian, session: str, method: str, payload: dict[str, Any]
+) -> None:
+    reply = guardian.handle(request(method, payload, session_id=session))
+    check_response(orjson.dumps(reply))
+
+
+# -- hand-picked hostile bodies ----------------------------------------------------------------
+
+
+def _envelope_bytes(session: str, payload_json: bytes) -> bytes:
+    req = request("steps/userMessage", {"content": "PLACEHOLDER"}, session_id=session)
+    req["params"]["payload"] = "__PAYLOAD__"
+    return orjson.dumps(req).replace(b'"__PAYLOAD__"', payload_json)
+
+
+HOSTILE = {
+    "nan_literal": b'{"content": NaN}',
+    "infinity_literal": b'{"content": Infinity}',
+    "number_beyond_ieee": b'{"content": "x", "n": 1e400}',
+    "negative_beyond_ieee": b'{"content": "x", "n": -1e400}',
+    "integer_beyond_64_bits": b'{"content": "x", "n": 123456789012345678901234567890}',
+    "integer_beyond_2_53": b'{"content": "x", "n": 9007199254740993}',
+    "duplicate_keys": b'{"content": "a", "content": {"x": 1}}',
+    "invalid_utf8": b'{"content": "\xff\xfe\xc3"}',
+    "lone_surrogate_escape": b'{"content": "\\ud800"}',
+    "nul_in_key": b'{"content": "x", "\\u0000": 1}',
+    "deep_arrays": b'{"content": "x", "d": ' + b"[" * 10_000 + b"]" * 10_000 + b"}",
+    "deep_objects": b'{"content": "x", "d": ' + b'{"a":' * 5_000 + b"1" + b"}" * 5_000 + b"}",
+    "unbalanced_deep": b'{"content": "x", "d": ' + b"[" * 100_000,
+    "huge_string": b'{"content": "' + b"A" * 200_000 + b'"}',
+    "many_keys": b"{" + b",".join(b'"k%d": %d' % (i, i) for i in range(15_000)) + b"}",
+    "truncated": b'{"content": "x',
+    "empty": b"",
+}
+
+
+# Valid JSON that is merely awkward: big integers (orjson reads those beyond 64 bits as
+# doubles, which is what IEEE-based JSON peers see too), NUL in a key, a long string.
+AWKWARD_BUT_VALID = {"integer_beyond_2_53", "integer_beyond_64_bits", "nul_in_key", "huge_string"}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_payloads_are_refused_cleanly(guardian: Guardian, session: str, name: str) -> None:
+    body = _envelope_bytes(session, HOSTILE[name])
+    before = guardian.store.chain_entries(session)[-1]["entry_hash"]
+    tracemalloc.start()
+    started = time.perf_counter()
+    raw = handle_body(guardian, body, LIMITS)
+    elapsed = time.perf_counter() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    (reply,) = check_response(raw)
+    assert elapsed < 2.0, f"{name} took {elapsed:.2f} s"
+    # Memory is bounded by a small multiple of the (bounded) body size.
+    assert peak < 20 * LIMITS.max_body_bytes + 8_000_000, f"{name} peaked at {peak} bytes"
+    if name == "duplicate_keys":
+        # orjson keeps the last value: an object, which the userMessage schema refuses.
+        assert reply["error"]["code"] == -32602
+    elif name in AWKWARD_BUT_VALID:
+        pass  # valid JSON: decided or refused, and check_response already ruled out -32603
+    else:
+        assert "error" in reply, (name, reply)
+    if "error" in reply:
+        assert guardian.store.chain_entries(session)[-1]["entry_hash"] == before
+
+
+def test_body_over_the_limit_is_refused_without_parsing(guardian: Guardian) -> None:
+    body = b'{"x": "' + b"y" * (LIMITS.max_body_bytes + 10) + b'"}'
+    (reply,) = check_response(handle_body(guardian, body, LIMITS))
+    assert reply["error"]["data"]["reason"] == "payload_too_large"
+
+
+def test_batches_of_junk_answer_every_item(guardian: Guardian, session: str) -> None:
+    batch = [
+        1,
+        "x",
+        None,
+        [],
+        {},
+        {"jsonrpc": "2.0"},
+        request("system/ping", {}, session_id=session),
+    ]
+    items = check_response(handle_body(guardian, orjson.dumps(batch), LIMITS))
+    assert len(items) == len(batch)
+    assert "result" in items[-1]
+    too_big = check_response(handle_body(guardian, orjson.dumps([1] * 51), LIMITS))
+    assert too_big[0]["error"]["data"]["reason"] == "batch_too_large"
+
+
+# -- the AgBOM, rule-pack and manifest parsers ---------------------------------------------------
+
+component_types = st.sampled_from(
+    [
+        "model",
+        "mcp_server",
+        "a2a_peer",
+        "tool",
+        "knowledge_source",
+        "memory_store",
+        "agent_capability",
+        "skill",
+        "nonsense",
+        "",
+    ]
+)
+components = st.fixed_dictionaries(
+    {"id": st.text(max_size=8) | st.integers(), "type": component_types},
+    optional={
+        "name": json_values,
+        "version": json_values,
+        "tools": st.lists(st.text(max_size=8), max_size=3) | json_values,
+        "definition": json_values,
+        "composed_skills": st.lists(st.text(max_size=8), max_size=3),
+    },
+)
+agbom_documents = st.one_of(
+    json_values,
+    st.fixed_dictionaries(
+        {"components": st.lists(components, max_size=6) | json_values},
+        optional={"agent": json_values},
+    ),
+)
+
+
+@FUZZ
+@given(agbom_documents)
+def test_agbom_parser_returns_a_model_or_invalid_agbom(document: Any) -> None:
+    try:
+        AgBOM.from_document(document, source="fuzz")
+    except InvalidAgBOM:
+        pass
+
+
+def test_agbom_parser_bounds_depth_and_size() -> None:
+    deep: Any = "x"
+    for _ in range(5_000):
+        deep = {"n": deep}
+    with pytest.raises(InvalidAgBOM):
+        AgBOM.from_document(
+            {"components": [{"id": "m", "type": "model", "name": "m", "version": None, "x": deep}]}
+        )
+
+
+yaml_texts = st.one_of(
+    st.text(max_size=300),
+    st.binary(max_size=300).map(lambda b: b.decode("latin-1")),
+    st.sampled_from(
+        [
+            "pack: p\nversion: 1\nrules: []\n",
+            "pack: p\nversion: 1\nrules:\n  - id: r\n    kind: ban\n",
+            "pack: p\nversion: 1\nrules:\n  - id: r\n    kind: ban\n    match: {type: [1, 2]}\n",
+            "a: &a [*a]\n",
+            "a: &a\n  b: *a\n",
+            "!!python/object/apply:os.system ['echo pwned']\n",
+            "- " * 2_000 + "x\n",
+            "[" * 5_000 + "]" * 5_000 + "\n",
+            "x: " + "y" * 100_000 + "\n",
+            "lol: &l [" + ",".join(["*l"] * 9) + "]\n",
+        ]
+    ),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(yaml_texts)
+def test_rule_pack_parser_returns_rules_or_a_rule_error(text: str) -> None:
+    import tempfile
+
+    from agbom.rules import load_rules
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "pack.yaml").write_text(text, encoding="utf-8", errors="surrogateescape")
+        started = time.perf_counter()
+        try:
+            load_rules(Path(tmp))
+        except AgbomError:
+            pass
+        assert time.perf_counter() - started < 5
+
+
+MANIFEST_NAMES = [
+    "claude_desktop_config.json",
+    ".mcp.json",
+    ".cursor/mcp.json",
+    ".vscode/settings.json",
+    ".codex/config.toml",
+    "opencode.jsonc",
+    "mcp.json",
+    "pdf/SKILL.md",
+    "agent-card.json",
+    "server.json",
+    "agbom.json",
+    "trace.jsonl",
+]
+manifest_bodies = st.one_of(
+    st.binary(max_size=400),
+    json_values.map(encode),
+    st.sampled_from(
+        [
+            b'{"mcpServers": {"x": {"command": 1, "args": {"a": 1}, "env": [1]}}}',
+            b'{"mcpServers": []}',
+            b'{"mcpServers": {"x": null}}',
+            b"---\nname: [1\n---\n",
+            b"---\n" + b"a: b\n" * 5_000 + b"---\n",
+            b"\xef\xbb\xbf{}",
+            b"[" * 50_000,
+            b'{"a": 1e400, "b": NaN}',
+            b'[mcp_servers.x]\ncommand = 1\nargs = "x"\n',
+        ]
+    ),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.sampled_from(MANIFEST_NAMES), manifest_bodies), min_size=1, max_size=4)
+)
+def test_manifest_parsers_report_instead_of_raising(files: list[tuple[str, bytes]]) -> None:
+    import tempfile
+
+    from agbom.scan import FileStatus, scan_paths
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for name, body in files:
+            target = root / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(body)
+        started = time.perf_counter()
+        outcome = scan_paths([root], home=root)
+        assert time.perf_counter() - started < 10
+        for report in outcome.files:
+            assert report.status in tuple(FileStatus)
+            for error in report.errors:
+                assert isinstance(error.reason, str) and error.reason
+
+
+def test_the_fuzzed_session_chain_still_verifies(guardian: Guardian, session: str) -> None:
+    """Whatever the fuzzers got accepted was hashed and chained correctly."""
+    from agbom.protocol import verify_chain
+
+    entries = [
+        {k: v for k, v in e.items() if k != "seq"} for e in guardian.store.chain_entries(session)
+    ]
+    assert len(entries) >= 1
+    assert verify_chain(entries) is None
