@@ -72,6 +72,23 @@ def report(name: str, samples: list[float], base: float | None) -> dict[str, flo
     return {"min": samples[0], "median": median, "p90": p90}
 
 
+def in_process(n: int = 2000) -> None:
+    """What the hook costs once the process is up: parse, decide, chain append, reply."""
+    from agbom.adapters import get_adapter
+    from agbom.guardian import build_guardian
+
+    with tempfile.TemporaryDirectory() as tmp:
+        guardian = build_guardian(Path(tmp) / "ip.db")
+        adapter = get_adapter("claude-code")
+        adapter.handle(EVENT, guardian, env={}, fail_open=False)
+        started = time.perf_counter()
+        for _ in range(n):
+            adapter.handle(EVENT, guardian, env={}, fail_open=False)
+        each = (time.perf_counter() - started) / n * 1000
+        guardian.store.close()
+    print(f"{'in process: Adapter.handle (warm)':38s} n={n}  mean {each:7.3f} ms per event")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40)
@@ -135,6 +152,7 @@ def main() -> int:
     for name, label in labels.items():
         base = results["baseline"]["median"] if results else None
         results[name] = report(label, samples[name], base)
+    in_process()
     ratio = results["thin"]["median"] / results["baseline"]["median"]
     verdict = "OK" if ratio < 3 else "OVER TARGET"
     print(f"thin/baseline median ratio {ratio:.2f} (target < 3): {verdict}")
