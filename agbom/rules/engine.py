@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from agbom.inventory import ROOT_ID, Component, ComponentGraph
+from agbom.inventory import ROOT_ID, Component, ComponentGraph, ComponentType
 from agbom.rules.interface import (
     Action,
     EvalContext,
@@ -34,8 +34,10 @@ from agbom.rules.interface import (
 from agbom.rules.matchers import (
     AllOf,
     CapabilityIs,
+    EndpointIs,
     MatchSpecError,
     Predicate,
+    PurlIs,
     Subject,
     TextMatcher,
     capabilities_of,
@@ -43,6 +45,9 @@ from agbom.rules.matchers import (
     covered_by_any,
     covers,
     index_hints,
+    normalize_caps,
+    parse_endpoint,
+    purl_index_key,
     unpinned_reason,
 )
 
@@ -86,6 +91,24 @@ class _Graph:
         self._subjects: dict[str, Subject] = {}
         self._by_type: dict[str, list[str]] | None = None
         self._root_paths: dict[str, tuple[str, ...]] = {}
+        self._caps: dict[str, tuple[str, ...]] = {}
+        self.memos: dict[int, dict[str, frozenset[str]]] = {}
+        self.longest: list[str] | None = None
+        self.back_edges: set[tuple[str, str]] = set()
+
+    def caps(self, node: str) -> tuple[str, ...]:
+        """Capabilities a tool node exposes (empty for other nodes), cached."""
+        found = self._caps.get(node)
+        if found is None:
+            data = self.nodes[node]
+            component = data.get("component")
+            found = (
+                capabilities_of(component.data)
+                if component is not None and data.get("type") == "tool"
+                else ()
+            )
+            self._caps[node] = found
+        return found
 
     def subject(self, node: str) -> Subject:
         found = self._subjects.get(node)
@@ -169,6 +192,27 @@ class _Graph:
         if any(n not in self.nodes for n in path):
             return False
         return all(b in self.succ[a] for a, b in zip(path, path[1:], strict=False))
+
+
+def _purl_keys(predicate: Predicate) -> frozenset[str] | None:
+    """Index keys of a top-level ``purl`` predicate (a rule that needs a purl to match)."""
+    if isinstance(predicate, AllOf):
+        for part in predicate.parts:
+            if isinstance(part, PurlIs) and part.index_keys:
+                return part.index_keys
+    return None
+
+
+def _host_keys(predicate: Predicate) -> frozenset[str] | None:
+    """Hosts and host suffixes of a top-level ``endpoint`` predicate, for indexing.
+
+    A rule indexed here is looked up by the component's host and each of its parent domains
+    (a superset filter; the predicate still decides)."""
+    if isinstance(predicate, AllOf):
+        for part in predicate.parts:
+            if isinstance(part, EndpointIs) and (part.hosts or part.suffixes):
+                return frozenset((*(part.hosts or ()), *(part.suffixes or ())))
+    return None
 
 
 def _types_of(predicate: Predicate) -> frozenset[str] | None:
@@ -340,28 +384,6 @@ class ReachRule(Rule):
                 return part.matching(subject.data)
         return list(capabilities_of(subject.data))
 
-    def distances(self, graph: _Graph) -> dict[str, int]:
-        """Edges from each node to the nearest target, over allowed intermediates only."""
-        dist: dict[str, int] = {}
-        queue: deque[str] = deque()
-        for node in graph.candidates(self.to):
-            if self.to(graph.subject(node)):
-                dist[node] = 0
-                queue.append(node)
-        while queue:
-            current = queue.popleft()
-            d = dist[current]
-            if self.max_depth is not None and d >= self.max_depth:
-                continue
-            # ``current`` becomes an intermediate for its predecessors (targets excepted).
-            if d > 0 and not self._allowed(graph, current):
-                continue
-            for p in graph.pred.get(current, ()):
-                if p not in dist:
-                    dist[p] = d + 1
-                    queue.append(p)
-        return dist
-
     def reached(
         self, graph: _Graph, source: str, within: Mapping[str, int] | None
     ) -> tuple[list[str], dict[str, str]]:
@@ -386,6 +408,31 @@ class ReachRule(Rule):
                 queue.append(s)
         return sorted(targets), parent
 
+    def _is_target(self, graph: _Graph, node: str) -> bool:
+        cache = graph.memos.setdefault(-id(self), {})
+        hit = cache.get(node)
+        if hit is None:
+            hit = frozenset(("1",)) if self.to(graph.subject(node)) else frozenset()
+            cache[node] = hit
+        return bool(hit)
+
+    def _leaf(self, graph: _Graph) -> Callable[[str], frozenset[str] | tuple[str, ...]]:
+        """The capability keys a node contributes as a target (``(none)`` if it has none)."""
+
+        def leaf(node: str) -> frozenset[str] | tuple[str, ...]:
+            if not self._is_target(graph, node):
+                return ()
+            caps = self._target_caps(graph.subject(node))
+            return tuple(caps) if caps else ("(none)",)
+
+        return leaf
+
+    def _expand(self, graph: _Graph) -> Callable[[str], bool]:
+        if self.via is None:
+            return _always
+        via = self.via
+        return lambda node: via(graph.subject(node))
+
     def check_source(
         self,
         graph: _Graph,
@@ -396,79 +443,68 @@ class ReachRule(Rule):
         subject = graph.subject(source)
         if self.excepted(subject, context) is not None:
             return None
-        targets, parent = self.reached(graph, source, within)
+        leaf, expand = self._leaf(graph), self._expand(graph)
+        if self.max_depth is None:
+            memo = graph.memos.setdefault(id(self), {})
+            reach_caps: set[str] = set(_union_below(graph, source, memo, leaf, expand))
+        else:
+            targets, _ = self.reached(graph, source, within)
+            reach_caps = {c for t in targets for c in leaf(t)}
         if self.mode == "require":
-            if targets:
+            if reach_caps:
                 return None
             because = f"{subject.type} {source!r} reaches no component where {self.to.describe()}."
             return self.finding(
                 (source,), graph.root_path(source), _component_vars(subject), because
             )
-        if not targets:
+        if not reach_caps:
             return None
         granted: Iterable[str] | None = None
         if self.unless == "approved_capabilities":
             lookup = context.approved_capabilities
             granted = (lookup(source) if lookup is not None else None) or ()
         elif self.unless == "declared_capabilities":
-            granted = [
-                c for c in subject.data.get("declared_capabilities") or () if isinstance(c, str)
-            ]
-        violating: list[str] = []
-        missing_caps: list[str] = []
-        for target in targets:
-            if granted is None:
-                violating.append(target)
-                continue
-            caps = self._target_caps(graph.subject(target))
-            uncovered = [c for c in caps if not covered_by_any(granted, c)] if caps else ["(none)"]
-            if uncovered:
-                violating.append(target)
-                missing_caps.extend(c for c in uncovered if c not in missing_caps)
-        if not violating:
+            declared = subject.data.get("declared_capabilities") or ()
+            granted = [c for c in declared if isinstance(c, str)]
+        if granted is None:
+            missing = sorted(reach_caps)
+        else:
+            missing = sorted(
+                c for c in reach_caps if c == "(none)" or not covered_by_any(granted, c)
+            )
+        if not missing:
             return None
+        if self.max_depth is None:
+            violating, parent = _witnesses(graph, source, missing, leaf, expand, memo)
+        else:
+            targets, parent = self.reached(graph, source, within)
+            violating = [t for t in targets if set(leaf(t)) & set(missing)]
         first = violating[0]
-        chain = [first]
-        while chain[-1] != source:
-            chain.append(parent[chain[-1]])
-        tail = list(reversed(chain))
+        tail = _chain(parent, source, first)
         path = (*graph.root_path(source)[:-1], *tail)
         target_subject = graph.subject(first)
         values = _component_vars(subject)
         values.update(_component_vars(target_subject, "target"))
-        values["capabilities"] = ", ".join(missing_caps) or ", ".join(
-            self._target_caps(target_subject)
-        )
+        shown = [c for c in missing if c != "(none)"]
+        values["capabilities"] = ", ".join(shown) or ", ".join(self._target_caps(target_subject))
         because = (
-            f"{subject.type} {source!r} reaches {len(violating)} component(s) where "
-            f"{self.to.describe()}, e.g. via {' -> '.join(tail)}."
+            f"{subject.type} {source!r} reaches components where {self.to.describe()}, "
+            f"e.g. via {' -> '.join(tail)}."
         )
         if self.unless == "approved_capabilities":
             because += f" Capabilities not covered by its approval: {values['capabilities']}."
         elif self.unless == "declared_capabilities":
             because += f" Capabilities it does not declare: {values['capabilities']}."
-        return self.finding((source, *violating), path, values, because)
+        return self.finding((source, *sorted(violating)), path, values, because)
 
     def evaluate(
         self, graph: _Graph, context: EvalContext, only: set[str] | None = None
     ) -> list[Finding]:
         findings: list[Finding] = []
-        if only is None:
-            dist = self.distances(graph)
-            if self.mode == "require":
-                sources = [n for n in graph.candidates(self.from_) if self.from_(graph.subject(n))]
-            else:
-                sources = [
-                    n
-                    for n in graph.candidates(self.from_)
-                    if n in dist and self.from_(graph.subject(n))
-                ]
-            within: Mapping[str, int] | None = dist if self.mode == "forbid" else None
-        else:
-            sources = sorted(n for n in only if n in graph.nodes and self.from_(graph.subject(n)))
-            within = None
+        candidates = graph.candidates(self.from_) if only is None else sorted(only)
+        sources = [n for n in candidates if n in graph.nodes and self.from_(graph.subject(n))]
         for source in sources:
-            found = self.check_source(graph, source, context, within)
+            found = self.check_source(graph, source, context, None)
             if found is not None:
                 findings.append(found)
         return findings
@@ -491,6 +527,9 @@ class GraphShapeRule(Rule):
     def evaluate(self, graph: _Graph, context: EvalContext) -> list[Finding]:
         if self.check == "cycle":
             findings = []
+            _longest_path(graph)  # the DFS also records back edges: none means no cycle
+            if not graph.back_edges:
+                return []
             for cycle in graph.cg.cycles(limit=100):
                 first = min(cycle)
                 start = cycle.index(first)
@@ -520,6 +559,8 @@ class GraphShapeRule(Rule):
 
 def _longest_path(graph: _Graph) -> list[str]:
     """Longest path from the root, ignoring the back edges a DFS finds (cycles)."""
+    if graph.longest is not None:
+        return graph.longest
     succ = graph.succ
     order: list[str] = []
     state: dict[str, int] = {}  # 1 on stack, 2 done
@@ -529,7 +570,7 @@ def _longest_path(graph: _Graph) -> list[str]:
         if start in state:
             continue
         state[start] = 1
-        stack = [(start, iter(sorted(succ[start])))]
+        stack = [(start, iter(succ[start]))]
         while stack:
             node, children = stack[-1]
             advanced = False
@@ -537,7 +578,7 @@ def _longest_path(graph: _Graph) -> list[str]:
                 mark = state.get(child)
                 if mark is None:
                     state[child] = 1
-                    stack.append((child, iter(sorted(succ[child]))))
+                    stack.append((child, iter(succ[child])))
                     advanced = True
                     break
                 if mark == 1:
@@ -562,7 +603,9 @@ def _longest_path(graph: _Graph) -> list[str]:
     chain = [end]
     while chain[-1] in parent:
         chain.append(parent[chain[-1]])
-    return list(reversed(chain))
+    graph.back_edges = back
+    graph.longest = list(reversed(chain))
+    return graph.longest
 
 
 @dataclass(eq=False)
@@ -580,7 +623,7 @@ class LeastPrivilegeRule(Rule):
         only: set[str] | None = None,
         memo: dict[str, frozenset[str]] | None = None,
     ) -> list[Finding]:
-        memo = {} if memo is None else memo
+        memo = graph.memos.setdefault(0, {}) if memo is None else memo
         index = graph.by_type()
         nodes = sorted(n for t in self.applies_to for n in index.get(t, ()))
         if only is not None:
@@ -602,25 +645,22 @@ class LeastPrivilegeRule(Rule):
         declared = [c.strip().lower() for c in raw or () if isinstance(c, str) and c.strip()]
         if self.excepted(subject, context) is not None:
             return None
-        tools = _tools_below(graph, node, memo)
-        exposed: dict[str, list[str]] = {}
-        for tool in sorted(tools):
-            for cap in capabilities_of(graph.subject(tool).data):
-                exposed.setdefault(cap, []).append(tool)
+        exposed = _union_below(graph, node, memo, graph.caps, _always)
         values = _component_vars(subject)
         if self.check == "undeclared":
-            missing = sorted(c for c in exposed if not covered_by_any(declared, c))
+            declared_set = normalize_caps(declared)
+            missing = sorted(c for c in exposed if not covered_by_any(declared_set, c))
             if not missing:
                 return None
-            culprits = sorted({t for c in missing for t in exposed[c]})
+            culprits, parent = _witnesses(graph, node, missing, graph.caps, _always, memo)
             values["capabilities"] = ", ".join(missing)
             because = (
-                f"{subject.type} {node!r} declares [{', '.join(declared)}] but its tools expose "
-                f"{', '.join(missing)} ({', '.join(culprits)})."
+                f"{subject.type} {node!r} declares [{', '.join(declared)}] but the tools it "
+                f"reaches expose {', '.join(missing)} (e.g. {', '.join(culprits)})."
             )
-            path = graph.root_path(node)
-            tail = graph.cg.shortest_path(node, culprits[0]) or [node]
-            return self.finding((node, *culprits), (*path[:-1], *tail), values, because)
+            tail = _chain(parent, node, culprits[0])
+            path = (*graph.root_path(node)[:-1], *tail)
+            return self.finding((node, *sorted(culprits)), path, values, because)
         broad = []
         for cap in declared:
             used = [c for c in exposed if covers(cap, c)]
@@ -636,49 +676,153 @@ class LeastPrivilegeRule(Rule):
         return self.finding((node,), graph.root_path(node), values, because)
 
 
-def _tools_below(graph: _Graph, node: str, memo: dict[str, frozenset[str]]) -> frozenset[str]:
-    """Every tool reachable from ``node``; memoized, with a plain BFS fallback on cycles."""
-    cached = memo.get(node)
-    if cached is not None:
-        return cached
-    on_stack: set[str] = set()
+def _always(_node: str) -> bool:
+    return True
 
-    def visit(current: str) -> frozenset[str] | None:
-        hit = memo.get(current)
-        if hit is not None:
-            return hit
-        if current in on_stack:
-            return None
-        on_stack.add(current)
-        acc: set[str] = set()
-        for child in graph.succ.get(current, ()):
-            if graph.nodes[child].get("type") == "tool":
-                acc.add(child)
-            below = visit(child) if graph.succ.get(child) else frozenset()
-            if below is None:
-                on_stack.discard(current)
-                return None
-            acc |= below
-        on_stack.discard(current)
-        result = frozenset(acc)
-        memo[current] = result
-        return result
 
-    try:
-        result = visit(node)
-    except RecursionError:
-        result = None
-    if result is None:  # a cycle under ``node``: walk it without memoization
-        seen: set[str] = set()
-        queue = deque([node])
-        while queue:
-            current = queue.popleft()
-            for child in graph.succ.get(current, ()):
-                if child not in seen:
-                    seen.add(child)
-                    queue.append(child)
-        result = frozenset(n for n in seen if graph.nodes[n].get("type") == "tool")
-    return result
+def _union_below(
+    graph: _Graph,
+    start: str,
+    memo: dict[str, frozenset[str]],
+    leaf: Callable[[str], frozenset[str] | tuple[str, ...]],
+    expand: Callable[[str], bool],
+) -> frozenset[str]:
+    """``U(n) = union over successors s of leaf(s), plus U(s) when expand(s)``, memoized.
+
+    An iterative DFS (no recursion limit on long composition chains). A node whose subtree
+    closes a cycle is not memoized from the DFS; it is computed exactly by a BFS instead.
+    """
+    hit = memo.get(start)
+    if hit is not None:
+        return hit
+    succ = graph.succ
+    incomplete: set[str] = set()
+    on_stack = {start}
+    acc: dict[str, set[str]] = {start: set()}
+    stack = [(start, iter(succ[start]))]
+    while stack:
+        node, children = stack[-1]
+        advanced = False
+        for child in children:
+            acc[node].update(leaf(child))
+            if not expand(child):
+                continue
+            done = memo.get(child)
+            if done is not None:
+                acc[node].update(done)
+            elif child in on_stack or child in incomplete:
+                incomplete.add(node)
+            else:
+                on_stack.add(child)
+                acc[child] = set()
+                stack.append((child, iter(succ[child])))
+                advanced = True
+                break
+        if advanced:
+            continue
+        stack.pop()
+        on_stack.discard(node)
+        result = acc.pop(node)
+        if node not in incomplete:
+            memo[node] = frozenset(result)
+        if stack:
+            parent = stack[-1][0]
+            acc[parent].update(result)
+            if node in incomplete:
+                incomplete.add(parent)
+    if start in memo:
+        return memo[start]
+    # A cycle below ``start``: a plain BFS is exact (and then safe to memoize).
+    seen = {start}
+    total: set[str] = set()
+    queue = deque([start])
+    while queue:
+        current = queue.popleft()
+        for child in succ[current]:
+            total.update(leaf(child))
+            if expand(child) and child not in seen:
+                seen.add(child)
+                queue.append(child)
+    memo[start] = frozenset(total)
+    return memo[start]
+
+
+def _witnesses(
+    graph: _Graph,
+    source: str,
+    wanted: Iterable[str],
+    caps_of: Callable[[str], Iterable[str]],
+    expand: Callable[[str], bool],
+    memo: Mapping[str, frozenset[str]] | None = None,
+) -> tuple[list[str], dict[str, str]]:
+    """For each wanted capability, a node below ``source`` exposing it, with BFS parents.
+
+    With the ``memo`` of :func:`_union_below` the search descends straight into a child
+    whose subtree is known to hold the capability (depth x degree steps); without it, or
+    below a cycle the memo does not cover, it falls back to a BFS with early exit.
+    """
+    missing = set(wanted)
+    parent: dict[str, str] = {source: ""}
+    found: list[str] = []
+    if memo is not None:
+        for cap in sorted(missing):
+            if cap not in missing:
+                continue  # an earlier witness already exposes it
+            current, steps = source, 0
+            while steps < len(graph.nodes):
+                steps += 1
+                nxt = None
+                for child in sorted(graph.succ[current]):
+                    if cap in caps_of(child):
+                        if child not in parent:
+                            parent[child] = current
+                        found.append(child)
+                        missing -= set(caps_of(child))
+                        nxt = ""
+                        break
+                    below = memo.get(child)
+                    if nxt is None and below is not None and cap in below and expand(child):
+                        nxt = child
+                if nxt is None or nxt == "":
+                    break
+                if nxt in parent and nxt != source:
+                    break  # would loop; let the BFS below handle it
+                parent[nxt] = current
+                current = nxt
+        if not missing:
+            return sorted(set(found)), parent
+    queue = deque([source])
+    seen = {source}
+    bfs_parent: dict[str, str] = {source: ""}
+    while queue and missing:
+        current = queue.popleft()
+        for child in sorted(graph.succ[current]):
+            if child in seen:
+                continue
+            seen.add(child)
+            bfs_parent[child] = current
+            hits = missing.intersection(caps_of(child))
+            if hits:
+                found.append(child)
+                missing -= hits
+                if not missing:
+                    break
+            if expand(child):
+                queue.append(child)
+    for node in found:  # use BFS parents for witnesses the BFS found
+        if node not in parent:
+            walk = node
+            while walk != source and walk not in parent:
+                parent[walk] = bfs_parent[walk]
+                walk = bfs_parent[walk]
+    return sorted(set(found)), parent
+
+
+def _chain(parent: Mapping[str, str], source: str, target: str) -> list[str]:
+    chain = [target]
+    while chain[-1] != source:
+        chain.append(parent[chain[-1]])
+    return list(reversed(chain))
 
 
 # -- the rule set -----------------------------------------------------------------------------
@@ -704,9 +848,19 @@ class RuleSet:
         self._by_type: dict[str, list[MatchRule]] = {}
         self._any_type: list[MatchRule] = []
         self._by_name_any_type: dict[str, list[MatchRule]] = {}
+        self._by_purl: dict[str, list[MatchRule]] = {}
+        self._by_host: dict[str, list[MatchRule]] = {}
         for rule in self._match_rules:
             types, names = rule.type_hint, rule.name_hint
-            if types is None and names is None:
+            purl_keys = _purl_keys(rule.predicate) if types is None and names is None else None
+            host_keys = _host_keys(rule.predicate) if names is None else None
+            if host_keys:
+                for key in host_keys:
+                    self._by_host.setdefault(key, []).append(rule)
+            elif purl_keys:
+                for key in purl_keys:
+                    self._by_purl.setdefault(key, []).append(rule)
+            elif types is None and names is None:
                 self._any_type.append(rule)
             elif types is None:
                 for name in names or ():
@@ -718,6 +872,12 @@ class RuleSet:
                 for t in types:
                     for name in names:
                         self._by_type_name.setdefault((t, name), []).append(rule)
+
+        order = self._order
+        self._type_plus_any: dict[str, list[MatchRule]] = {
+            t: sorted([*self._by_type.get(t, ()), *self._any_type], key=lambda r: order[id(r)])
+            for t in [*(c.value for c in ComponentType), "agent"]
+        }
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -732,17 +892,29 @@ class RuleSet:
     # -- component rules -----------------------------------------------------------------------
 
     def _match_candidates(self, subject: Subject) -> list[MatchRule]:
+        """The rules that could match ``subject``: by type, exact name, host and purl."""
+        base = self._type_plus_any.get(subject.type, self._any_type)
+        extra: list[MatchRule] = []
         name = subject.name.casefold()
-        found = (
-            self._by_type_name.get((subject.type, name), [])
-            + self._by_type.get(subject.type, [])
-            + self._by_name_any_type.get(name, [])
-            + self._any_type
-        )
-        if len(found) > 1:
-            order = self._order
-            found = sorted(dict.fromkeys(found), key=lambda r: order[id(r)])
-        return found
+        if self._by_type_name:
+            extra += self._by_type_name.get((subject.type, name), ())
+        if self._by_name_any_type:
+            extra += self._by_name_any_type.get(name, ())
+        if self._by_host:
+            raw = subject.data.get("endpoint")
+            endpoint = parse_endpoint(raw) if isinstance(raw, str) and raw else None
+            if endpoint is not None:
+                labels = endpoint.host.split(".")
+                for i in range(len(labels)):
+                    extra += self._by_host.get(".".join(labels[i:]), ())
+        if self._by_purl and "purl" in subject.data:
+            key = purl_index_key(subject.data.get("purl"))
+            if key is not None:
+                extra += self._by_purl.get(key, ())
+        if not extra:
+            return base
+        order = self._order
+        return sorted(dict.fromkeys([*base, *extra]), key=lambda r: order[id(r)])
 
     def _check_components(
         self, graph: _Graph, nodes: Iterable[str], context: EvalContext
@@ -940,12 +1112,11 @@ def _explain_rule_for(rule: Rule, view: _Graph, node: str, context: EvalContext)
     if isinstance(rule, LeastPrivilegeRule):
         if subject.type not in rule.applies_to:
             return [f"applies to {', '.join(sorted(rule.applies_to))}, not {subject.type}"]
-        tools = _tools_below(view, node, {})
-        caps = sorted({c for t in tools for c in capabilities_of(view.subject(t).data)})
+        caps = sorted(_union_below(view, node, {}, view.caps, _always))
         declared = subject.data.get("declared_capabilities")
         return [
             f"declared: {', '.join(declared) if isinstance(declared, list) else 'nothing'}",
-            f"exposed by {len(tools)} reachable tool(s): {', '.join(caps) or 'nothing'}",
+            f"exposed by the tools it reaches: {', '.join(caps) or 'nothing'}",
         ]
     return [rule.describe()]
 

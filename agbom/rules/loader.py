@@ -48,8 +48,11 @@ def pack_files(path: Path) -> list[Path]:
     raise RuleError("no such rule pack file or folder", file=str(path))
 
 
-def read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
-    """Parse one bounded YAML file; also return its node tree for locating errors."""
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
+
+
+def read_yaml(path: Path) -> tuple[Any, str]:
+    """Parse one bounded YAML file; also return its text, for locating errors later."""
     try:
         size = path.stat().st_size
         if size > MAX_PACK_BYTES:
@@ -60,35 +63,34 @@ def read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
     except UnicodeDecodeError as exc:
         raise RuleError(f"not UTF-8 text: {exc.reason}", file=str(path)) from exc
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        _reject_aliases(node, path)
-        data = yaml.safe_load(text)
+        if "&" in text:  # no anchor, no alias: skip the event scan on ordinary packs
+            _reject_aliases(text, path)
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise RuleError(f"not valid YAML: {exc.problem}", file=str(path), line=line) from exc
     except yaml.YAMLError as exc:
         raise RuleError(f"not valid YAML: {exc}", file=str(path)) from exc
-    return data, node
+    return data, text
 
 
-def _reject_aliases(node: yaml.Node | None, path: Path) -> None:
+def _reject_aliases(text: str, path: Path) -> None:
     # Anchors and aliases let a small file expand into a huge document; packs don't need them.
-    stack = [node] if node is not None else []
-    seen: set[int] = set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise RuleError(
                 "YAML anchors and aliases are not allowed in rule packs",
                 file=str(path),
-                line=current.start_mark.line + 1,
+                line=event.start_mark.line + 1,
             )
-        seen.add(id(current))
-        if isinstance(current, yaml.MappingNode):
-            for key, value in current.value:
-                stack.extend((key, value))
-        elif isinstance(current, yaml.SequenceNode):
-            stack.extend(current.value)
+
+
+def compose(text: str) -> yaml.Node | None:
+    """The YAML node tree of ``text`` (only built when an error needs a line number)."""
+    try:
+        return yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return None
 
 
 def split_key_path(name: str) -> list[str | int]:
@@ -146,7 +148,7 @@ def rule_id_at(data: Any, parts: list[str | int]) -> str | None:
     return None
 
 
-def validate_pack(data: Any, node: yaml.Node | None, path: Path) -> None:
+def validate_pack(data: Any, text: str, path: Path) -> None:
     """Check ``data`` against the published rule-pack schema; raise a located RuleError."""
     if data is None:
         raise RuleError("the pack is empty (a pack needs at least one rule)", file=str(path))
@@ -171,7 +173,7 @@ def validate_pack(data: Any, node: yaml.Node | None, path: Path) -> None:
         raise RuleError(
             message,
             file=str(path),
-            line=line_of(node, parts),
+            line=line_of(compose(text), parts),
             rule_id=rule_id_at(data, parts),
             key_path=format_key_path(parts) or None,
         ) from exc

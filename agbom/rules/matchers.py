@@ -108,7 +108,22 @@ def covers(declared: str, capability: str) -> bool:
 
 
 def covered_by_any(declared: Iterable[str], capability: str) -> bool:
-    return any(covers(d, capability) for d in declared)
+    """Whether any declared capability covers ``capability`` (same rule as :func:`covers`)."""
+    names = declared if isinstance(declared, (set, frozenset)) else normalize_caps(declared)
+    capability = capability.strip().lower()
+    if capability in names or "*" in names or ".*" in names or capability + ".*" in names:
+        return True
+    parts = capability.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        prefix = ".".join(parts[:i])
+        if prefix in names or prefix + ".*" in names:
+            return True
+    return False
+
+
+def normalize_caps(declared: Iterable[str]) -> frozenset[str]:
+    """Lower-cased, stripped capability names, ready for :func:`covered_by_any`."""
+    return frozenset(d.strip().lower() for d in declared if isinstance(d, str) and d.strip())
 
 
 def normalize_host(host: str) -> str:

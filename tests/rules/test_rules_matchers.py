@@ -196,3 +196,16 @@ def test_combinators_and_unknown_keys() -> None:
     assert info.value.key == "match.all_of[0].nme"
     with pytest.raises(MatchSpecError, match="unknown component type"):
         compile_match({"type": "widget"})
+
+
+def test_covered_by_any_agrees_with_covers() -> None:
+    from itertools import product
+
+    from agbom.rules.matchers import covered_by_any
+
+    names = ["*", "fs", "fs.*", "fs.read", "FS.Write", "net.http", "net", "process.execute"]
+    caps = ["fs", "fs.read", "fs.write", "fs.read.deep", "fsx.read", "net.http.get", "process"]
+    for size in range(3):
+        for declared in product(names, repeat=size):
+            for cap in caps:
+                assert covered_by_any(declared, cap) == any(covers(d, cap) for d in declared)
