@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import http.client
-import os
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hook_helpers import Server, agbom_command, free_port
 
 BAN_PACK = """\
 pack: hook-tests
@@ -37,65 +34,11 @@ rules:
 """
 
 
-def agbom_command() -> list[str]:
-    """The installed console script (what a runtime runs), else ``python -m agbom``."""
-    script = Path(sys.executable).parent / "agbom"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agbom"]
-
-
-@dataclass
-class Run:
-    code: int
-    stdout: bytes
-    stderr: str
-    seconds: float
-
-    @property
-    def json(self) -> object:
-        import json
-
-        return json.loads(self.stdout)
-
-
-def run_hook(args: list[str], stdin: bytes | str, *, env: dict | None = None) -> Run:
-    """Run ``agbom hook ARGS`` as a real subprocess with ``stdin``."""
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    full_env = {**os.environ, "AGBOM_DEBUG": "0", **(env or {})}
-    started = time.perf_counter()
-    proc = subprocess.run(
-        [*agbom_command(), "hook", *args],
-        input=data,
-        capture_output=True,
-        env=full_env,
-        timeout=60,
-        check=False,
-    )
-    return Run(
-        proc.returncode,
-        proc.stdout,
-        proc.stderr.decode("utf-8", "replace"),
-        time.perf_counter() - started,
-    )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def rules_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("rules")
     (folder / "bans.yaml").write_text(BAN_PACK)
     return folder
-
-
-@dataclass
-class Server:
-    url: str
-    port: int
-    db: Path
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from tests.adapters.conftest import Server, agbom_command, free_port, run_hook
+from hook_helpers import Server, agbom_command, free_port, run_hook
 
 pytestmark = pytest.mark.network
 

@@ -491,7 +491,7 @@ def test_thin_response_parsing() -> None:
     assert _parse_response(plain) == (200, b"{}", 2, "")
     chunked = (
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Agbom-Diagnostic: why\r\n\r\n"
-        b"3\r\n{\"a\r\n4\r\n\":1}\r\n0\r\n\r\n"
+        b'3\r\n{"a\r\n4\r\n":1}\r\n0\r\n\r\n'
     )
     assert _parse_response(chunked) == (200, b'{"a":1}', 0, "why")
     with pytest.raises(_BadResponse, match="truncated"):

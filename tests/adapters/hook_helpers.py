@@ -1,0 +1,65 @@
+"""Helpers for the hook handler tests: the agbom command, running a hook, a free port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def agbom_command() -> list[str]:
+    """The installed console script (what a runtime runs), else ``python -m agbom``."""
+    script = Path(sys.executable).parent / "agbom"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "agbom"]
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: bytes
+    stderr: str
+    seconds: float
+
+    @property
+    def json(self) -> object:
+        import json
+
+        return json.loads(self.stdout)
+
+
+def run_hook(args: list[str], stdin: bytes | str, *, env: dict | None = None) -> Run:
+    """Run ``agbom hook ARGS`` as a real subprocess with ``stdin``."""
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    full_env = {**os.environ, "AGBOM_DEBUG": "0", **(env or {})}
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [*agbom_command(), "hook", *args],
+        input=data,
+        capture_output=True,
+        env=full_env,
+        timeout=60,
+        check=False,
+    )
+    return Run(
+        proc.returncode,
+        proc.stdout,
+        proc.stderr.decode("utf-8", "replace"),
+        time.perf_counter() - started,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    url: str
+    port: int
+    db: Path
