@@ -209,11 +209,11 @@ def digest_skill_folder(
     entries.sort(key=lambda pair: pair[0])
     manifest = hashlib.sha256(FORMAT_TAG)
     for path_bytes, entry in entries:
-        kind = b"l" if entry.symlink else b"f"
+        kind_tag = b"l" if entry.symlink else b"f"
         exe = b"x" if entry.executable else b"-"
         manifest.update(
             b"%s %s %d %s %d %s\n"
-            % (kind, exe, entry.size, entry.sha256.encode(), len(path_bytes), path_bytes)
+            % (kind_tag, exe, entry.size, entry.sha256.encode(), len(path_bytes), path_bytes)
         )
     return SkillDigest(
         algorithm=ALGORITHM,

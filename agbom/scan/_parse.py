@@ -12,7 +12,7 @@ import tomllib
 from typing import Any
 
 import orjson
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from agbom.scan.interface import FileError
 

@@ -63,6 +63,7 @@ class AgentCardReader:
         interfaces = doc.get("supportedInterfaces")
         v1 = interfaces is not None
         transports: list[str] = []
+        required: tuple[str, ...]
         if v1:
             if not isinstance(interfaces, list) or not interfaces:
                 result.errors.append(FileError("'supportedInterfaces' must be a non-empty array"))

@@ -172,7 +172,7 @@ class TranscriptReader:
                     state[component["id"]] = component
             elif method == "agbom/changed":
                 for cid in payload.get("removed") or []:
-                    state.pop(cid.get("id") if isinstance(cid, Mapping) else str(cid), None)
+                    state.pop(str(cid.get("id") if isinstance(cid, Mapping) else cid), None)
                 for field in ("added", "changed"):
                     for component in _components(payload.get(field) or [], where, number, result):
                         state[component["id"]] = component

@@ -93,9 +93,14 @@ class ReadContext:
 class Reader(Protocol):
     """One manifest kind. ``globs`` are matched against the trailing path components."""
 
-    name: str
-    globs: tuple[str, ...]
-    max_bytes: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def globs(self) -> tuple[str, ...]: ...
+
+    @property
+    def max_bytes(self) -> int: ...
 
     def read(self, data: bytes, ctx: ReadContext) -> ReadResult:
         """Parse ``data`` (the whole file, already size-checked) into components."""

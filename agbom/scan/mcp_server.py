@@ -202,10 +202,10 @@ def server_component(
         redacted.append("endpoint")
     if redacted:
         common["redacted"] = redacted
-    transport = url_transport or declared
-    if transport is None or transport == "stdio":
+    remote_transport = url_transport or declared
+    if remote_transport is None or remote_transport == "stdio":
         path = endpoint.split("?", 1)[0].rstrip("/")
-        transport = "sse" if path.endswith("/sse") else "streamable-http"
+        remote_transport = "sse" if path.endswith("/sse") else "streamable-http"
     component = {
         "id": f"mcp:{endpoint.split('?', 1)[0]}",
         "type": "mcp_server",
@@ -213,7 +213,7 @@ def server_component(
         "version": None,
         "endpoint": endpoint,
         "tools": [],
-        "transport": transport,
+        "transport": remote_transport,
         "remote": True,
         **common,
     }

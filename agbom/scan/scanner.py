@@ -570,7 +570,7 @@ def scan_paths(
 
     merged, merge_errors = _merge(found)
     _drop_dangling(merged, merge_errors)
-    document = {
+    document: dict[str, Any] = {
         "agent": {"id": "agbom-scan", "name": "agbom scan"},
         "components": [merged[cid] for cid in sorted(merged)],
     }
