@@ -1,0 +1,227 @@
+"""A mixed client workload against ``agbom serve``, and the checks that the store reflects it.
+
+Used by the crash-safety and concurrency tests (short, in CI) and by
+``benchmarks/crash_safety.py`` (long). Clients stream steps, register and load skills over
+HTTP; approvers run ``agbom skills approve`` as real subprocesses. Everything a client *heard*
+is logged, so that afterwards the store can be checked against it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from tests.guardian.acs import hello, request
+from tests.transports.served import run_cli
+
+
+@dataclass(frozen=True)
+class Heard:
+    """One decision a client received: it must be in the store, exactly as answered."""
+
+    session_id: str
+    request_id: str
+    method: str
+    decision: str
+    chain_hash: str
+    skill: tuple[str, str] | None = None
+
+
+@dataclass
+class Log:
+    heard: list[Heard] = field(default_factory=list)
+    registered: list[tuple[str, str]] = field(default_factory=list)
+    approved: list[tuple[str, str]] = field(default_factory=list)
+    claimed: set[tuple[str, str]] = field(default_factory=set)  # taken by an approver
+    approve_failures: list[str] = field(default_factory=list)
+    client_errors: list[str] = field(default_factory=list)  # error bodies other than expected
+    transport_failures: int = 0
+    latencies: list[float] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def digest_of(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Client(threading.Thread):
+    """One agent: a session, then steps, skill registrations and loads until told to stop."""
+
+    def __init__(self, url: Callable[[], str], log: Log, stop: threading.Event, seed: int):
+        super().__init__(daemon=True)
+        self.url, self.log, self.stop, self.rng = url, log, stop, random.Random(seed)
+        self.sid = f"w-{uuid.uuid4()}"
+        self.http = httpx.Client(timeout=20)
+        self.started = False
+
+    def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        began = time.perf_counter()
+        try:
+            reply = self.http.post(f"{self.url()}/acs", content=orjson.dumps(message))
+        except httpx.HTTPError:
+            with self.log.lock:
+                self.log.transport_failures += 1
+            time.sleep(0.05)
+            return None
+        with self.log.lock:
+            self.log.latencies.append(time.perf_counter() - began)
+        return orjson.loads(reply.content)
+
+    def ensure_session(self) -> bool:
+        if self.started:
+            return True
+        reply = self.send(hello(self.sid))
+        if reply is None or "error" in reply:
+            return False
+        reply = self.send(request("steps/sessionStart", {}, session_id=self.sid))
+        if reply is None:
+            return False
+        error = reply.get("error")
+        # A sessionStart whose answer was lost in a crash may have committed: that is fine.
+        if error and error.get("data", {}).get("reason") != "session_already_started":
+            self.note_error(reply)
+            return False
+        if "result" in reply:
+            self.record(reply, "steps/sessionStart", None)
+        self.started = True
+        return True
+
+    def note_error(self, reply: dict[str, Any]) -> None:
+        with self.log.lock:
+            self.log.client_errors.append(orjson.dumps(reply).decode())
+
+    def record(self, reply: dict[str, Any], method: str, skill: tuple[str, str] | None) -> None:
+        result = reply["result"]
+        heard = Heard(
+            self.sid,
+            result["request_id"],
+            method,
+            result["decision"],
+            result["chain_hash"],
+            skill,
+        )
+        with self.log.lock:
+            self.log.heard.append(heard)
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            if not self.ensure_session():
+                time.sleep(0.05)
+                continue
+            roll = self.rng.random()
+            skill: tuple[str, str] | None = None
+            if roll < 0.6:
+                method = "steps/userMessage"
+                payload: dict[str, Any] = {"content": f"step {self.rng.random()}"}
+            elif roll < 0.8:
+                method = "steps/skillRegister"
+                name = f"skill-{uuid.uuid4().hex[:10]}"
+                skill = (name, digest_of(name))
+                payload = {
+                    "skill_id": name,
+                    "definition": {
+                        "ref": f"skills/{name}",
+                        "digest": {"algorithm": "sha256", "value": skill[1]},
+                    },
+                    "declared_capabilities": [],
+                }
+            else:
+                with self.log.lock:
+                    pool = list(self.log.approved) or list(self.log.registered)
+                if not pool:
+                    continue
+                skill = self.rng.choice(pool)
+                method = "steps/skillLoad"
+                payload = {
+                    "skill_id": skill[0],
+                    "digest": {"algorithm": "sha256", "value": skill[1]},
+                    "load_trigger": "user",
+                    "load_path": [{"skill_id": skill[0]}],
+                }
+            reply = self.send(request(method, payload, session_id=self.sid))
+            if reply is None:
+                continue
+            if "error" in reply:
+                self.note_error(reply)
+                continue
+            self.record(reply, method, skill)
+            if method == "steps/skillRegister":
+                with self.log.lock:
+                    self.log.registered.append(skill)  # type: ignore[arg-type]
+        self.http.close()
+
+
+class Approver(threading.Thread):
+    """Approves registered skills with the real CLI, as a platform team would."""
+
+    def __init__(self, db: Path, log: Log, stop: threading.Event):
+        super().__init__(daemon=True)
+        self.db, self.log, self.stop = db, log, stop
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            with self.log.lock:
+                todo = [s for s in self.log.registered if s not in self.log.claimed]
+                if todo:
+                    self.log.claimed.add(todo[0])  # each pair is approved by one approver, once
+            if not todo:
+                time.sleep(0.05)
+                continue
+            skill, value = todo[0]
+            done = run_cli(
+                "skills", "approve", skill, "--digest", f"sha256:{value}", "--db", str(self.db)
+            )
+            with self.log.lock:
+                if done.returncode == 0:
+                    self.log.approved.append((skill, value))
+                else:
+                    self.log.approve_failures.append(done.stderr.decode(errors="replace"))
+
+
+def check_store(db: Path, log: Log) -> dict[str, int]:
+    """Everything a client heard is in the store as answered; chains verify; approvals are
+    recorded exactly once. Returns counts for the report."""
+    from agbom.store import Digest, SqliteStore
+
+    by_session: dict[str, dict[str, dict[str, Any]]] = {}
+    with SqliteStore.open(db) as store:
+        for heard in log.heard:
+            if heard.session_id not in by_session:
+                by_session[heard.session_id] = {
+                    e["step_id"]: e for e in store.chain_entries(heard.session_id)
+                }
+            entry = by_session[heard.session_id].get(heard.request_id)
+            assert entry is not None, f"answered but not stored: {heard}"
+            assert entry["entry_hash"] == heard.chain_hash, heard
+            assert entry["decision"] == heard.decision, heard
+        for skill, value in log.approved:
+            digest = Digest("sha256", value)
+            record = store.get_skill(skill, digest)
+            assert record is not None and str(record.status) == "approved", (skill, record)
+            approvals = [h for h in store.history(skill, digest) if h["to_status"] == "approved"]
+            assert len(approvals) == 1, (skill, approvals)
+        approved = set(log.approved)
+        for heard in log.heard:
+            if heard.method == "steps/skillLoad" and heard.decision == "allow":
+                # An allowed load must match an approval that exists in the store now.
+                record = store.get_skill(heard.skill[0], Digest("sha256", heard.skill[1]))
+                assert record is not None and str(record.status) == "approved", heard
+                assert heard.skill in approved or record.decided_by, heard
+    verify = run_cli("audit", "verify", "--db", str(db))
+    assert verify.returncode == 0, verify.stdout.decode() + verify.stderr.decode()
+    return {
+        "heard": len(log.heard),
+        "sessions": len(by_session),
+        "approved": len(log.approved),
+        "transport_failures": log.transport_failures,
+    }
