@@ -113,6 +113,18 @@ class Adapter(Protocol):
         """Translate ``raw`` in, let ``guardian`` decide, translate the decision out."""
         ...
 
-    def malformed(self, reason: str, *, fail_open: bool, event: str | None = None) -> HookReply:
-        """The reply to input that cannot be handled, per the runtime's failure semantics."""
+    def malformed(
+        self,
+        reason: str,
+        *,
+        fail_open: bool,
+        event: str | None = None,
+        code: str = "malformed_input",
+        hook_id: str = "agbom",
+    ) -> HookReply:
+        """The reply to input that cannot be handled, per the runtime's failure semantics.
+
+        ``event`` is the runtime's event name when known (an observe-only event is never
+        denied); ``code`` the machine-readable reason; ``hook_id`` Meerkat's Deny ``hook_id``.
+        """
         ...

@@ -94,7 +94,10 @@ class _BadResponse(Exception):
     pass
 
 
-def _post(url: str, runtime: str, body: bytes, head: dict[str, str], timeout: float) -> tuple:
+_Answer = tuple[int, bytes, int, str]
+
+
+def _post(url: str, runtime: str, body: bytes, head: dict[str, str], timeout: float) -> _Answer:
     """POST the event; returns ``(status, body, exit_code, diagnostic)``.
 
     A minimal HTTP/1.1 exchange on a socket (one request, ``Connection: close``, read to EOF)
@@ -147,7 +150,7 @@ def _post(url: str, runtime: str, body: bytes, head: dict[str, str], timeout: fl
     return _parse_response(b"".join(chunks))
 
 
-def _parse_response(data: bytes) -> tuple:
+def _parse_response(data: bytes) -> _Answer:
     head, sep, payload = data.partition(b"\r\n\r\n")
     if not sep:
         raise _BadResponse("incomplete HTTP answer")
