@@ -46,6 +46,8 @@ Clock = Callable[[], float]
 
 AGBOM_SERIALIZATIONS = ("canonical", "cyclonedx-1.6", "cyclonedx-1.7")
 PROFILES = ("acs-core", "acs-inspect", "acs-inspect-dynamic", "acs-audit")
+MAX_SESSIONS_IN_MEMORY = 2048
+"""Sessions whose state a Guardian keeps in memory; others are restored from the store."""
 
 
 def _iso(ts: float) -> str:
@@ -335,6 +337,9 @@ class Guardian:
         if spec.audited:
             decision, seq = self._append(method, params, session, decision)
         self.policies.after_commit(method, params, session, decision)
+        if session.closed:
+            # An ended session refuses everything and its state is in the store: free it.
+            self._sessions.pop(session.session_id, None)
         elapsed = (time.perf_counter() - started) * 1000
         from dataclasses import replace
 
@@ -486,8 +491,9 @@ class Guardian:
     def _session(
         self, session_id: str, agent_id: str | None, tenant_id: str | None, *, create: bool = True
     ) -> SessionState:
-        session = self._sessions.get(session_id)
+        session = self._sessions.pop(session_id, None)
         if session is not None:
+            self._sessions[session_id] = session  # most recently used goes last
             return session
         stored = self.store.get_session(session_id)
         if stored is None:
@@ -499,6 +505,11 @@ class Guardian:
         else:
             session = self._restore(session_id, stored)
         self._sessions[session_id] = session
+        if len(self._sessions) > MAX_SESSIONS_IN_MEMORY:
+            # Bound memory on a long-running server: agents that vanish without sessionEnd
+            # would otherwise stay forever. The least recently used one is restored from the
+            # store if it ever comes back.
+            del self._sessions[next(iter(self._sessions))]
         return session
 
     def _restore(self, session_id: str, stored: Mapping[str, Any]) -> SessionState:
