@@ -96,6 +96,9 @@ class Verdict:
     def message(self, subject: str = "") -> str:
         """A one-line human explanation naming the rules involved."""
         text = self.reasoning or f"{self.disposition} by agbom policy"
+        if self.disposition == "modify":
+            # Hooks cannot carry the Guardian's rewrite, so the step is refused instead (§6.5).
+            text = f"refused, as the required change cannot be applied through this hook: {text}"
         unnamed = [r for r in dict.fromkeys(self.rule_ids) if r not in text]
         if unnamed:
             text += f" (rule {', '.join(unnamed)})"

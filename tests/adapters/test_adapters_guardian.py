@@ -214,3 +214,21 @@ def test_oscova_env_variables_supply_missing_ids(guardian: Any) -> None:
     )
     assert (reply.exit_code, body(reply)) == (0, {"decision": "allow"})
     assert guardian.store.get_session("run-42")["agent_id"] == "ops-bot"
+
+
+def test_modify_is_refused_with_an_honest_message(guardian: Any) -> None:
+    token = "ghp_" + "a1b2c3d4e5" * 4
+    reply = handle(
+        guardian,
+        "claude-code",
+        cc("PreToolUse", "m1", tool_name="Read", tool_input={"file_path": f"/x?{token}"}),
+    )
+    out = body(reply)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert "cannot be applied" in out["permissionDecisionReason"]
+    assert token not in reply.body.decode()
+    started = {"point": "run_started", "session_id": "m2", "prompt": token}
+    reply = handle(guardian, "meerkat", started)
+    deny = body(reply)["decision"]
+    assert deny["payload"]["disposition"] == "modify"
+    assert token not in reply.body.decode()
