@@ -280,17 +280,33 @@ class Policies:
         return decision
 
     def observe_component(self, session: SessionState, raw: dict[str, Any]) -> None:
-        """Record a component seen in use; new ones become a new AgBOM version."""
+        """Record a component seen in use; anything new becomes a new AgBOM version.
+
+        A component seen again with more references (a second tool of the same MCP server)
+        is merged, so later tools stay linked to their server and its rules.
+        """
         try:
             component = parse_component(raw, "observed component")
         except InvalidAgBOM:
             return
         current = session.agbom or AgBOM({}, {"agent": {"id": session.agent_id}})
-        if component.id in current:
-            return
+        existing = current.get(component.id)
+        if existing is not None:
+            merged = dict(existing.data)
+            grew = False
+            for field, _, _ in component.references():
+                old = list(merged.get(field) or [])
+                for target in component.data.get(field) or []:
+                    if target not in old:
+                        old.append(target)
+                        grew = True
+                merged[field] = old
+            if not grew:
+                return
+            component = Component(id=component.id, type=component.type, data=merged)
         components = dict(current.components)
         components[component.id] = component
-        for field, target, expected in component.references():
+        for _, target, _ in component.references():
             if target not in components:
                 return  # the caller adds referenced components first
         agbom = AgBOM(components, current.header)
@@ -302,15 +318,19 @@ class Policies:
             agent_id=session.agent_id,
             document=agbom.to_document(),
             agbom_hash=agbom.agbom_hash,
-            change={"method": "observed", "added": [component.id]},
+            change={"method": "observed", "component": component.id},
         )
 
     # -- tools ---------------------------------------------------------------------------------
 
-    def _find_tool(self, session: SessionState, name: str) -> Component | None:
+    def _find_tool(self, session: SessionState, name: str, tool_id: str = "") -> Component | None:
         agbom = session.agbom
         if agbom is None:
             return None
+        # An id names one tool exactly; a bare name can be shared by tools of several servers.
+        by_id = agbom.get(tool_id) if tool_id else None
+        if by_id is not None and by_id.type is ComponentType.TOOL:
+            return by_id
         direct = agbom.get(name)
         if direct is not None and direct.type is ComponentType.TOOL:
             return direct
@@ -324,7 +344,7 @@ class Policies:
     ) -> Decision:
         tool = payload.get("tool") or {}
         name = str(tool.get("name") or tool.get("id") or "")
-        component = self._find_tool(session, name)
+        component = self._find_tool(session, name, str(tool.get("id") or ""))
         if component is None:
             if self.g.config.strict_inventory:
                 return Decision.deny(

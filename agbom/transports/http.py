@@ -87,22 +87,24 @@ def create_app(
 
     async def hooks(request: Request) -> Response:
         from agbom.adapters import ADAPTERS, get_adapter
+        from agbom.adapters.headers import env_from_headers, fail_open_from_headers
 
         name = request.path_params["runtime"]
         if name not in ADAPTERS:
             return _json({"error": "unknown_runtime", "known": sorted(ADAPTERS)}, 404)
         adapter = get_adapter(name)
+        fail_open = fail_open_from_headers(request.headers, fail_open_hooks)
         body = await _read_body(request, limits.max_body_bytes)
         if body is None:
-            reply = adapter.malformed("payload too large", fail_open=fail_open_hooks)
+            reply = adapter.malformed("payload too large", fail_open=fail_open)
         else:
-            reply = adapter.handle(body, guardian(), env={}, fail_open=fail_open_hooks)
-        return Response(
-            reply.body,
-            status_code=reply.http_status,
-            media_type=JSON,
-            headers={"X-Agbom-Exit-Code": str(reply.exit_code)},
-        )
+            env = env_from_headers(request.headers)
+            reply = adapter.handle(body, guardian(), env=env, fail_open=fail_open)
+        headers = {"X-Agbom-Exit-Code": str(reply.exit_code)}
+        diagnostic = " ".join(reply.stderr.split())[:512]
+        if diagnostic:
+            headers["X-Agbom-Diagnostic"] = diagnostic.encode("ascii", "replace").decode()
+        return Response(reply.body, status_code=reply.http_status, media_type=JSON, headers=headers)
 
     async def skill(request: Request) -> Response:
         if not authorized(request):

@@ -62,9 +62,6 @@ def test_same_named_tools_of_different_servers(guardian: Any) -> None:
     assert body(bad)["decision"]["decision"] == "deny"
 
 
-@pytest.mark.xfail(
-    reason="guardian: tool lookup is by name only, so evil-crm's 'lookup' resolves to crm's",
-)
 def test_same_tool_name_on_a_banned_server_is_denied(guardian: Any) -> None:
     session = str(uuid.uuid4())
     handle(guardian, "meerkat", _mk(session, "lookup", "crm"))
@@ -72,10 +69,6 @@ def test_same_tool_name_on_a_banned_server_is_denied(guardian: Any) -> None:
     assert body(bad)["decision"]["decision"] == "deny"
 
 
-@pytest.mark.xfail(
-    reason="guardian: observe_component keeps the first mcp_server seen, so later tools of the "
-    "same server are not linked to it and the server's ban misses them",
-)
 def test_second_tool_of_a_banned_server_is_denied(guardian: Any) -> None:
     session = str(uuid.uuid4())
     for tool in ("mcp__evil-crm__lookup", "mcp__evil-crm__export_all"):
