@@ -100,6 +100,9 @@ def write_output(data: str | bytes, output: Path | None) -> None:
                 handle.write(b"\n")
             handle.flush()
             os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file normal permissions
         os.replace(tmp, target)
     except OSError as exc:
         raise InputError(f"cannot write {output}: {exc.strerror or exc}") from exc
