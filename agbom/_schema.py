@@ -55,8 +55,8 @@ def describe_failure(exc: fastjsonschema.JsonSchemaValueException) -> str:
     field = exc.name.removeprefix("data").lstrip(".")
     if exc.rule == "required" and isinstance(exc.value, dict):
         missing = [f for f in exc.rule_definition if f not in exc.value]
-        text = "missing required field" + ("s" if len(missing) > 1 else "") + ": " + ", ".join(
-            missing
+        text = (
+            "missing required field" + ("s" if len(missing) > 1 else "") + ": " + ", ".join(missing)
         )
     else:
         text = exc.message

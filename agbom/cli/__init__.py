@@ -13,8 +13,10 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run the agbom CLI and return its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) >= 2 and args[0] == "hook" and any(
-        a == "--server" or a.startswith("--server=") for a in args
+    if (
+        len(args) >= 2
+        and args[0] == "hook"
+        and any(a == "--server" or a.startswith("--server=") for a in args)
     ):
         from agbom.adapters.thin import main as thin_main
 

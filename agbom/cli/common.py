@@ -67,7 +67,8 @@ def read_json(path: Path, *, limit: int = MAX_INPUT_BYTES) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise InputError(f"{path}: not valid JSON: {where}: {exc.msg}") from exc
 
 
 def load_agbom_input(path: Path) -> Any:

@@ -147,7 +147,7 @@ def apply_diff(base: AgBOM, diff: AgBOMDiff, *, source: str = "agbom/changed pay
     problems: list[Problem] = []
     for cid in diff.removed:
         if components.pop(cid, None) is None:
-            problems.append(Problem(f"removed {cid!r}", "no such component"))
+            problems.append(Problem(f"removed {cid!r}", "no such component"))  # noqa: PERF401
     for component in diff.added:
         if component.id in components:
             problems.append(Problem(f"added {component.id!r}", "a component with this id exists"))
@@ -167,7 +167,9 @@ def apply_diff(base: AgBOM, diff: AgBOMDiff, *, source: str = "agbom/changed pay
     return _checked(AgBOM(components, header), source)
 
 
-def apply_changed_payload(base: AgBOM | None, payload: Mapping[str, Any]) -> tuple[AgBOM, AgBOMDiff]:
+def apply_changed_payload(
+    base: AgBOM | None, payload: Mapping[str, Any]
+) -> tuple[AgBOM, AgBOMDiff]:
     """Apply an ``agbom/changed`` payload in either form; return the new AgBOM and the diff."""
     if not isinstance(payload, Mapping):
         raise InvalidAgBOM(

@@ -72,6 +72,32 @@ class ComponentGraph:
             for field, target, _ in c.references()
         )
         self._attach_roots(c.id for c in agbom)
+        self._reach_all()
+
+    def _reach_all(self) -> None:
+        """Make every node reachable from the agent.
+
+        A component used only from inside a cycle (two skills that compose only each other)
+        has parents, so it gets no ``has`` edge, yet nothing connects it to the agent: rules that
+        start from the agent would silently miss it. Each such group gets one entry edge, to the
+        smallest id of each of its source components, so a fresh build and an incremental update
+        agree.
+        """
+        g = self.graph
+        stale = [n for n, data in g.adj[ROOT_ID].items() if data.get("entry")]
+        g.remove_edges_from((ROOT_ID, n) for n in stale)
+        reachable = nx.descendants(g, ROOT_ID)
+        if len(reachable) == g.number_of_nodes() - 1:
+            return
+        unreachable = [n for n in g if n != ROOT_ID and n not in reachable]
+        condensed = nx.condensation(g.subgraph(unreachable))
+        members = condensed.graph["mapping"]
+        groups: dict[int, list[str]] = {}
+        for node, group in members.items():
+            groups.setdefault(group, []).append(node)
+        for group, nodes in groups.items():
+            if condensed.in_degree(group) == 0:
+                g.add_edge(ROOT_ID, min(nodes), kind=EdgeKind.HAS, entry=True)
 
     def _attach_roots(self, candidates: Iterable[str]) -> None:
         g = self.graph
@@ -83,9 +109,14 @@ class ComponentGraph:
                 if g.has_edge(ROOT_ID, node):
                     g.remove_edge(ROOT_ID, node)
             else:
-                g.add_edge(ROOT_ID, node, kind=EdgeKind.HAS)
+                g.add_edge(ROOT_ID, node, kind=EdgeKind.HAS, entry=False)
 
     def upsert(self, component: Component) -> None:
+        """Add or replace one component and its outgoing edges."""
+        self._upsert(component)
+        self._reach_all()
+
+    def _upsert(self, component: Component) -> None:
         """Add or replace one component and its outgoing edges."""
         g = self.graph
         touched: set[str] = {component.id}
@@ -110,13 +141,21 @@ class ComponentGraph:
         orphans = list(g.successors(component_id))
         g.remove_node(component_id)
         self._attach_roots(orphans)
+        self._reach_all()
 
-    def apply(self, added: Iterable[Component], removed: Iterable[str], changed: Iterable[Component]) -> None:
+    def apply(
+        self, added: Iterable[Component], removed: Iterable[str], changed: Iterable[Component]
+    ) -> None:
         """Apply an AgBOM diff incrementally (no rebuild)."""
+        g = self.graph
         for component_id in removed:
-            self.remove(component_id)
+            if component_id in g and component_id != ROOT_ID:
+                orphans = list(g.successors(component_id))
+                g.remove_node(component_id)
+                self._attach_roots(orphans)
         for component in itertools.chain(added, changed):
-            self.upsert(component)
+            self._upsert(component)
+        self._reach_all()
 
     # -- queries -------------------------------------------------------------------------------
 

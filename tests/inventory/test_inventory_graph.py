@@ -304,3 +304,25 @@ def test_upsert_and_remove_one_by_one_equal_a_fresh_build(old_doc: Any, new_doc:
         if component.id not in new:
             graph.remove(component.id)
     assert snapshot(graph) == snapshot(ComponentGraph(new))
+
+
+def test_a_cycle_nobody_else_uses_still_hangs_off_the_agent() -> None:
+    # b and c compose only each other: they have parents, yet nothing links them to the agent.
+    graph = graph_of(skill("a"), skill("c", ["b"]), skill("b", ["c"]), skill("s", ["s"]))
+    assert graph.reachable(ROOT_ID) >= {"a", "b", "c", "s"}
+    assert graph.graph.has_edge(ROOT_ID, "b")  # the smallest id of the cycle is its entry
+    assert not graph.graph.has_edge(ROOT_ID, "c")
+
+
+def test_cycle_entry_edges_follow_incremental_updates() -> None:
+    start = [skill("x", ["y"]), skill("y", ["x"])]
+    graph = graph_of(*start)
+    assert graph.graph.has_edge(ROOT_ID, "x")
+    # A new user of the cycle makes the entry edge unnecessary, exactly as in a fresh build.
+    user = parse_component(skill("u", ["y"]))
+    graph.upsert(user)
+    fresh = graph_of(*start, skill("u", ["y"]))
+    assert snapshot(graph) == snapshot(fresh)
+    assert not graph.graph.has_edge(ROOT_ID, "x")
+    graph.remove("u")
+    assert snapshot(graph) == snapshot(graph_of(*start))
