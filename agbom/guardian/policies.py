@@ -134,6 +134,11 @@ class Policies:
             ].get("turn_id")
         elif method == "steps/turnEnd":
             session.turn_id = None
+        elif method == "steps/skillLoad" and allowed:
+            skill_id = params["payload"]["skill_id"]
+            digest = params["payload"]["digest"]
+            session.loaded_skills[skill_id] = f"{digest.get('algorithm')}:{digest.get('value')}"
+            store.record_skill_event(session.session_id, skill_id, "load")
         elif method == "steps/subagentStart" and allowed:
             child = (params.get("payload") or {}).get("subagent_session_id")
             if isinstance(child, str):
@@ -631,11 +636,7 @@ class Policies:
                 collector.denials.append(sub)
             else:
                 collector.warnings.extend(sub.findings)
-        decision = collector.merge()
-        if decision.disposition is not Disposition.DENY:
-            session.loaded_skills[skill_id] = str(digest)
-            store.record_skill_event(session.session_id, skill_id, "load")
-        return decision
+        return collector.merge()
 
     def _skill_unload(
         self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
