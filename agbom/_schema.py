@@ -45,14 +45,13 @@ def _resolve(uri: str) -> dict[str, Any]:
 @functools.cache
 def compiled_validator(name: str) -> Validator:
     """A fastjsonschema validator for the shipped schema ``name``, compiled once per process."""
-    return fastjsonschema.compile(  # type: ignore[no-any-return]
-        load_schema(name), handlers={"https": _resolve, "http": _resolve}
-    )
+    return fastjsonschema.compile(load_schema(name), handlers={"https": _resolve, "http": _resolve})
 
 
 def describe_failure(exc: fastjsonschema.JsonSchemaValueException) -> str:
     """Turn a fastjsonschema failure into a short message naming the field and the rule."""
-    field = exc.name.removeprefix("data").lstrip(".")
+    name = exc.name or "data"
+    field = name.removeprefix("data").lstrip(".")
     if exc.rule == "required" and isinstance(exc.value, dict):
         missing = [f for f in exc.rule_definition if f not in exc.value]
         text = (
@@ -60,6 +59,6 @@ def describe_failure(exc: fastjsonschema.JsonSchemaValueException) -> str:
         )
     else:
         text = exc.message
-        if text.startswith(exc.name + " "):
-            text = text[len(exc.name) + 1 :]
+        if text.startswith(name + " "):
+            text = text[len(name) + 1 :]
     return f"field {field!r} {text}" if field else text

@@ -52,7 +52,7 @@ FORMATS: tuple[str, ...] = tuple(_REGISTRY)
 
 
 def _known() -> str:
-    names = []
+    names: list[str] = []
     for name, (_, versions) in _REGISTRY.items():
         names.extend(f"{name}@{v}" for v in versions) if versions else names.append(name)
     return ", ".join(names)

@@ -138,10 +138,11 @@ def validate_cyclonedx_json(doc: dict[str, Any], spec_version: str) -> None:
     try:
         validator(doc)
     except fastjsonschema.JsonSchemaValueException as exc:
-        where = exc.name.removeprefix("data") or "document"
+        name = exc.name or "data"
+        where = name.removeprefix("data") or "document"
         raise ExportError(
             f"not valid CycloneDX {spec_version}: {where.lstrip('.') or 'document'}: "
-            f"{_short(exc.message, exc.name)}"
+            f"{_short(exc.message, name)}"
         ) from exc
     except fastjsonschema.JsonSchemaException as exc:  # pragma: no cover - schema defect
         raise ExportError(f"CycloneDX {spec_version} schema failed to apply: {exc}") from exc

@@ -163,7 +163,7 @@ class ComponentGraph:
         return node in self.graph
 
     def __len__(self) -> int:
-        return self.graph.number_of_nodes() - 1
+        return int(self.graph.number_of_nodes()) - 1
 
     def component(self, node: str) -> Component | None:
         data = self.graph.nodes.get(node)

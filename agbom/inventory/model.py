@@ -144,7 +144,7 @@ def _validate_component(raw: Any, location: str) -> tuple[Component | None, list
     if isinstance(comp_id, str) and comp_id:
         location = f"{location} (id {comp_id!r})"
     try:
-        ctype = ComponentType(type_name)
+        ctype = ComponentType(str(type_name))
     except ValueError:
         known = ", ".join(t.value for t in ComponentType)
         return None, [Problem(location, f"unknown component type {type_name!r} (known: {known})")]
@@ -157,7 +157,7 @@ def _validate_component(raw: Any, location: str) -> tuple[Component | None, list
         return None, [Problem(location, describe_failure(exc))]
     if comp_id == ROOT_ID:
         return None, [Problem(location, f"the id {ROOT_ID!r} is reserved for the agent itself")]
-    return Component(id=comp_id, type=ctype, data=dict(raw)), []
+    return Component(id=str(comp_id), type=ctype, data=dict(raw)), []
 
 
 def _too_deep(value: Any) -> bool:

@@ -99,7 +99,9 @@ def verify_chain(
     previous: str | None = None
     for index, entry in enumerate(entries):
         entry_id = _entry_id(entry)
-        if not isinstance(entry, Mapping) or not is_chain_hash(entry.get("entry_hash")):
+        if not isinstance(entry, Mapping) or not is_chain_hash(  # type: ignore[redundant-expr]
+            entry.get("entry_hash")
+        ):
             return ChainBreak(index, entry_id, "malformed_entry")
         if "previous_hash" not in entry:
             return ChainBreak(index, entry_id, "malformed_entry")

@@ -12,7 +12,7 @@ import tomllib
 from typing import Any
 
 import orjson
-import yaml  # type: ignore[import-untyped]
+import yaml
 
 from agbom.scan.interface import FileError
 

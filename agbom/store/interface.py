@@ -49,7 +49,8 @@ class Digest:
     value: str
 
     def __post_init__(self) -> None:
-        if not isinstance(self.algorithm, str) or not isinstance(self.value, str):
+        # Callers pass wire values; the annotations are what we promise, not what we receive.
+        if not isinstance(self.algorithm, str) or not isinstance(self.value, str):  # type: ignore[redundant-expr]
             raise StoreError("digest algorithm and value must be strings")
         algorithm = normalize_algorithm(self.algorithm)
         value = self.value.strip().lower()
