@@ -43,7 +43,6 @@ from agbom.rules.matchers import (
     capabilities_of,
     compile_match,
     covered_by_any,
-    covers,
     index_hints,
     normalize_caps,
     parse_endpoint,
@@ -94,6 +93,7 @@ class _Graph:
         self._caps: dict[str, tuple[str, ...]] = {}
         self.memos: dict[int, dict[str, frozenset[str]]] = {}
         self.longest: list[str] | None = None
+        self.postorder: list[str] | None = None
         self.back_edges: set[tuple[str, str]] = set()
 
     def caps(self, node: str) -> tuple[str, ...]:
@@ -109,6 +109,15 @@ class _Graph:
             )
             self._caps[node] = found
         return found
+
+    def tool_caps(self) -> dict[str, frozenset[str]]:
+        """:meth:`caps` of every tool that exposes something, as sets."""
+        out: dict[str, frozenset[str]] = {}
+        for node in self.by_type().get("tool", ()):
+            caps = self.caps(node)
+            if caps:
+                out[node] = frozenset(caps)
+        return out
 
     def subject(self, node: str) -> Subject:
         found = self._subjects.get(node)
@@ -130,8 +139,7 @@ class _Graph:
             for node, data in self.nodes.items():
                 kind = data.get("type")
                 index.setdefault(str(kind) if node != ROOT_ID else "agent", []).append(node)
-            for nodes in index.values():
-                nodes.sort()
+            # Unsorted: every caller that iterates in order sorts what it picked.
             self._by_type = index
         return self._by_type
 
@@ -427,6 +435,26 @@ class ReachRule(Rule):
 
         return leaf
 
+    def _leaves(self, graph: _Graph) -> dict[str, frozenset[str]]:
+        """``leaf`` of every target node at once (what :func:`_prefill_unions` needs)."""
+        types = _types_of(self.to)
+        if types is None:
+            candidates: Iterable[str] = graph.nodes
+        else:
+            index = graph.by_type()
+            candidates = [n for t in types for n in index.get(t, ())]
+        cache = graph.memos.setdefault(-id(self), {})
+        yes, no = frozenset(("1",)), frozenset()
+        out: dict[str, frozenset[str]] = {}
+        for node in candidates:
+            subject = graph.subject(node)
+            if self.to(subject):
+                cache[node] = yes
+                out[node] = frozenset(self._target_caps(subject) or ("(none)",))
+            else:
+                cache[node] = no
+        return out
+
     def _expand(self, graph: _Graph) -> Callable[[str], bool]:
         if self.via is None:
             return _always
@@ -503,6 +531,12 @@ class ReachRule(Rule):
         findings: list[Finding] = []
         candidates = graph.candidates(self.from_) if only is None else sorted(only)
         sources = [n for n in candidates if n in graph.nodes and self.from_(graph.subject(n))]
+        if only is None and self.max_depth is None and sources:
+            # The whole graph is asked for: one bottom-up pass beats a search per source.
+            expand = None if self.via is None else self._expand(graph)
+            _prefill_unions(
+                graph, graph.memos.setdefault(id(self), {}), self._leaves(graph), expand
+            )
         for source in sources:
             found = self.check_source(graph, source, context, None)
             if found is not None:
@@ -527,7 +561,7 @@ class GraphShapeRule(Rule):
     def evaluate(self, graph: _Graph, context: EvalContext) -> list[Finding]:
         if self.check == "cycle":
             findings = []
-            _longest_path(graph)  # the DFS also records back edges: none means no cycle
+            _dfs(graph)  # records back edges: none means no cycle
             if not graph.back_edges:
                 return []
             for cycle in graph.cg.cycles(limit=100):
@@ -557,16 +591,23 @@ class GraphShapeRule(Rule):
         return [self.finding((longest[-1],), tuple(longest), values, because)]
 
 
-def _longest_path(graph: _Graph) -> list[str]:
-    """Longest path from the root, ignoring the back edges a DFS finds (cycles)."""
-    if graph.longest is not None:
-        return graph.longest
+def _dfs(graph: _Graph) -> list[str]:
+    """One DFS over the whole graph: its post-order (children before parents) and back edges.
+
+    Starts at the root, then at any node the root does not reach; the result is cached on
+    ``graph``. Without back edges the graph is acyclic and the post-order is a reverse
+    topological order, which :func:`_prefill_unions` and :func:`_longest_path` walk.
+    """
+    if graph.postorder is not None:
+        return graph.postorder
     succ = graph.succ
     order: list[str] = []
     state: dict[str, int] = {}  # 1 on stack, 2 done
     back: set[tuple[str, str]] = set()
-    starts = [ROOT_ID, *sorted(n for n in graph.nodes if n != ROOT_ID)]
-    for start in starts:
+    # The root reaches every node in a ComponentGraph (``_reach_all``), so the other starts are
+    # only a safety net; their order changes nothing below (their nodes are not reachable from
+    # the root, so the longest path ignores them), hence no sorting.
+    for start in (ROOT_ID, *graph.nodes):
         if start in state:
             continue
         state[start] = 1
@@ -577,8 +618,14 @@ def _longest_path(graph: _Graph) -> list[str]:
             for child in children:
                 mark = state.get(child)
                 if mark is None:
+                    grandchildren = succ[child]
+                    if not grandchildren:
+                        # A leaf (most tools): finish it in place, same order as a push/pop.
+                        state[child] = 2
+                        order.append(child)
+                        continue
                     state[child] = 1
-                    stack.append((child, iter(succ[child])))
+                    stack.append((child, iter(grandchildren)))
                     advanced = True
                     break
                 if mark == 1:
@@ -587,25 +634,80 @@ def _longest_path(graph: _Graph) -> list[str]:
                 state[node] = 2
                 order.append(node)
                 stack.pop()
-    order.reverse()  # a topological order of the graph without back edges
+    graph.back_edges = back
+    graph.postorder = order
+    return order
+
+
+def _longest_path(graph: _Graph) -> list[str]:
+    """Longest path from the root, ignoring the back edges a DFS finds (cycles)."""
+    if graph.longest is not None:
+        return graph.longest
+    order = _dfs(graph)
+    succ = graph.succ
+    back = graph.back_edges
     best: dict[str, int] = {ROOT_ID: 0}
     parent: dict[str, str] = {}
-    for node in order:
-        if node not in best:
+    for node in reversed(order):  # a topological order of the graph without back edges
+        here = best.get(node)
+        if here is None:
             continue
+        here += 1
         for child in succ[node]:
-            if (node, child) in back:
+            if back and (node, child) in back:
                 continue
-            if best.get(child, -1) < best[node] + 1:
-                best[child] = best[node] + 1
+            if best.get(child, -1) < here:
+                best[child] = here
                 parent[child] = node
-    end = min(best, key=lambda n: (-best[n], n))
+    deepest = max(best.values())
+    end = min(n for n, d in best.items() if d == deepest)  # ties: the smallest id
     chain = [end]
     while chain[-1] in parent:
         chain.append(parent[chain[-1]])
-    graph.back_edges = back
     graph.longest = list(reversed(chain))
     return graph.longest
+
+
+def _prefill_unions(
+    graph: _Graph,
+    memo: dict[str, frozenset[str]],
+    leaf: Mapping[str, frozenset[str]],
+    expand: Callable[[str], bool] | None,
+) -> None:
+    """Fill ``memo`` with :func:`_union_below` for every inner node, in one bottom-up pass.
+
+    Only on an acyclic graph (no DFS back edges), where the per-source DFS of
+    :func:`_union_below` memoizes exactly these values for every node it visits; so the
+    findings, witnesses included, are the same, at the cost of one pass over the edges
+    instead of a search per source. Under a cycle the lazy DFS stays in charge. ``leaf`` maps
+    the nodes that contribute something to what they contribute (absent: nothing);
+    ``expand`` is ``None`` when every node is walked through.
+    """
+    order = _dfs(graph)
+    if graph.back_edges:
+        return
+    succ = graph.succ
+    leaf_of, below_of = leaf.get, memo.get
+    empty: frozenset[str] = frozenset()
+    for node in order:  # children before parents
+        children = succ[node]
+        if not children:
+            continue
+        parts: list[frozenset[str]] = []
+        for child in children:
+            contributes = leaf_of(child)
+            if contributes:
+                parts.append(contributes)
+            if expand is None or expand(child):
+                below = below_of(child)
+                if below:
+                    parts.append(below)
+        if not parts:
+            memo[node] = empty
+        elif len(parts) == 1:
+            memo[node] = parts[0]  # shared, not copied: frozensets are never changed
+        else:
+            memo[node] = empty.union(*parts)
 
 
 @dataclass(eq=False)
@@ -661,11 +763,11 @@ class LeastPrivilegeRule(Rule):
             tail = _chain(parent, node, culprits[0])
             path = (*graph.root_path(node)[:-1], *tail)
             return self.finding((node, *sorted(culprits)), path, values, because)
-        broad = []
-        for cap in declared:
-            used = [c for c in exposed if covers(cap, c)]
-            if not used or (not self.allow_wildcards and cap not in exposed):
-                broad.append(cap)
+        broad = [
+            cap
+            for cap in declared
+            if not _covers_some(cap, exposed) or (not self.allow_wildcards and cap not in exposed)
+        ]
         if not broad:
             return None
         values["capabilities"] = ", ".join(broad)
@@ -674,6 +776,23 @@ class LeastPrivilegeRule(Rule):
             f"([{', '.join(sorted(exposed))}])."
         )
         return self.finding((node,), graph.root_path(node), values, because)
+
+
+def _covers_some(declared: str, exposed: frozenset[str]) -> bool:
+    """``any(covers(declared, c) for c in exposed)`` for names already normalized.
+
+    Both sides are stripped and lower-cased by the callers (``declared`` in ``check_node``,
+    ``exposed`` by :func:`capabilities_of`), so the per-pair normalization of :func:`covers`
+    is skipped; this runs for every declared capability of every skill.
+    """
+    if declared in ("*", ".*"):
+        return bool(exposed)
+    if declared.endswith(".*"):
+        declared = declared[:-2]
+    if declared in exposed:
+        return True
+    prefix = declared + "."
+    return any(c.startswith(prefix) for c in exposed)
 
 
 def _always(_node: str) -> bool:
@@ -976,6 +1095,8 @@ class RuleSet:
         for reach in self._reach_rules:
             findings.extend(reach.evaluate(view, context))
         memo: dict[str, frozenset[str]] = {}
+        if self._lp_rules:
+            _prefill_unions(view, memo, view.tool_caps(), None)
         for lp in self._lp_rules:
             findings.extend(lp.evaluate(view, context, None, memo))
         for shape in self._shape_rules:

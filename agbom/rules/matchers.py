@@ -600,9 +600,11 @@ class CapabilityIs(Predicate):
 
     def __init__(self, value: Any) -> None:
         self.names = tuple(c.lower() for c in _as_strings(value, "capability"))
+        self._names = normalize_caps(self.names)  # normalized once, not per tool
 
     def matching(self, data: Mapping[str, Any]) -> list[str]:
-        return [c for c in capabilities_of(data) if covered_by_any(self.names, c)]
+        names = self._names
+        return [c for c in capabilities_of(data) if covered_by_any(names, c)]
 
     def __call__(self, subject: Subject) -> bool:
         return bool(self.matching(subject.data))
@@ -693,7 +695,10 @@ class AllOf(Predicate):
         self.parts = tuple(parts)
 
     def __call__(self, subject: Subject) -> bool:
-        return all(p(subject) for p in self.parts)
+        for part in self.parts:  # a plain loop: this is the hottest call in evaluation
+            if not part(subject):
+                return False
+        return True
 
     def describe(self) -> str:
         return " and ".join(f"({p.describe()})" for p in self.parts) or "always"
