@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, every_type_document
 from cyclonedx.schema import OutputFormat, SchemaVersion
 from cyclonedx.validation import make_schemabased_validator
+from export_samples import SAMPLES, every_type_document
 
 from agbom.cli import main
 

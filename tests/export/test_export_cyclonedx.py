@@ -8,10 +8,10 @@ import random
 import uuid
 
 import pytest
-from conftest import DIGEST, every_type_document
 from cyclonedx.schema import OutputFormat, SchemaVersion
 from cyclonedx.validation import make_schemabased_validator
 from cyclonedx.validation.json import JsonStrictValidator
+from export_samples import DIGEST, every_type_document
 from lxml import etree
 
 from agbom.export import (

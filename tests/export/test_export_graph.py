@@ -8,7 +8,7 @@ import random
 import re
 
 import pytest
-from conftest import every_type_document
+from export_samples import every_type_document
 
 from agbom.export import ExportError, render_graph
 from agbom.inventory import ROOT_ID, AgBOM, ComponentGraph

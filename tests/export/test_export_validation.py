@@ -6,9 +6,9 @@ import copy
 import json
 
 import pytest
-from conftest import every_type_document
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
+from export_samples import every_type_document
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
