@@ -431,3 +431,45 @@ def test_the_fuzzed_session_chain_still_verifies(guardian: Guardian, session: st
     ]
     assert len(entries) >= 1
     assert verify_chain(entries) is None
+
+
+# -- the stdio framing parser ------------------------------------------------------------------
+
+frames = st.lists(
+    st.one_of(
+        st.binary(max_size=64),
+        st.builds(
+            lambda body: b"Content-Length: %d\r\n\r\n" % len(body) + body,
+            st.binary(max_size=64) | json_values.map(encode),
+        ),
+        st.sampled_from(
+            [
+                b"Content-Length: 99999999\r\n\r\n{}",
+                b"Content-Length: -1\r\n\r\n",
+                b"Content-Length: \xb2\r\n\r\n",
+                b"X" * 9000 + b"\r\n",
+                b"\r\n\r\n\r\n",
+                b"Content-Type: application/json\r\n\r\n",
+            ]
+        ),
+    ),
+    max_size=6,
+)
+
+
+@FUZZ
+@given(frames)
+def test_stdio_framing_answers_or_stops_cleanly(guardian: Guardian, chunks: list[bytes]) -> None:
+    import io
+
+    from agbom.transports.stdio import serve_stdio
+
+    out = io.BytesIO()
+    serve_stdio(guardian, io.BytesIO(b"".join(chunks)), out, LIMITS)
+    data = out.getvalue()
+    while data:  # every output frame is well formed and holds a JSON-RPC response
+        header, separator, rest = data.partition(b"\r\n\r\n")
+        assert separator and header.startswith(b"Content-Length: ")
+        length = int(header.split(b":")[1])
+        check_response(rest[:length])
+        data = rest[length:]
