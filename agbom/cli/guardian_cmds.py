@@ -69,6 +69,17 @@ def serve(
     fail_open_hooks: bool = typer.Option(
         False, "--hooks-fail-open", help="Runtime hook endpoints allow on malformed input."
     ),
+    skew_window_ms: int = typer.Option(
+        300_000, "--skew-window-ms", help="Accepted clock skew of request timestamps."
+    ),
+    max_load_path_depth: int = typer.Option(
+        8, "--max-load-path-depth", help="Deepest skillLoad load_path accepted."
+    ),
+    allow_overbroad: bool = typer.Option(
+        False,
+        "--allow-overbroad-capabilities",
+        help="Do not deny skills that declare capabilities none of their tools expose.",
+    ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
     from agbom.guardian import build_guardian
@@ -78,10 +89,17 @@ def serve(
         raise typer.BadParameter("must be enforce or observe", param_hint="--mode")
     if require_signatures and secret_file is None:
         raise typer.BadParameter("needs --secret-file", param_hint="--require-signatures")
+    if skew_window_ms <= 0 or max_load_path_depth <= 0 or max_body_bytes <= 0:
+        raise typer.BadParameter(
+            "--skew-window-ms, --max-load-path-depth and --max-body-bytes must be positive"
+        )
     config = _guardian_config(
         require_signatures=require_signatures,
         strict_inventory=strict_inventory,
         max_body_bytes=max_body_bytes,
+        skew_window_ms=skew_window_ms,
+        max_load_path_depth=max_load_path_depth,
+        deny_overbroad_capabilities=not allow_overbroad,
     )
     limits = Limits(max_body_bytes=max_body_bytes)
 
