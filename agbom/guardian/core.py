@@ -359,7 +359,9 @@ class Guardian:
         }
         if decision.reason_codes:
             entry["reason_codes"] = list(dict.fromkeys(decision.reason_codes))
-        turn_id = params["metadata"].get("turn_id")
+        # Steps between turnStart and turnEnd belong to the open turn even if the framework
+        # omitted metadata.turn_id.
+        turn_id = params["metadata"].get("turn_id") or session.turn_id
         if turn_id:
             entry["turn_id"] = turn_id
         extra = self.policies.entry_extras(method, session)

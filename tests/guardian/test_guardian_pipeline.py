@@ -527,3 +527,15 @@ def test_body_limits_parse_errors_and_batches(guardian: Guardian) -> None:
     assert too_many["error"]["code"] == -32600
     empty = orjson.loads(handle_body(guardian, b"[]", limits))
     assert empty["error"]["code"] == -32600
+
+
+def test_steps_inside_a_turn_carry_its_id_on_the_chain(guardian: Guardian) -> None:
+    sid = open_session(guardian)
+    turn = {"turn_id": "t9", "triggered_by": "user_message"}
+    ok(guardian.handle(request("steps/turnStart", turn, session_id=sid, turn_id="t9")))
+    ok(guardian.handle(request("steps/userMessage", {"content": "hi"}, session_id=sid)))
+    end = {"turn_id": "t9", "outcome": "completed", "step_count": 1}
+    ok(guardian.handle(request("steps/turnEnd", end, session_id=sid)))
+    ok(guardian.handle(request("steps/userMessage", {"content": "after"}, session_id=sid)))
+    turns = [e.get("turn_id") for e in guardian.store.chain_entries(sid)]
+    assert turns == [None, "t9", "t9", "t9", None]
