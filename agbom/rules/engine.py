@@ -50,6 +50,9 @@ from agbom.rules.matchers import (
     unpinned_reason,
 )
 
+_LOOKUP_CACHE_SIZE = 65536
+# ``ComponentType.value`` is an enum property lookup; a dict is cheaper on 10,000 nodes.
+_TYPE_VALUES: dict[ComponentType, str] = {t: t.value for t in ComponentType}
 _PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)?)\}")
 TEMPLATE_VARS = frozenset(
     {
@@ -94,6 +97,8 @@ class _Graph:
         self.memos: dict[int, dict[str, frozenset[str]]] = {}
         self.longest: list[str] | None = None
         self.postorder: list[str] | None = None
+        self.inner: list[str] = []  # post-order nodes other than the root that have successors
+        self._declared: dict[str, tuple[list[str], frozenset[str]]] = {}
         self.back_edges: set[tuple[str, str]] = set()
 
     def caps(self, node: str) -> tuple[str, ...]:
@@ -108,6 +113,18 @@ class _Graph:
                 else ()
             )
             self._caps[node] = found
+        return found
+
+    def declared(self, node: str) -> tuple[list[str], frozenset[str]]:
+        """A node's ``declared_capabilities``, stripped and lower-cased, as a list and a set.
+
+        Cached: both least-privilege checks read them for every skill."""
+        found = self._declared.get(node)
+        if found is None:
+            raw = self.subject(node).data.get("declared_capabilities")
+            names = [c.strip().lower() for c in raw or () if isinstance(c, str) and c.strip()]
+            found = (names, normalize_caps(names))
+            self._declared[node] = found
         return found
 
     def tool_caps(self) -> dict[str, frozenset[str]]:
@@ -125,7 +142,8 @@ class _Graph:
             data = self.nodes[node]
             component = data.get("component")
             if component is not None:
-                found = Subject(component.id, component.type.value, component.data)
+                kind = component.type
+                found = Subject(component.id, _TYPE_VALUES.get(kind) or kind.value, component.data)
             elif node == ROOT_ID:
                 found = Subject.root(self.cg.agent)
             else:
@@ -604,6 +622,7 @@ def _dfs(graph: _Graph) -> list[str]:
     order: list[str] = []
     state: dict[str, int] = {}  # 1 on stack, 2 done
     back: set[tuple[str, str]] = set()
+    inner: list[str] = []
     # The root reaches every node in a ComponentGraph (``_reach_all``), so the other starts are
     # only a safety net; their order changes nothing below (their nodes are not reachable from
     # the root, so the longest path ignores them), hence no sorting.
@@ -633,8 +652,11 @@ def _dfs(graph: _Graph) -> list[str]:
             if not advanced:
                 state[node] = 2
                 order.append(node)
+                if node != ROOT_ID and succ[node]:
+                    inner.append(node)
                 stack.pop()
     graph.back_edges = back
+    graph.inner = inner
     graph.postorder = order
     return order
 
@@ -683,16 +705,16 @@ def _prefill_unions(
     the nodes that contribute something to what they contribute (absent: nothing);
     ``expand`` is ``None`` when every node is walked through.
     """
-    order = _dfs(graph)
+    _dfs(graph)
     if graph.back_edges:
         return
     succ = graph.succ
     leaf_of, below_of = leaf.get, memo.get
     empty: frozenset[str] = frozenset()
-    for node in order:  # children before parents
+    # Children before parents; leaves have nothing below them, and the root (often the parent
+    # of thousands) is left to the lazy DFS, which only needs it if the root is a source.
+    for node in graph.inner:
         children = succ[node]
-        if not children:
-            continue
         parts: list[frozenset[str]] = []
         for child in children:
             contributes = leaf_of(child)
@@ -744,16 +766,15 @@ class LeastPrivilegeRule(Rule):
         raw = subject.data.get("declared_capabilities")
         if raw is None and subject.type != "skill":
             return None  # an agent capability that declares nothing is not checked
-        declared = [c.strip().lower() for c in raw or () if isinstance(c, str) and c.strip()]
+        declared, declared_set = graph.declared(node)
         if self.excepted(subject, context) is not None:
             return None
         exposed = _union_below(graph, node, memo, graph.caps, _always)
-        values = _component_vars(subject)
         if self.check == "undeclared":
-            declared_set = normalize_caps(declared)
             missing = sorted(c for c in exposed if not covered_by_any(declared_set, c))
             if not missing:
                 return None
+            values = _component_vars(subject)
             culprits, parent = _witnesses(graph, node, missing, graph.caps, _always, memo)
             values["capabilities"] = ", ".join(missing)
             because = (
@@ -770,6 +791,7 @@ class LeastPrivilegeRule(Rule):
         ]
         if not broad:
             return None
+        values = _component_vars(subject)
         values["capabilities"] = ", ".join(broad)
         because = (
             f"{subject.type} {node!r} declares {', '.join(broad)} beyond what its tools expose "
@@ -992,6 +1014,11 @@ class RuleSet:
                     for name in names:
                         self._by_type_name.setdefault((t, name), []).append(rule)
 
+        self._name_types = frozenset(t for t, _ in self._by_type_name)
+        # Endpoint and purl strings -> the indexed rules they select. The rules never change,
+        # so these stay valid across evaluations; bounded because the strings come from input.
+        self._host_cache: dict[str, tuple[MatchRule, ...]] = {}
+        self._purl_cache: dict[str, tuple[MatchRule, ...]] = {}
         order = self._order
         self._type_plus_any: dict[str, list[MatchRule]] = {
             t: sorted([*self._by_type.get(t, ()), *self._any_type], key=lambda r: order[id(r)])
@@ -1012,41 +1039,69 @@ class RuleSet:
 
     def _match_candidates(self, subject: Subject) -> list[MatchRule]:
         """The rules that could match ``subject``: by type, exact name, host and purl."""
-        base = self._type_plus_any.get(subject.type, self._any_type)
+        kind, data = subject.type, subject.data
+        base = self._type_plus_any.get(kind, self._any_type)
         extra: list[MatchRule] = []
-        name = subject.name.casefold()
-        if self._by_type_name:
-            extra += self._by_type_name.get((subject.type, name), ())
-        if self._by_name_any_type:
-            extra += self._by_name_any_type.get(name, ())
+        if kind in self._name_types or self._by_name_any_type:
+            name = subject.name.casefold()
+            if kind in self._name_types:
+                extra += self._by_type_name.get((kind, name), ())
+            if self._by_name_any_type:
+                extra += self._by_name_any_type.get(name, ())
         if self._by_host:
-            raw = subject.data.get("endpoint")
-            endpoint = parse_endpoint(raw) if isinstance(raw, str) and raw else None
-            if endpoint is not None:
-                labels = endpoint.host.split(".")
-                for i in range(len(labels)):
-                    extra += self._by_host.get(".".join(labels[i:]), ())
-        if self._by_purl and "purl" in subject.data:
-            key = purl_index_key(subject.data.get("purl"))
-            if key is not None:
-                extra += self._by_purl.get(key, ())
+            raw = data.get("endpoint")
+            if isinstance(raw, str) and raw:
+                extra += self._host_rules(raw)
+        if self._by_purl and "purl" in data:
+            raw = data.get("purl")
+            if isinstance(raw, str):
+                extra += self._purl_rules(raw)
         if not extra:
             return base
         order = self._order
         return sorted(dict.fromkeys([*base, *extra]), key=lambda r: order[id(r)])
 
+    def _host_rules(self, endpoint: str) -> tuple[MatchRule, ...]:
+        """Rules indexed under the endpoint's host or one of its parent domains (cached)."""
+        found = self._host_cache.get(endpoint)
+        if found is None:
+            parsed = parse_endpoint(endpoint)
+            hits: list[MatchRule] = []
+            if parsed is not None:
+                labels = parsed.host.split(".")
+                for i in range(len(labels)):
+                    hits += self._by_host.get(".".join(labels[i:]), ())
+            found = tuple(hits)
+            if len(self._host_cache) < _LOOKUP_CACHE_SIZE:
+                self._host_cache[endpoint] = found
+        return found
+
+    def _purl_rules(self, purl: str) -> tuple[MatchRule, ...]:
+        """Rules indexed under the purl's type/namespace/name (cached)."""
+        found = self._purl_cache.get(purl)
+        if found is None:
+            key = purl_index_key(purl)
+            found = tuple(self._by_purl.get(key, ())) if key is not None else ()
+            if len(self._purl_cache) < _LOOKUP_CACHE_SIZE:
+                self._purl_cache[purl] = found
+        return found
+
     def _check_components(
         self, graph: _Graph, nodes: Iterable[str], context: EvalContext
     ) -> list[Finding]:
         findings: list[Finding] = []
+        node_data, subject_of, candidates_of = graph.nodes, graph.subject, self._match_candidates
         for node in nodes:
-            if node == ROOT_ID or graph.nodes[node].get("component") is None:
+            if node == ROOT_ID or node_data[node].get("component") is None:
                 continue
-            subject = graph.subject(node)
-            for rule in self._match_candidates(subject):
-                found = rule.check(graph, subject, context)
-                if found is not None:
-                    findings.append(found)
+            subject = subject_of(node)
+            for rule in candidates_of(subject):
+                # The predicate alone first: most candidates do not match, and check() would
+                # only repeat the call for the few that do.
+                if rule.predicate(subject):
+                    found = rule.check(graph, subject, context)
+                    if found is not None:
+                        findings.append(found)
         return findings
 
     def evaluate_component(

@@ -340,6 +340,7 @@ class VersionIn(Predicate):
             raise MatchSpecError("version", "must be a non-empty version range string")
         self.text = value.strip()
         self.scheme = scheme
+        self._verdicts: dict[tuple[str, str | None], bool] = {}
         self.pep440: SpecifierSet | None = None
         self.npm: Any = None
         self.vers: Any = None
@@ -373,6 +374,16 @@ class VersionIn(Predicate):
             )
 
     def contains(self, version: str, purl_type: str | None) -> bool:
+        """Whether ``version`` is in the range (cached: parsing a version is the slow part)."""
+        key = (version, purl_type)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._contains(version, purl_type)
+            if len(self._verdicts) < 4096:  # bounded: versions come from the inventory
+                self._verdicts[key] = verdict
+        return verdict
+
+    def _contains(self, version: str, purl_type: str | None) -> bool:
         if self.vers is not None:
             try:
                 return self.vers.version_class(version) in self.vers
@@ -601,10 +612,21 @@ class CapabilityIs(Predicate):
     def __init__(self, value: Any) -> None:
         self.names = tuple(c.lower() for c in _as_strings(value, "capability"))
         self._names = normalize_caps(self.names)  # normalized once, not per tool
+        # Verdicts per capability name: a graph has thousands of tools but a handful of
+        # distinct capabilities. Bounded, since names come from the inventory.
+        self._verdicts: dict[str, bool] = {}
+
+    def _covered(self, capability: str) -> bool:
+        verdict = self._verdicts.get(capability)
+        if verdict is None:
+            verdict = covered_by_any(self._names, capability)
+            if len(self._verdicts) < 4096:
+                self._verdicts[capability] = verdict
+        return verdict
 
     def matching(self, data: Mapping[str, Any]) -> list[str]:
-        names = self._names
-        return [c for c in capabilities_of(data) if covered_by_any(names, c)]
+        covered = self._covered
+        return [c for c in capabilities_of(data) if covered(c)]
 
     def __call__(self, subject: Subject) -> bool:
         return bool(self.matching(subject.data))
