@@ -44,13 +44,15 @@ from agbom.rules.matchers import (
     compile_match,
     covered_by_any,
     index_hints,
-    normalize_caps,
     parse_endpoint,
     purl_index_key,
     unpinned_reason,
 )
 
 _LOOKUP_CACHE_SIZE = 65536
+# From this many sources on, an incremental run fills reach and least-privilege unions for the
+# whole graph in one pass (as a full run does) instead of searching below each source.
+_PREFILL_AT = 256
 # ``ComponentType.value`` is an enum property lookup; a dict is cheaper on 10,000 nodes.
 _TYPE_VALUES: dict[ComponentType, str] = {t: t.value for t in ComponentType}
 _PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)?)\}")
@@ -99,6 +101,7 @@ class _Graph:
         self.postorder: list[str] | None = None
         self.inner: list[str] = []  # post-order nodes other than the root that have successors
         self._declared: dict[str, tuple[list[str], frozenset[str]]] = {}
+        self._uncovered: dict[tuple[frozenset[str], frozenset[str]], list[str]] = {}
         self.back_edges: set[tuple[str, str]] = set()
 
     def caps(self, node: str) -> tuple[str, ...]:
@@ -123,9 +126,21 @@ class _Graph:
         if found is None:
             raw = self.subject(node).data.get("declared_capabilities")
             names = [c.strip().lower() for c in raw or () if isinstance(c, str) and c.strip()]
-            found = (names, normalize_caps(names))
+            found = (names, frozenset(names))  # already what normalize_caps would give
             self._declared[node] = found
         return found
+
+    def uncovered(self, declared: frozenset[str], exposed: frozenset[str]) -> list[str]:
+        """The ``exposed`` capabilities no ``declared`` one covers, sorted.
+
+        Cached per pair: skills repeat a few declared sets, and the unions below them are
+        shared frozensets, so thousands of skills reduce to a few distinct questions."""
+        key = (declared, exposed)
+        found = self._uncovered.get(key)
+        if found is None:
+            found = sorted(c for c in exposed if not covered_by_any(declared, c))
+            self._uncovered[key] = found
+        return list(found)
 
     def tool_caps(self) -> dict[str, frozenset[str]]:
         """:meth:`caps` of every tool that exposes something, as sets."""
@@ -150,6 +165,10 @@ class _Graph:
                 found = Subject(node, str(data.get("type", "")), {})
             self._subjects[node] = found
         return found
+
+    def type_key(self, node: str) -> str:
+        """The key :meth:`by_type` files ``node`` under."""
+        return str(self.nodes[node].get("type")) if node != ROOT_ID else "agent"
 
     def by_type(self) -> dict[str, list[str]]:
         if self._by_type is None:
@@ -462,7 +481,8 @@ class ReachRule(Rule):
             index = graph.by_type()
             candidates = [n for t in types for n in index.get(t, ())]
         cache = graph.memos.setdefault(-id(self), {})
-        yes, no = frozenset(("1",)), frozenset()
+        yes: frozenset[str] = frozenset(("1",))
+        no: frozenset[str] = frozenset()
         out: dict[str, frozenset[str]] = {}
         for node in candidates:
             subject = graph.subject(node)
@@ -487,12 +507,15 @@ class ReachRule(Rule):
         within: Mapping[str, int] | None,
     ) -> Finding | None:
         subject = graph.subject(source)
-        if self.excepted(subject, context) is not None:
+        if self.exceptions and self.excepted(subject, context) is not None:
             return None
         leaf, expand = self._leaf(graph), self._expand(graph)
         if self.max_depth is None:
             memo = graph.memos.setdefault(id(self), {})
-            reach_caps: set[str] = set(_union_below(graph, source, memo, leaf, expand))
+            below = memo.get(source)
+            if below is None:
+                below = _union_below(graph, source, memo, leaf, expand)
+            reach_caps: frozenset[str] | set[str] = below
         else:
             targets, _ = self.reached(graph, source, within)
             reach_caps = {c for t in targets for c in leaf(t)}
@@ -549,7 +572,7 @@ class ReachRule(Rule):
         findings: list[Finding] = []
         candidates = graph.candidates(self.from_) if only is None else sorted(only)
         sources = [n for n in candidates if n in graph.nodes and self.from_(graph.subject(n))]
-        if only is None and self.max_depth is None and sources:
+        if self.max_depth is None and len(sources) >= (1 if only is None else _PREFILL_AT):
             # The whole graph is asked for: one bottom-up pass beats a search per source.
             expand = None if self.via is None else self._expand(graph)
             _prefill_unions(
@@ -690,6 +713,73 @@ def _longest_path(graph: _Graph) -> list[str]:
     return graph.longest
 
 
+def _depths_within(graph: _Graph, nodes: set[str]) -> dict[str, int] | None:
+    """Longest distance from the root to each of ``nodes``, over edges among ``nodes`` only.
+
+    ``nodes`` must be closed under predecessors (the changed nodes and their ancestors), so
+    these are the distances in the whole graph. ``None`` if the edges among them close a
+    cycle.
+    """
+    succ = graph.succ
+    order: list[str] = []
+    state: dict[str, int] = {}
+    for start in sorted(nodes):
+        if start in state:
+            continue
+        state[start] = 1
+        stack = [(start, iter(succ[start]))]
+        while stack:
+            node, children = stack[-1]
+            for child in children:
+                if child not in nodes:
+                    continue
+                mark = state.get(child)
+                if mark == 1:
+                    return None
+                if mark is None:
+                    state[child] = 1
+                    stack.append((child, iter(succ[child])))
+                    break
+            else:
+                state[node] = 2
+                order.append(node)
+                stack.pop()
+    depth: dict[str, int] = {ROOT_ID: 0}
+    for node in reversed(order):
+        here = depth.get(node)
+        if here is None:
+            continue
+        for child in succ[node]:
+            if child in nodes and depth.get(child, -1) < here + 1:
+                depth[child] = here + 1
+    return depth
+
+
+def _height(graph: _Graph, start: str, heights: dict[str, int]) -> int:
+    """Edges on the longest path down from ``start`` (memoized; the graph is acyclic)."""
+    succ = graph.succ
+    if start in heights:
+        return heights[start]
+    stack = [(start, iter(succ[start]))]
+    best = {start: 0}
+    while stack:
+        node, children = stack[-1]
+        for child in children:
+            known = heights.get(child)
+            if known is None:
+                best[child] = 0
+                stack.append((child, iter(succ[child])))
+                break
+            best[node] = max(best[node], known + 1)
+        else:
+            heights[node] = best.pop(node)
+            stack.pop()
+            if stack:
+                parent = stack[-1][0]
+                best[parent] = max(best[parent], heights[node] + 1)
+    return heights[start]
+
+
 def _prefill_unions(
     graph: _Graph,
     memo: dict[str, frozenset[str]],
@@ -748,10 +838,13 @@ class LeastPrivilegeRule(Rule):
         memo: dict[str, frozenset[str]] | None = None,
     ) -> list[Finding]:
         memo = graph.memos.setdefault(0, {}) if memo is None else memo
-        index = graph.by_type()
-        nodes = sorted(n for t in self.applies_to for n in index.get(t, ()))
-        if only is not None:
-            nodes = [n for n in nodes if n in only]
+        if only is None:
+            index = graph.by_type()
+            nodes = sorted(n for t in self.applies_to for n in index.get(t, ()))
+        else:  # a few nodes: filter them rather than index the whole graph
+            nodes = sorted(
+                n for n in only if n in graph.nodes and graph.type_key(n) in self.applies_to
+            )
         findings = []
         for node in nodes:
             found = self.check_node(graph, node, context, memo)
@@ -771,7 +864,7 @@ class LeastPrivilegeRule(Rule):
             return None
         exposed = _union_below(graph, node, memo, graph.caps, _always)
         if self.check == "undeclared":
-            missing = sorted(c for c in exposed if not covered_by_any(declared_set, c))
+            missing = graph.uncovered(declared_set, exposed)
             if not missing:
                 return None
             values = _component_vars(subject)
@@ -1207,11 +1300,62 @@ class RuleSet:
         for reach in self._reach_rules:
             fresh.extend(reach.evaluate(view, context, redo))
         memo: dict[str, frozenset[str]] = {}
+        if self._lp_rules and len(redo) >= _PREFILL_AT:
+            _prefill_unions(view, memo, view.tool_caps(), None)
         for lp in self._lp_rules:
             fresh.extend(lp.evaluate(view, context, redo, memo))
+        quiet = self._quiet_shape_rules(view, previous, present, affected)
         for shape in self._shape_rules:
-            fresh.extend(shape.evaluate(view, context))
+            if shape.id not in quiet:
+                fresh.extend(shape.evaluate(view, context))
         return sorted({*kept, *fresh}, key=Finding.sort_key)
+
+    def _quiet_shape_rules(
+        self,
+        view: _Graph,
+        previous: Sequence[Finding],
+        present: set[str],
+        affected: set[str],
+    ) -> set[str]:
+        """Ids of the shape rules that provably have no finding after this change.
+
+        Only from facts ``previous`` establishes: a cycle rule without exceptions that had no
+        finding means the graph was acyclic. Edges change only at the changed components (and
+        the root's, which nothing points back to), so a new cycle runs through a changed node,
+        among its ancestors: a DFS over ``affected`` (changed and ancestors) settles it. On an
+        acyclic graph that was, a path longer than before must use an edge out of a changed
+        node ``c``; its length is at most ``depth(c) + 1 + height(child)``, with the depth
+        from ``affected`` and the height from the changed nodes' descendants. Any doubt (the
+        rule had findings or exceptions, a cycle, a long enough path) re-runs the rule over
+        the whole graph.
+        """
+        if not self._shape_rules or view.pred.get(ROOT_ID):
+            return set()
+        had = {f.rule_id for f in previous}
+        was_acyclic = any(
+            r.check == "cycle" and not r.exceptions and r.id not in had for r in self._shape_rules
+        )
+        if not was_acyclic:
+            return set()
+        depth = _depths_within(view, affected)
+        if depth is None:
+            return set()  # a cycle through a changed node
+        quiet = {r.id for r in self._shape_rules if r.check == "cycle"}
+        depth_rules = [
+            r
+            for r in self._shape_rules
+            if r.check == "max_length" and not r.exceptions and r.id not in had and r.max_length
+        ]
+        if depth_rules:
+            heights: dict[str, int] = {}
+            longest = 0
+            for node in present:
+                here = depth.get(node, 0)
+                longest = max(longest, here)
+                for child in view.succ[node]:
+                    longest = max(longest, here + 1 + _height(view, child, heights))
+            quiet.update(r.id for r in depth_rules if longest <= r.max_length)
+        return quiet
 
     # -- explain -------------------------------------------------------------------------------
 
