@@ -102,6 +102,7 @@ class _Graph:
         self.inner: list[str] = []  # post-order nodes other than the root that have successors
         self._declared: dict[str, tuple[list[str], frozenset[str]]] = {}
         self._uncovered: dict[tuple[frozenset[str], frozenset[str]], list[str]] = {}
+        self._children: dict[str, list[str]] = {}
         self.back_edges: set[tuple[str, str]] = set()
 
     def caps(self, node: str) -> tuple[str, ...]:
@@ -164,6 +165,14 @@ class _Graph:
             else:
                 found = Subject(node, str(data.get("type", "")), {})
             self._subjects[node] = found
+        return found
+
+    def children(self, node: str) -> list[str]:
+        """``node``'s successors in sorted order (cached: witness searches revisit nodes)."""
+        found = self._children.get(node)
+        if found is None:
+            found = sorted(self.succ[node])
+            self._children[node] = found
         return found
 
     def type_key(self, node: str) -> str:
@@ -1006,7 +1015,7 @@ def _witnesses(
             while steps < len(graph.nodes):
                 steps += 1
                 nxt = None
-                for child in sorted(graph.succ[current]):
+                for child in graph.children(current):
                     if cap in caps_of(child):
                         if child not in parent:
                             parent[child] = current
@@ -1030,7 +1039,7 @@ def _witnesses(
     bfs_parent: dict[str, str] = {source: ""}
     while queue and missing:
         current = queue.popleft()
-        for child in sorted(graph.succ[current]):
+        for child in graph.children(current):
             if child in seen:
                 continue
             seen.add(child)
@@ -1042,6 +1051,12 @@ def _witnesses(
                 if not missing:
                     break
             if expand(child):
+                below = memo.get(child) if memo is not None else None
+                if below is not None and missing.isdisjoint(below):
+                    # Nothing still missing lies below: skipping the subtree changes no
+                    # witness and no parent on a witness's chain (those nodes all have a
+                    # missing capability below them), it only saves the walk.
+                    continue
                 queue.append(child)
     for node in found:  # use BFS parents for witnesses the BFS found
         if node not in parent:
