@@ -20,7 +20,7 @@ from typing import Any
 from agbom.guardian.config import GuardianConfig
 from agbom.guardian.decision import Decision, clamp
 from agbom.guardian.policies import Policies
-from agbom.guardian.session import SessionState
+from agbom.guardian.session import RECENT_REQUEST_IDS, SessionState
 from agbom.inventory import AgBOM
 from agbom.protocol import (
     ACS_VERSION,
@@ -262,9 +262,9 @@ class Guardian:
         # (5) replay
         now = self.clock()
         request_id: str = params["request_id"]
-        if request_id in session.recent_request_ids or self.store.request_seen(
-            session_id, request_id
-        ):
+        # Recent ids are in memory (seeded from the store when a session is restored); an older
+        # replay still fails on the store's unique index when its entry is appended.
+        if request_id in session.recent_request_ids:
             raise AcsError(
                 codes.REPLAY_DETECTED,
                 "duplicate_request_id",
@@ -531,6 +531,9 @@ class Guardian:
         entries = self.store.chain_entries(session_id)
         session.head = entries[-1]["entry_hash"] if entries else None
         session.seq = len(entries)
+        for entry in entries[-RECENT_REQUEST_IDS:]:
+            if isinstance(entry.get("step_id"), str):
+                session.remember_request(entry["step_id"])
         for entry in entries[-64:]:
             if entry.get("turn_id"):
                 session.turn_id = entry["turn_id"]

@@ -777,27 +777,9 @@ class SqliteStore:
         _check_id(request_id, "request_id", optional=True)
         _check_id(nonce, "nonce", optional=True)
         text = _entry_text(entry)
+        # Duplicates are caught by the unique indexes on INSERT: one SELECT (the head) and one
+        # INSERT per entry keep the hot path short.
         with self._write() as conn:
-            if (
-                request_id is not None
-                and conn.execute(
-                    "SELECT 1 FROM chain_entries WHERE session_id = ? AND request_id = ?",
-                    (session_id, request_id),
-                ).fetchone()
-            ):
-                raise DuplicateRequest(
-                    f"request_id {request_id!r} was already seen in session {session_id!r}"
-                )
-            if (
-                nonce is not None
-                and conn.execute(
-                    "SELECT 1 FROM chain_entries WHERE session_id = ? AND nonce = ?",
-                    (session_id, nonce),
-                ).fetchone()
-            ):
-                raise DuplicateRequest(
-                    f"nonce {nonce!r} was already seen in session {session_id!r}"
-                )
             head = conn.execute(
                 "SELECT seq, entry_hash FROM chain_entries WHERE session_id = ? "
                 "ORDER BY seq DESC LIMIT 1",
@@ -826,8 +808,11 @@ class SqliteStore:
                         _stamp(None),
                     ),
                 )
-            except sqlite3.IntegrityError as exc:  # pragma: no cover - guarded by the checks
-                raise DuplicateRequest(f"session {session_id!r}: {exc}") from exc
+            except sqlite3.IntegrityError as exc:
+                what = f"nonce {nonce!r}" if "nonce" in str(exc) else f"request_id {request_id!r}"
+                raise DuplicateRequest(
+                    f"{what} was already seen in session {session_id!r}"
+                ) from exc
         return seq
 
     @_guarded
