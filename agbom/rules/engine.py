@@ -2,14 +2,18 @@
 
 Evaluation is built for the Guardian's hot path:
 
-* component rules (``ban``, ``hygiene``) are indexed by component type and exact name, so
-  a component only meets the rules that could match it;
-* ``path`` reach rules start from the dangerous targets and walk *backwards* once
-  (a multi-source BFS over predecessors), so the set of nodes that can reach a target, and
-  their distance, is known without a DFS per source;
-* ``least_privilege`` rules memoize the tools below each node;
-* :meth:`RuleSet.evaluate_incremental` re-evaluates only the changed components and their
-  ancestors, keeping every earlier finding the change cannot have touched.
+* component rules (``ban``, ``hygiene``) are indexed by component type, exact name, endpoint
+  host and purl, so a component only meets the rules that could match it;
+* one DFS over the graph serves the cycle check, the longest path and a topological order;
+* on an acyclic graph, ``path`` reach and ``least_privilege`` rules get the capabilities
+  reachable below every node from one bottom-up pass over that order (under a cycle, a
+  memoized DFS per source), and build a witness path only for the sources with a finding;
+* :meth:`RuleSet.evaluate_incremental` re-evaluates the changed components, their ancestors
+  and the sources of earlier findings they touch, and re-runs the whole-graph cycle and
+  depth rules only when the previous findings cannot show them quiet.
+
+The adjacency is read from networkx's ``_succ``/``_pred``/``_node`` dicts directly, and only
+read: the public views cost a wrapper object per call, which matters on 10,000 nodes.
 """
 
 from __future__ import annotations
