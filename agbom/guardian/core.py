@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -183,7 +184,7 @@ class Guardian:
     def _handle(self, request: Any) -> dict[str, Any]:
         started = time.perf_counter()
         # (1) envelope shape
-        validate_envelope(request)
+        validate_envelope(request, max_depth=self.config.max_json_depth)
         method: str = request["method"]
         params: dict[str, Any] = request["params"]
         metadata: dict[str, Any] = params["metadata"]
@@ -333,21 +334,20 @@ class Guardian:
                     Decision.deny("too many deferrals in this session", "deferral_limit"), spec
                 )
         # (10) chain append, committed before anyone hears the answer
-        seq = 0
+        seq, chain_hash = 0, None
         if spec.audited:
-            decision, seq = self._append(method, params, session, decision)
+            chain_hash, seq = self._append(method, params, session, decision)
         self.policies.after_commit(method, params, session, decision)
         if session.closed:
             # An ended session refuses everything and its state is in the store: free it.
             self._sessions.pop(session.session_id, None)
         elapsed = (time.perf_counter() - started) * 1000
-        from dataclasses import replace
-
-        return replace(decision, evaluation_duration_ms=elapsed), seq
+        return replace(decision, chain_hash=chain_hash, evaluation_duration_ms=elapsed), seq
 
     def _append(
         self, method: str, params: dict[str, Any], session: SessionState, decision: Decision
-    ) -> tuple[Decision, int]:
+    ) -> tuple[str, int]:
+        """Commit the step's ContextEntry; return its hash (the new chain head) and seq."""
         request_id = params["request_id"]
         entry: dict[str, Any] = {
             "entry_id": str(session.seq + 1),
@@ -381,18 +381,17 @@ class Guardian:
                 # Another process appended to this session: reload its head and retry once.
                 if attempt:
                     raise
-                session.head = self.store.chain_head(session.session_id)
-                session.seq = len(self.store.chain_entries(session.session_id))
+                tip = self.store.chain_tip(session.session_id)
+                session.seq, session.head = tip if tip is not None else (0, None)
                 entry["entry_id"] = str(session.seq + 1)
                 continue
             except DuplicateRequest as exc:
-                raise AcsError(codes.REPLAY_DETECTED, "duplicate_request_id", str(exc)) from exc
+                reason = "duplicate_nonce" if "nonce" in str(exc) else "duplicate_request_id"
+                raise AcsError(codes.REPLAY_DETECTED, reason, str(exc)) from exc
             session.head = digest
             session.seq = seq
             session.remember_request(request_id)
-            from dataclasses import replace
-
-            return replace(decision, chain_hash=digest), seq
+            return digest, seq
         raise AssertionError("unreachable")
 
     # -- special methods -----------------------------------------------------------------------

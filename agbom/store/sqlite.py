@@ -777,42 +777,32 @@ class SqliteStore:
         _check_id(request_id, "request_id", optional=True)
         _check_id(nonce, "nonce", optional=True)
         text = _entry_text(entry)
-        # Duplicates are caught by the unique indexes on INSERT: one SELECT (the head) and one
-        # INSERT per entry keep the hot path short.
-        with self._write() as conn:
-            head = conn.execute(
-                "SELECT seq, entry_hash FROM chain_entries WHERE session_id = ? "
-                "ORDER BY seq DESC LIMIT 1",
-                (session_id,),
-            ).fetchone()
-            head_hash = None if head is None else head[1]
-            if previous_hash != head_hash:
-                raise ChainConflict(
-                    f"session {session_id!r}: previous_hash {previous_hash!r} is not the chain "
-                    f"head {head_hash!r}"
-                )
-            seq = 1 if head is None else head[0] + 1
-            try:
-                conn.execute(
-                    "INSERT INTO chain_entries (session_id, seq, entry, entry_hash, "
-                    "previous_hash, request_id, nonce, recorded_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        session_id,
-                        seq,
-                        text,
-                        entry_hash,
-                        previous_hash,
-                        request_id,
-                        nonce,
-                        _stamp(None),
-                    ),
-                )
-            except sqlite3.IntegrityError as exc:
-                what = f"nonce {nonce!r}" if "nonce" in str(exc) else f"request_id {request_id!r}"
-                raise DuplicateRequest(
-                    f"{what} was already seen in session {session_id!r}"
-                ) from exc
+        # One INSERT ... SELECT, autocommitted: SQLite takes the write lock for the whole
+        # statement, so computing the next seq and checking the head cannot race another
+        # writer; duplicates are caught by the unique indexes. One statement per entry keeps the
+        # Guardian's hot path short (it was BEGIN, three SELECTs, INSERT, COMMIT).
+        conn = self._require()
+        try:
+            row = conn.execute(
+                "INSERT INTO chain_entries (session_id, seq, entry, entry_hash, previous_hash, "
+                "request_id, nonce, recorded_at) "
+                "SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 "
+                "FROM chain_entries WHERE session_id = ?1 "
+                "HAVING (SELECT entry_hash FROM chain_entries WHERE session_id = ?1 "
+                "ORDER BY seq DESC LIMIT 1) IS ?4 "
+                "RETURNING seq",
+                (session_id, text, entry_hash, previous_hash, request_id, nonce, _stamp(None)),
+            ).fetchall()  # exhaust the cursor so the statement finishes and commits now
+        except sqlite3.IntegrityError as exc:
+            what = f"nonce {nonce!r}" if "nonce" in str(exc) else f"request_id {request_id!r}"
+            raise DuplicateRequest(f"{what} was already seen in session {session_id!r}") from exc
+        if not row:
+            head = self.chain_head(session_id)
+            raise ChainConflict(
+                f"session {session_id!r}: previous_hash {previous_hash!r} is not the chain "
+                f"head {head!r}"
+            )
+        seq = int(row[0][0])
         return seq
 
     @_guarded
