@@ -149,6 +149,7 @@ class SqliteStore:
         self._conn: sqlite3.Connection | None = conn
         self.db = sqlite_utils.Database(conn, execute_plugins=False)
         self._lock = threading.RLock()
+        self._checkpointer: tuple[threading.Thread, threading.Event] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -256,9 +257,45 @@ class SqliteStore:
         with self._lock:
             return self._schema_version()
 
+    def start_background_checkpoints(self, interval_s: float = 0.25) -> None:
+        """Move WAL checkpoints off this connection onto a background thread.
+
+        A long-running writer (the Guardian server) otherwise pays for a checkpoint (copying
+        pages back to the database and syncing) inside whichever request crosses the WAL
+        threshold: that is most of its p99. Here this connection stops checkpointing and a
+        daemon thread with its own connection runs PASSIVE checkpoints, which never block
+        readers or the writer. SQLite releases the GIL meanwhile, so the work can use another
+        core. Stops when the store is closed.
+        """
+        with self._lock:
+            if self._checkpointer is not None:
+                return
+            self._require().execute("PRAGMA wal_autocheckpoint = 0")
+            stop = threading.Event()
+
+            def run() -> None:
+                conn = sqlite3.connect(str(self.path), timeout=1.0, isolation_level=None)
+                try:
+                    while not stop.wait(interval_s):
+                        try:
+                            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                        except sqlite3.Error:
+                            continue  # busy or locked now; the next round catches up
+                finally:
+                    conn.close()
+
+            thread = threading.Thread(target=run, name="agbom-wal-checkpoint", daemon=True)
+            thread.start()
+            self._checkpointer = (thread, stop)
+
     def close(self) -> None:
         """Close the connection; later calls raise :class:`StoreError`."""
         with self._lock:
+            if self._checkpointer is not None:
+                thread, stop = self._checkpointer
+                stop.set()
+                thread.join(timeout=5)
+                self._checkpointer = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -786,9 +823,10 @@ class SqliteStore:
             row = conn.execute(
                 "INSERT INTO chain_entries (session_id, seq, entry, entry_hash, previous_hash, "
                 "request_id, nonce, recorded_at) "
-                "SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 "
-                "FROM chain_entries WHERE session_id = ?1 "
-                "HAVING (SELECT entry_hash FROM chain_entries WHERE session_id = ?1 "
+                # Both subqueries are index seeks on (session_id, seq): O(log n) per entry.
+                "SELECT ?1, COALESCE((SELECT seq FROM chain_entries WHERE session_id = ?1 "
+                "ORDER BY seq DESC LIMIT 1), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 "
+                "WHERE (SELECT entry_hash FROM chain_entries WHERE session_id = ?1 "
                 "ORDER BY seq DESC LIMIT 1) IS ?4 "
                 "RETURNING seq",
                 (session_id, text, entry_hash, previous_hash, request_id, nonce, _stamp(None)),

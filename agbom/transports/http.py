@@ -195,8 +195,9 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        guardian()
+        guardian().store.start_background_checkpoints()
         yield
+        guardian().store.close()
 
     return Starlette(routes=routes, lifespan=lifespan)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import time
+from pathlib import Path
 
 import orjson
 import pytest
@@ -135,3 +137,36 @@ def test_threads_sharing_one_store_and_threads_with_their_own(db_path) -> None:
             thread.join()
         assert errors == []
         assert len(shared.list_skills("approved")) == 6 * 25
+
+
+def test_background_checkpoints_copy_the_wal_into_the_database(tmp_path: Path) -> None:
+    path = tmp_path / "bg.db"
+    store = SqliteStore.open(path)
+    try:
+        store.start_background_checkpoints(interval_s=0.05)
+        assert store._require().execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        before = path.stat().st_size
+        head = None
+        for i in range(400):
+            entry = {"entry_id": str(i), "payload": "x" * 200}
+            digest = f"{i:064x}"
+            store.append_entry(
+                "s",
+                entry=entry,
+                entry_hash=digest,
+                previous_hash=head,
+                request_id=f"r{i}",
+                nonce=None,
+            )
+            head = digest
+        # The writer never checkpoints now; only the background thread can grow the main file.
+        deadline = time.monotonic() + 5
+        while path.stat().st_size <= before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert path.stat().st_size > before
+        assert len(store.chain_entries("s")) == 400
+    finally:
+        store.close()
+    reopened = SqliteStore.open(path)
+    assert reopened.chain_head("s") == head
+    reopened.close()
