@@ -367,17 +367,20 @@ class Policies:
                     "capability": payload.get("capability"),
                 },
             )
-            findings = self.g.rules.evaluate_component(observed, None)
+            findings = self.g.rules.evaluate_component(
+                observed, None, context=self._context(session)
+            )
             decision = self._findings_decision(findings, what=f"tool {name}", allow_ask=True)
             from dataclasses import replace
 
             return replace(decision, reason_codes=(*decision.reason_codes, "unknown_component"))
         graph = session.ensure_graph()
-        findings = list(self.g.rules.evaluate_component(component, graph))
+        context = self._context(session)
+        findings = list(self.g.rules.evaluate_component(component, graph, context=context))
         for parent in graph.graph.predecessors(component.id):
             server = graph.component(parent)
             if server is not None and server.type is ComponentType.MCP_SERVER:
-                findings.extend(self.g.rules.evaluate_component(server, graph))
+                findings.extend(self.g.rules.evaluate_component(server, graph, context=context))
         return self._findings_decision(findings, what=f"tool {name}", allow_ask=True)
 
     def _mcp_message(
@@ -469,13 +472,24 @@ class Policies:
                         ],
                     )
                 )
-        for finding in self.g.rules.evaluate_component(skill, graph):
-            sub = self._findings_decision([finding], what=f"skill {skill_id}")
+        self._skill_rules(collector, skill, graph, session)
+        return collector.merge()
+
+    def _skill_rules(
+        self,
+        collector: DecisionCollector,
+        skill: Component,
+        graph: ComponentGraph,
+        session: SessionState,
+    ) -> None:
+        """Rule findings on a skill: denials deny, everything else is reported as a warning."""
+        findings = self.g.rules.evaluate_component(skill, graph, context=self._context(session))
+        for finding in findings:
+            sub = self._findings_decision([finding], what=f"skill {skill.id}")
             if sub.disposition is Disposition.DENY:
                 collector.denials.append(sub)
             else:
                 collector.warnings.extend(sub.findings)
-        return collector.merge()
 
     def _overbroad(
         self, declared: list[str], composition: Mapping[str, Any], graph: ComponentGraph
@@ -630,12 +644,7 @@ class Policies:
         )
         graph = self._graph_with(session, skill, {})
         self._pending_graph(graph)
-        for finding in self.g.rules.evaluate_component(skill, graph):
-            sub = self._findings_decision([finding], what=f"skill {skill_id}")
-            if sub.disposition is Disposition.DENY:
-                collector.denials.append(sub)
-            else:
-                collector.warnings.extend(sub.findings)
+        self._skill_rules(collector, skill, graph, session)
         return collector.merge()
 
     def _skill_unload(

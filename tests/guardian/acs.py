@@ -90,3 +90,27 @@ SHA_C = "c" * 64
 
 def digest(value: str = SHA_A) -> dict[str, str]:
     return {"algorithm": "sha256", "value": value}
+
+
+# A small AgBOM (one tool exposed by one MCP server) shared by the Guardian and server tests.
+SAMPLE_AGBOM = {
+    "agent": {"id": "agent-1", "name": "coder"},
+    "components": [
+        {
+            "id": "fs-read",
+            "type": "tool",
+            "name": "read_file",
+            "version": "1.0.0",
+            "provider": "local",
+            "capability": "fs.read",
+        },
+        {
+            "id": "gh",
+            "type": "mcp_server",
+            "name": "github",
+            "version": "1.2.0",
+            "endpoint": "https://api.example.com/mcp",
+            "tools": ["fs-read"],
+        },
+    ],
+}

@@ -11,8 +11,7 @@ import pytest
 
 from agbom.cli import main
 from agbom.guardian import build_guardian
-from tests.guardian.acs import hello, new_session_id, request
-from tests.guardian.test_guardian_pipeline import SAMPLE_AGBOM
+from tests.guardian.acs import SAMPLE_AGBOM, hello, new_session_id, request
 
 
 @pytest.fixture

@@ -22,29 +22,7 @@ from agbom.protocol import (
 )
 from agbom.store import Digest, SkillStatus
 from agbom.transports.interface import Limits, handle_body
-from tests.guardian.acs import SHA_A, SHA_B, digest, hello, new_session_id, request
-
-SAMPLE_AGBOM = {
-    "agent": {"id": "agent-1", "name": "coder"},
-    "components": [
-        {
-            "id": "fs-read",
-            "type": "tool",
-            "name": "read_file",
-            "version": "1.0.0",
-            "provider": "local",
-            "capability": "fs.read",
-        },
-        {
-            "id": "gh",
-            "type": "mcp_server",
-            "name": "github",
-            "version": "1.2.0",
-            "endpoint": "https://api.example.com/mcp",
-            "tools": ["fs-read"],
-        },
-    ],
-}
+from tests.guardian.acs import SAMPLE_AGBOM, SHA_A, SHA_B, digest, hello, new_session_id, request
 
 
 @pytest.fixture
@@ -539,3 +517,50 @@ def test_steps_inside_a_turn_carry_its_id_on_the_chain(guardian: Guardian) -> No
     ok(guardian.handle(request("steps/userMessage", {"content": "after"}, session_id=sid)))
     turns = [e.get("turn_id") for e in guardian.store.chain_entries(sid)]
     assert turns == [None, "t9", "t9", "t9", None]
+
+
+BASH_AGBOM = {
+    "agent": {"id": "agent-1"},
+    "components": [
+        {
+            "id": "bash",
+            "type": "tool",
+            "name": "bash",
+            "version": "1",
+            "provider": "local",
+            "capability": "process.execute",
+            "registration_provenance": {"origin": "system"},
+        },
+    ],
+}
+
+
+def register_runner(g: Guardian, sid: str, declared: list[str]) -> dict[str, Any]:
+    payload = {
+        "skill_id": "runner",
+        "definition": {"ref": "skills/runner", "digest": digest(SHA_A)},
+        "declared_capabilities": declared,
+        "composition": {"tools": ["bash"]},
+    }
+    return ok(g.handle(request("steps/skillRegister", payload, session_id=sid)))
+
+
+def test_skill_reaching_process_execute_needs_an_approval_carrying_it(guardian: Guardian) -> None:
+    sid = open_session(guardian)
+    snap = ok(guardian.handle(request("agbom/snapshot", {"agbom": BASH_AGBOM}, session_id=sid)))
+    assert snap["decision"] == "allow"
+    # Registered declaring nothing, then approved: the approval does not carry process.execute.
+    assert register_runner(guardian, sid, [])["decision"] == "deny"
+    guardian.store.set_status("runner", Digest("sha256", SHA_A), SkillStatus.APPROVED, actor="t")
+    denied = register_runner(guardian, sid, [])
+    assert denied["decision"] == "deny" and "AGB-PATH-001" in denied["reason_codes"]
+    assert "bash" in denied["reasoning"]
+
+
+def test_skill_approved_with_process_execute_may_reach_it(guardian: Guardian) -> None:
+    sid = open_session(guardian)
+    ok(guardian.handle(request("agbom/snapshot", {"agbom": BASH_AGBOM}, session_id=sid)))
+    register_runner(guardian, sid, ["process.execute"])
+    guardian.store.set_status("runner", Digest("sha256", SHA_A), SkillStatus.APPROVED, actor="t")
+    allowed = register_runner(guardian, sid, ["process.execute"])
+    assert allowed["decision"] == "allow", allowed

@@ -12,34 +12,14 @@ import orjson
 import pytest
 
 from agbom.export import validate_cyclonedx_json
-from tests.guardian.acs import SHA_A, SHA_B, digest, hello, request
+from tests.guardian.acs import SAMPLE_AGBOM, SHA_A, SHA_B, digest, hello, request
 from tests.transports.served import Served, open_session, post, run_cli
 
 pytestmark = pytest.mark.network
 
 TOKEN = "t0ken-" + "x" * 26
 
-AGBOM = {
-    "agent": {"id": "agent-1", "name": "coder"},
-    "components": [
-        {
-            "id": "fs-read",
-            "type": "tool",
-            "name": "read_file",
-            "version": "1.0.0",
-            "provider": "local",
-            "capability": "fs.read",
-        },
-        {
-            "id": "gh",
-            "type": "mcp_server",
-            "name": "github",
-            "version": "1.2.0",
-            "endpoint": "https://api.example.com/mcp",
-            "tools": ["fs-read"],
-        },
-    ],
-}
+AGBOM = SAMPLE_AGBOM
 
 
 @pytest.fixture(scope="module")
