@@ -459,6 +459,11 @@ class Policies:
                         references=[PolicyReference(policy_id="agbom", rule_id="skill-approval")],
                     )
                 )
+        unknown = [t for t in composition.get("tools") or [] if graph.component(str(t)) is None]
+        if unknown:
+            # Capabilities of tools the inventory has never described cannot be checked: say so
+            # on the record rather than pass silently (the approval still decides).
+            collector.codes.append("composition_unverified")
         if config.deny_overbroad_capabilities:
             over = self._overbroad(declared, composition, graph)
             if over:

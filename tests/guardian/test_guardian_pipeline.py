@@ -564,3 +564,11 @@ def test_skill_approved_with_process_execute_may_reach_it(guardian: Guardian) ->
     guardian.store.set_status("runner", Digest("sha256", SHA_A), SkillStatus.APPROVED, actor="t")
     allowed = register_runner(guardian, sid, ["process.execute"])
     assert allowed["decision"] == "allow", allowed
+
+
+def test_composition_of_unknown_tools_is_marked_unverified(guardian: Guardian) -> None:
+    sid = open_session(guardian)
+    approve(guardian, "runner")
+    result = register_runner(guardian, sid, ["process.execute"])
+    assert result["decision"] == "allow"
+    assert "composition_unverified" in result["reason_codes"]
