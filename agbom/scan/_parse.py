@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 import yaml
 
-from agbom.scan.interface import FileError
+from agbom.scan.interface import FileError, ReadResult
 
 BOM = b"\xef\xbb\xbf"
 _TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
@@ -113,6 +114,33 @@ def load_json(data: bytes, *, jsonc: bool = False) -> Any:
         raise ParseFailure(
             FileError(f"not valid JSONC: {exc.msg}", exc.lineno, exc.colno)
         ) from first
+
+
+def recognized_json(
+    data: bytes,
+    result: ReadResult,
+    recognize: Callable[[Any], bool],
+    not_this: str,
+    *,
+    unwrap: Callable[[Any], Any] | None = None,
+) -> Any:
+    """The parsed document when ``recognize`` accepts it; else ``None`` with ``result`` filled.
+
+    A parse failure becomes the located error of ``result``; a document of another kind makes
+    ``result`` skipped with the reason ``not_this``. ``unwrap`` (applied before recognition)
+    digs the document out of an envelope.
+    """
+    try:
+        doc = load_json(data)
+        if unwrap is not None:
+            doc = unwrap(doc)
+    except ParseFailure as exc:
+        result.errors.append(exc.error)
+        return None
+    if not recognize(doc):
+        result.skipped = not_this
+        return None
+    return doc
 
 
 def load_toml(data: bytes) -> dict[str, Any]:

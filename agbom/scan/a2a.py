@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agbom.scan._parse import ParseFailure, load_json
+from agbom.scan._parse import recognized_json
 from agbom.scan.interface import FileError, ReadContext, ReadResult
 from agbom.scan.redact import redact_url
 
@@ -52,13 +52,13 @@ class AgentCardReader:
     def read(self, data: bytes, ctx: ReadContext) -> ReadResult:
         """Recognize the card version, check its required fields, emit the peer."""
         result = ReadResult()
-        try:
-            doc = load_json(data)
-        except ParseFailure as exc:
-            result.errors.append(exc.error)
-            return result
-        if not looks_like_card(doc):
-            result.skipped = "not an A2A Agent Card (no name with url or supportedInterfaces)"
+        doc = recognized_json(
+            data,
+            result,
+            looks_like_card,
+            "not an A2A Agent Card (no name with url or supportedInterfaces)",
+        )
+        if doc is None:
             return result
         interfaces = doc.get("supportedInterfaces")
         v1 = interfaces is not None

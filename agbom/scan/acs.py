@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from agbom.inventory import InvalidAgBOM, parse_component
-from agbom.scan._parse import BOM, ParseFailure, load_json
+from agbom.scan._parse import BOM, recognized_json
 from agbom.scan.interface import FileError, Finding, ReadContext, ReadResult
 
 AGBOM_MAX_BYTES = 16 * 1024 * 1024
@@ -75,13 +75,14 @@ class AgBOMReader:
     def read(self, data: bytes, ctx: ReadContext) -> ReadResult:
         """Keep every valid component of the document."""
         result = ReadResult()
-        try:
-            doc = _unwrap(load_json(data))
-        except ParseFailure as exc:
-            result.errors.append(exc.error)
-            return result
-        if not isinstance(doc, Mapping) or "components" not in doc:
-            result.skipped = "not an AgBOM document (no 'components')"
+        doc = recognized_json(
+            data,
+            result,
+            lambda d: isinstance(d, Mapping) and "components" in d,
+            "not an AgBOM document (no 'components')",
+            unwrap=_unwrap,
+        )
+        if doc is None:
             return result
         result.components.extend(_components(doc["components"], "", None, result))
         for component in result.components:

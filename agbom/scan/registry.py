@@ -12,7 +12,7 @@ from typing import Any
 
 from packageurl import PackageURL
 
-from agbom.scan._parse import ParseFailure, load_json
+from agbom.scan._parse import recognized_json
 from agbom.scan.interface import FileError, ReadContext, ReadResult
 from agbom.scan.launchers import Package, exact_version, image_package, npm_package, pypi_package
 from agbom.scan.mcp_server import package_component, unpinned_finding
@@ -67,13 +67,10 @@ class ServerJsonReader:
     def read(self, data: bytes, ctx: ReadContext) -> ReadResult:
         """Emit each package and remote; an unusable one is a located error."""
         result = ReadResult()
-        try:
-            doc = load_json(data)
-        except ParseFailure as exc:
-            result.errors.append(exc.error)
-            return result
-        if not looks_like_server_json(doc):
-            result.skipped = "not an MCP Registry server.json"
+        doc = recognized_json(
+            data, result, looks_like_server_json, "not an MCP Registry server.json"
+        )
+        if doc is None:
             return result
         name = doc.get("name")
         if not isinstance(name, str) or not name:
