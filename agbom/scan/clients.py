@@ -31,10 +31,16 @@ class _NoServers(Exception):
     """Internal: the file parsed but configures no MCP servers (reported as skipped)."""
 
 
+def _top_object(doc: Any) -> Mapping[str, Any]:
+    """``doc`` itself; a config whose top level is not an object is a parse failure."""
+    if not isinstance(doc, Mapping):
+        raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+    return doc
+
+
 def _top(key: str) -> SectionsFn:
     def sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
-        if not isinstance(doc, Mapping):
-            raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+        doc = _top_object(doc)
         if key not in doc:
             raise _NoServers(f"no {key!r} in this file")
         yield key, doc[key]
@@ -44,8 +50,7 @@ def _top(key: str) -> SectionsFn:
 
 def _generic_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     """Generic ``mcp.json``: the ``mcpServers`` shape or VS Code's ``servers`` shape."""
-    if not isinstance(doc, Mapping):
-        raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+    doc = _top_object(doc)
     found = False
     for key in ("mcpServers", "servers"):
         if key in doc:
@@ -57,8 +62,7 @@ def _generic_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
 
 def _claude_user_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     """``~/.claude.json``: top-level ``mcpServers`` and ``projects.<path>.mcpServers``."""
-    if not isinstance(doc, Mapping):
-        raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+    doc = _top_object(doc)
     found = False
     if "mcpServers" in doc:
         found = True
@@ -78,8 +82,7 @@ def _claude_user_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
 
 def _vscode_settings_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     """VS Code ``settings.json``: the ``mcp.json`` object nested under ``"mcp"``."""
-    if not isinstance(doc, Mapping):
-        raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+    doc = _top_object(doc)
     mcp = doc.get("mcp")
     if mcp is None:
         raise _NoServers("no 'mcp' settings in this file")
@@ -97,8 +100,7 @@ def _inside(path: Path, roots: tuple[Path, ...]) -> bool:
 
 def _plugin_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     """``.claude-plugin/plugin.json``: inline ``mcpServers`` or a path to a JSON file of them."""
-    if not isinstance(doc, Mapping):
-        raise ParseFailure(FileError(f"top level must be an object, not {type(doc).__name__}"))
+    doc = _top_object(doc)
     value = doc.get("mcpServers")
     if value is None:
         raise _NoServers("this plugin declares no MCP servers")

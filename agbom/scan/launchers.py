@@ -102,25 +102,36 @@ def npm_package(spec: str, launcher: str) -> Package | None:
     return Package("npm", display, version, purl, launcher, None if version else requested)
 
 
-def _npm_from_args(args: list[str], launcher: str) -> Package | None:
+def _spec_from_args(
+    args: list[str], from_flags: tuple[str, ...], value_opts: frozenset[str]
+) -> str | None:
+    """The package spec of a launcher's arguments: a ``from_flags`` value, else the first
+    positional argument (after ``--`` at the latest). Options in ``value_opts`` take a value.
+    """
     i = 0
     while i < len(args):
         arg = args[i]
         if arg == "--":
             i += 1
             break
-        if arg.startswith("--package=") or arg.startswith("-p="):
-            return npm_package(arg.split("=", 1)[1], launcher)
-        if arg in ("--package", "-p") and i + 1 < len(args):
-            return npm_package(args[i + 1], launcher)
-        if arg in _NPM_VALUE_OPTS:
+        flag, eq, value = arg.partition("=")
+        if flag in from_flags:
+            if eq:
+                return value
+            return args[i + 1] if i + 1 < len(args) else None
+        if arg in value_opts:
             i += 2
             continue
         if arg.startswith("-"):
             i += 1
             continue
         break
-    return npm_package(args[i], launcher) if i < len(args) else None
+    return args[i] if i < len(args) else None
+
+
+def _npm_from_args(args: list[str], launcher: str) -> Package | None:
+    spec = _spec_from_args(args, ("--package", "-p"), _NPM_VALUE_OPTS)
+    return npm_package(spec, launcher) if spec is not None else None
 
 
 # -- PyPI ---------------------------------------------------------------------------------------
@@ -172,27 +183,8 @@ def pypi_package(spec: str, launcher: str) -> Package | None:
 
 
 def _pypi_from_args(args: list[str], launcher: str, from_flags: tuple[str, ...]) -> Package | None:
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            i += 1
-            break
-        flag, eq, value = arg.partition("=")
-        if flag in from_flags:
-            if eq:
-                return pypi_package(value, launcher)
-            if i + 1 < len(args):
-                return pypi_package(args[i + 1], launcher)
-            return None
-        if arg in _PY_VALUE_OPTS:
-            i += 2
-            continue
-        if arg.startswith("-"):
-            i += 1
-            continue
-        break
-    return pypi_package(args[i], launcher) if i < len(args) else None
+    spec = _spec_from_args(args, from_flags, _PY_VALUE_OPTS)
+    return pypi_package(spec, launcher) if spec is not None else None
 
 
 # -- container images ---------------------------------------------------------------------------
