@@ -431,29 +431,21 @@ class SqliteStore:
         comp = _dumps(dict(composition or {}), "composition")
         prov = None if provenance is None else _dumps(dict(provenance), "registration_provenance")
         ts = _stamp(now)
+        pair = (skill_id, digest.algorithm, digest.value)
+        # The registration facts, in the column order both the INSERT and the UPDATE use:
+        # ref, declared_capabilities, composition, provenance, first_seen, last_seen,
+        # registered_by_agent, registered_by_tenant.
+        facts = (ref, caps, comp, prov, ts, ts, agent_id, tenant_id)
         with self._write() as conn:
             row = conn.execute(
-                f"SELECT status, first_seen FROM skills WHERE {_PAIR}",
-                (skill_id, digest.algorithm, digest.value),
+                f"SELECT status, first_seen FROM skills WHERE {_PAIR}", pair
             ).fetchone()
             if row is None:
                 conn.execute(
                     f"INSERT INTO skills ({_SKILL_COLUMNS}) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, NULL, '[]', '[]', "
                     "?, ?, ?, ?)",
-                    (
-                        skill_id,
-                        digest.algorithm,
-                        digest.value,
-                        ref,
-                        caps,
-                        comp,
-                        prov,
-                        ts,
-                        ts,
-                        agent_id,
-                        tenant_id,
-                    ),
+                    (*pair, *facts),
                 )
                 self._append_history(
                     conn,
@@ -474,25 +466,10 @@ class SqliteStore:
                     "UPDATE skills SET ref = COALESCE(ref, ?), declared_capabilities = ?, "
                     "composition = ?, provenance = ?, first_seen = ?, last_seen = ?, "
                     f"registered_by_agent = ?, registered_by_tenant = ? WHERE {_PAIR}",
-                    (
-                        ref,
-                        caps,
-                        comp,
-                        prov,
-                        ts,
-                        ts,
-                        agent_id,
-                        tenant_id,
-                        skill_id,
-                        digest.algorithm,
-                        digest.value,
-                    ),
+                    (*facts, *pair),
                 )
             else:
-                conn.execute(
-                    f"UPDATE skills SET last_seen = ? WHERE {_PAIR}",
-                    (ts, skill_id, digest.algorithm, digest.value),
-                )
+                conn.execute(f"UPDATE skills SET last_seen = ? WHERE {_PAIR}", (ts, *pair))
             record = self._fetch(conn, skill_id, digest)
         assert record is not None
         return record
