@@ -8,55 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rule_samples import graph_of, server, skill, tool
 
 from agbom.inventory import AgBOM, ComponentGraph, parse_component
 from agbom.rules import EvalContext, RuleError, Severity, load_rules
 from agbom.rules.interface import Finding
-
-DIGEST = {"algorithm": "sha256", "value": "ab" * 32}
-PROV = {"origin": "system"}
-
-
-def tool(tid: str, cap: Any, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": tid,
-        "type": "tool",
-        "name": tid,
-        "version": "1",
-        "provider": "acme",
-        "capability": cap,
-        **extra,
-    }
-
-
-def skill(sid: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "type": "skill",
-        "name": sid,
-        "description": "d",
-        "definition": {"ref": sid, "digest": DIGEST},
-        "registration_provenance": PROV,
-        **extra,
-    }
-
-
-def server(sid: str, tools: list[str], **extra: Any) -> dict[str, Any]:
-    data = {
-        "id": sid,
-        "type": "mcp_server",
-        "name": sid,
-        "version": "1.0.0",
-        "endpoint": None,
-        "tools": tools,
-        "registration_provenance": PROV,
-    }
-    data.update(extra)
-    return data
-
-
-def graph_of(*components: dict[str, Any]) -> ComponentGraph:
-    return ComponentGraph(AgBOM.from_document({"components": list(components)}))
 
 
 def write_pack(tmp_path: Path, text: str, name: str = "pack.yaml") -> Path:

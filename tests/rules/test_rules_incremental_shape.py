@@ -6,27 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agbom.inventory import AgBOM, ComponentGraph, parse_component
+import rule_samples
+
+from agbom.inventory import ComponentGraph, parse_component
 from agbom.rules import load_rules
 from agbom.rules.engine import RuleSet
 from agbom.rules.interface import Finding
 from agbom.rules.loader import default_pack_path
 
-DIGEST = {"algorithm": "sha256", "value": "a" * 64}
-PROV = {"origin": "system"}
-
 
 def skill(sid: str, composed: list[str]) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "type": "skill",
-        "name": sid,
-        "description": "d",
-        "definition": {"ref": sid, "digest": DIGEST},
-        "registration_provenance": PROV,
-        "declared_capabilities": [],
-        "composed_skills": composed,
-    }
+    return rule_samples.skill(sid, declared_capabilities=[], composed_skills=composed)
 
 
 def rules_with_depth(tmp_path: Path, limit: int) -> RuleSet:
@@ -53,7 +43,7 @@ def test_quiet_then_too_deep_then_cycle(tmp_path: Path) -> None:
     rules = rules_with_depth(tmp_path, 4)
     # A chain k3 -> k2 -> k1 -> k0: three edges below k3, four from the agent.
     chain = [skill("k0", []), *(skill(f"k{i}", [f"k{i - 1}"]) for i in range(1, 4))]
-    graph = ComponentGraph(AgBOM.from_document({"components": chain}))
+    graph = rule_samples.graph_of(*chain)
     previous = rules.evaluate(graph)
     assert not {"AGB-PATH-002", "AGB-PATH-003"} & {f.rule_id for f in previous}
 
@@ -69,7 +59,7 @@ def test_quiet_then_too_deep_then_cycle(tmp_path: Path) -> None:
 def test_change_deep_below_makes_path_too_long(tmp_path: Path) -> None:
     rules = rules_with_depth(tmp_path, 4)
     chain = [skill("k0", []), *(skill(f"k{i}", [f"k{i - 1}"]) for i in range(1, 4))]
-    graph = ComponentGraph(AgBOM.from_document({"components": chain}))
+    graph = rule_samples.graph_of(*chain)
     previous = step(rules, graph, skill("leaf", []), rules.evaluate(graph))
     # The bottom of the chain gains a child: the path grows at its far end.
     previous = step(rules, graph, skill("k0", ["leaf"]), previous)
@@ -79,7 +69,7 @@ def test_change_deep_below_makes_path_too_long(tmp_path: Path) -> None:
 def test_change_closes_a_cycle(tmp_path: Path) -> None:
     rules = rules_with_depth(tmp_path, 40)
     chain = [skill("k0", []), *(skill(f"k{i}", [f"k{i - 1}"]) for i in range(1, 4))]
-    graph = ComponentGraph(AgBOM.from_document({"components": chain}))
+    graph = rule_samples.graph_of(*chain)
     previous = rules.evaluate(graph)
     previous = step(rules, graph, skill("k0", ["k3"]), previous)
     assert "AGB-PATH-002" in {f.rule_id for f in previous}
