@@ -20,7 +20,7 @@ from packageurl import PackageURL
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from agbom.inventory import ROOT_ID, Component, ComponentType
+from agbom.inventory import ROOT_ID, Component, ComponentType, normalize_algorithm
 
 _GLOB_CHARS = frozenset("*?[")
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "grpc": 443}
@@ -501,8 +501,6 @@ class DigestIs(Predicate):
 
     def __init__(self, value: Any) -> None:
         self.digests: set[tuple[str, str]] = set()
-        from agbom.inventory import normalize_algorithm
-
         for text in _as_strings(value, "digest"):
             algorithm, sep, hexval = text.partition(":")
             if not sep or not re.fullmatch(r"[0-9a-fA-F]{16,256}", hexval):
@@ -518,8 +516,6 @@ class DigestIs(Predicate):
 
 
 def _digest_of(data: Mapping[str, Any]) -> tuple[str, str] | None:
-    from agbom.inventory import normalize_algorithm
-
     for holder in (data.get("definition"), data):
         if isinstance(holder, Mapping):
             digest = holder.get("digest")
