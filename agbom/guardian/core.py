@@ -138,8 +138,9 @@ class Guardian:
                     session,
                     trusted=True,
                 )
-            if session.closed and method == "steps/sessionStart":
-                # Runtimes reuse ids across restarts of a conversation: start a fresh chain.
+            if session.closed:
+                # The chain is sealed: nothing more is decided or recorded for this session,
+                # the same refusal an ACS client gets.
                 raise AcsError(codes.SESSION_REFUSED, "session_closed", "session was ended")
             params = self._params(payload, session, turn_id)
             if method == "steps/sessionStart" and session.started:

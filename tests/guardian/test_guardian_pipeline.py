@@ -13,6 +13,7 @@ import pytest
 from agbom.guardian import Decision, Guardian, GuardianConfig, build_guardian, clamp
 from agbom.protocol import (
     METHODS,
+    AcsError,
     Disposition,
     KeyRing,
     lookup,
@@ -572,3 +573,16 @@ def test_composition_of_unknown_tools_is_marked_unverified(guardian: Guardian) -
     result = register_runner(guardian, sid, ["process.execute"])
     assert result["decision"] == "allow"
     assert "composition_unverified" in result["reason_codes"]
+
+
+def test_in_process_decide_refuses_a_sealed_session(guardian: Guardian) -> None:
+    sid = new_session_id()
+    first = guardian.decide(
+        "steps/userMessage", {"content": "hi"}, session_id=sid, agent_id="runtime-agent"
+    )
+    assert first.disposition is Disposition.ALLOW and first.chain_hash
+    guardian.decide("steps/sessionEnd", {"reason": "completed"}, session_id=sid, agent_id="a")
+    with pytest.raises(AcsError, match="session was ended"):
+        guardian.decide("steps/userMessage", {"content": "x"}, session_id=sid, agent_id="a")
+    steps = [e["step_type"] for e in guardian.store.chain_entries(sid)]
+    assert steps == ["steps/sessionStart", "steps/userMessage", "steps/sessionEnd"]
