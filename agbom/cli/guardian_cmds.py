@@ -197,11 +197,23 @@ def audit_export(
 def audit_verify(
     session_id: str | None = typer.Argument(None, help="One session; default: every chain."),
     db: Path = db_option(),
+    expected_head: str | None = typer.Option(
+        None,
+        "--expected-head",
+        help="The chain_hash the client last received (with SESSION_ID): catches entries cut "
+        "from the end of an open session's chain.",
+    ),
 ) -> None:
-    """Recompute every chain; report the first broken link; exit 1 when any chain is broken."""
+    """Recompute every chain; report the first broken link; exit 1 when any chain is broken.
+
+    An ended session is also checked against the head it was sealed with, so entries cut from
+    its end are found; for an open session pass the last chain_hash a client received.
+    """
     from agbom.protocol import verify_chain
     from agbom.store import SqliteStore
 
+    if expected_head is not None and session_id is None:
+        raise typer.BadParameter("needs a SESSION_ID", param_hint="--expected-head")
     with SqliteStore.open(db) as store:
         sessions = [session_id] if session_id else store.chain_session_ids()
         if session_id and not store.chain_entries(session_id):
@@ -209,10 +221,13 @@ def audit_verify(
         broken = 0
         for sid in sessions:
             entries = [_hashed_form(e) for e in store.chain_entries(sid)]
-            failure = verify_chain(entries)
+            stored = store.get_session(sid) or {}
+            head = expected_head if sid == session_id and expected_head else None
+            failure = verify_chain(entries, expected_head=head or stored.get("sealed_head"))
             if failure is None:
-                head = entries[-1]["entry_hash"] if entries else "-"
-                typer.echo(f"ok      {sid}  {len(entries)} entries  head {head}")
+                tip = entries[-1]["entry_hash"] if entries else "-"
+                sealed = "  sealed" if stored.get("sealed_head") else ""
+                typer.echo(f"ok      {sid}  {len(entries)} entries  head {tip}{sealed}")
             else:
                 broken += 1
                 typer.echo(

@@ -128,6 +128,7 @@ class Policies:
         elif method == "steps/sessionEnd":
             session.closed = True
             self.g._persist_session(session, status="closed")
+            store.seal_session(session.session_id, session.head)
         elif method == "steps/turnStart" and allowed:
             session.turn_id = (params.get("payload") or {}).get("turn_id") or params[
                 "metadata"

@@ -132,7 +132,13 @@ _V3 = [
     "CREATE INDEX skill_events_by_session ON skill_events (session_id, skill_id, event)",
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3)
+_V4 = [
+    # The chain head when the session ended (sealed): lets `audit verify` notice entries cut
+    # from the end of an ended session's chain, which no link inside the chain can reveal.
+    "ALTER TABLE sessions ADD COLUMN sealed_head TEXT",
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -963,7 +963,7 @@ class SqliteStore:
 
     _SESSION_COLUMNS = (
         "session_id, agent_id, tenant_id, parent_session_id, status, started_at, ended_at, "
-        "negotiated, updated_at"
+        "negotiated, updated_at, sealed_head"
     )
 
     @staticmethod
@@ -978,7 +978,20 @@ class SqliteStore:
             "ended_at": row[6],
             "negotiated": None if row[7] is None else orjson.loads(row[7]),
             "updated_at": row[8],
+            "sealed_head": row[9],
         }
+
+    @_guarded
+    def seal_session(self, session_id: str, head: str | None) -> None:
+        """Record the chain head a session ended with (kept once set: a seal is final)."""
+        _check_id(session_id, "session_id")
+        check_text(head, "head", 256, optional=True)
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE sessions SET sealed_head = COALESCE(sealed_head, ?), updated_at = ? "
+                "WHERE session_id = ?",
+                (head, _stamp(None), session_id),
+            )
 
     @_guarded
     def get_session(self, session_id: str) -> dict[str, Any] | None:

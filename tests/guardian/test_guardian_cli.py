@@ -137,3 +137,37 @@ def test_serve_refuses_bad_settings_in_one_line(tmp_path: Path, capsys) -> None:
         ["serve", "--db", str(tmp_path / "s.db"), "--max-load-path-depth", "0"], capsys
     )
     assert code == 2 and "must be positive" in err
+
+
+def test_verify_finds_entries_cut_from_the_end_of_a_sealed_chain(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "sealed.db"
+    guardian = build_guardian(db)
+    sid = new_session_id()
+    guardian.handle(hello(sid))
+    guardian.handle(request("steps/sessionStart", {}, session_id=sid))
+    guardian.handle(request("steps/userMessage", {"content": "hi"}, session_id=sid))
+    end = guardian.handle(request("steps/sessionEnd", {"reason": "completed"}, session_id=sid))
+    guardian.store.close()
+    stored = build_guardian(db).store.get_session(sid)
+    assert stored is not None and stored["sealed_head"] == end["result"]["chain_hash"]
+    code, out, _ = run(["audit", "verify", "--db", str(db)], capsys)
+    assert code == 0 and "sealed" in out
+    # Cutting the last entry leaves every remaining link intact: only the seal shows it.
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "DELETE FROM chain_entries WHERE session_id = ? AND seq = "
+            "(SELECT MAX(seq) FROM chain_entries WHERE session_id = ?)",
+            (sid, sid),
+        )
+    code, out, _ = run(["audit", "verify", "--db", str(db)], capsys)
+    assert code == 1 and "head_mismatch" in out
+
+
+def test_verify_checks_an_open_session_against_the_head_a_client_holds(
+    recorded: tuple[Path, str], capsys
+) -> None:
+    db, sid = recorded
+    code, _, _ = run(["audit", "verify", sid, "--db", str(db), "--expected-head", "0" * 64], capsys)
+    assert code == 1
+    code, _, err = run(["audit", "verify", "--db", str(db), "--expected-head", "0" * 64], capsys)
+    assert code == 2 and "needs a SESSION_ID" in err
