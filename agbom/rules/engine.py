@@ -1488,7 +1488,7 @@ def compile_rule(raw: Mapping[str, Any], *, pack: str, source: str) -> Rule:
         if "components" not in spec and "match" not in spec:
             raise fail("an exception needs components or match", where)
         try:
-            match = compile_match(spec["match"], f"{where}.match") if "match" in spec else None
+            when = compile_match(spec["match"], f"{where}.match") if "match" in spec else None
         except MatchSpecError as exc:
             raise fail(str(exc), exc.key) from None
         comps = spec.get("components")
@@ -1499,7 +1499,7 @@ def compile_rule(raw: Mapping[str, Any], *, pack: str, source: str) -> Rule:
                 components=TextMatcher(comps if isinstance(comps, list) else [comps])
                 if comps
                 else None,
-                match=match,
+                match=when,
             )
         )
     common: dict[str, Any] = {

@@ -81,7 +81,7 @@ def _reject_aliases(text: str, path: Path) -> None:
             raise RuleError(
                 "YAML anchors and aliases are not allowed in rule packs",
                 file=str(path),
-                line=event.start_mark.line + 1,
+                line=event.start_mark.line + 1 if event.start_mark is not None else None,
             )
 
 
@@ -156,7 +156,7 @@ def validate_pack(data: Any, text: str, path: Path) -> None:
     try:
         validator(data)
     except fastjsonschema.JsonSchemaValueException as exc:
-        parts = split_key_path(exc.name)
+        parts = split_key_path(exc.name or "data")
         message = describe_failure(exc)
         # describe_failure names the field itself; keep only the rule text when we locate it.
         message = re.sub(r"^field '[^']*' ", "", message)

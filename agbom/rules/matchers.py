@@ -123,7 +123,12 @@ def covered_by_any(declared: Iterable[str], capability: str) -> bool:
 
 def normalize_caps(declared: Iterable[str]) -> frozenset[str]:
     """Lower-cased, stripped capability names, ready for :func:`covered_by_any`."""
-    return frozenset(d.strip().lower() for d in declared if isinstance(d, str) and d.strip())
+    # Wire data: the annotation is what callers promise, not what an AgBOM may hold.
+    return frozenset(
+        d.strip().lower()
+        for d in declared
+        if isinstance(d, str) and d.strip()  # type: ignore[redundant-expr]
+    )
 
 
 def normalize_host(host: str) -> str:
@@ -348,7 +353,7 @@ class VersionIn(Predicate):
             from univers.version_range import VersionRange  # imported only when needed
 
             try:
-                self.vers = VersionRange.from_string(self.text)
+                self.vers = VersionRange.from_string(self.text)  # type: ignore[no-untyped-call]
             except Exception as exc:  # univers raises many types for bad input
                 raise MatchSpecError("version", f"invalid vers range {self.text!r}: {exc}") from exc
             return
@@ -365,7 +370,7 @@ class VersionIn(Predicate):
                 # univers accepts some junk (">>>1"); check the syntax strictly first.
                 if not _npm_syntax_ok(self.text):
                     raise ValueError("bad comparator syntax")
-                self.npm = NpmVersionRange.from_native(self.text)
+                self.npm = NpmVersionRange.from_native(self.text)  # type: ignore[no-untyped-call]
             except Exception as exc:
                 errors.append(f"not an npm semver range ({exc})")
         if self.pep440 is None and self.npm is None:
@@ -459,7 +464,7 @@ class PurlIs(Predicate):
             except ValueError as exc:
                 raise MatchSpecError("purl", f"invalid purl {text!r}: {exc}") from exc
             ptype = purl.type.lower()
-            qualifiers = purl.qualifiers if isinstance(purl.qualifiers, dict) else {}
+            qualifiers = purl.qualifiers if isinstance(purl.qualifiers, dict) else {}  # type: ignore[redundant-expr]
             self.patterns.append(
                 (
                     ptype,
@@ -479,7 +484,7 @@ class PurlIs(Predicate):
         ptype = purl.type.lower()
         namespace = _norm_purl_namespace(ptype, purl.namespace)
         name = _norm_purl_name(ptype, purl.name)
-        qualifiers = purl.qualifiers if isinstance(purl.qualifiers, dict) else {}
+        qualifiers = purl.qualifiers if isinstance(purl.qualifiers, dict) else {}  # type: ignore[redundant-expr]
         for p_type, p_ns, p_name, p_version, p_qual, p_sub in self.patterns:
             if (p_type, p_ns, p_name) != (ptype, namespace, name):
                 continue
