@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import typer
 
-from agbom.cli.common import load_agbom_input, output_option, rules_option, write_output
+from agbom.cli.common import (
+    db_option,
+    load_agbom_input,
+    output_option,
+    rules_option,
+    write_output,
+)
 
 rules_app = typer.Typer(
     name="rules",
@@ -58,29 +65,101 @@ def check_cmd(
         raise typer.Exit(1)
 
 
+def _stored_decision(
+    db: Path, session_id: str, entry_id: str | None
+) -> tuple[dict[str, Any], Any | None]:
+    """A recorded chain entry and the AgBOM the session had when it was decided."""
+    from agbom.errors import InputError
+    from agbom.inventory import AgBOM
+    from agbom.store import SqliteStore
+
+    with SqliteStore.open(db) as store:
+        entries = store.chain_entries(session_id)
+        if not entries:
+            raise InputError(f"no audit chain for session {session_id} in {db}")
+        index = len(entries) - 1
+        if entry_id is not None:
+            found = [i for i, e in enumerate(entries) if e.get("entry_id") == entry_id]
+            if not found:
+                raise InputError(f"session {session_id} has no entry {entry_id}")
+            index = found[0]
+        hashes = [e["agbom_hash"] for e in entries[: index + 1] if e.get("agbom_hash")]
+        document = None
+        if hashes:
+            version = 1
+            while (record := store.agbom_version(session_id, version)) is not None:
+                if record.get("agbom_hash") == hashes[-1]:
+                    document = record["document"]
+                version += 1
+        if document is None:
+            # Runtimes without an AgBOM: the inventory observed in use, as last stored.
+            latest = store.agbom_version(session_id)
+            document = latest["document"] if latest else None
+    agbom = AgBOM.from_document(document, source="stored AgBOM") if document else None
+    return entries[index], agbom
+
+
 def explain_cmd(
-    agbom_file: Path = _AGBOM_ARG,
+    agbom_file: Path | None = typer.Argument(
+        None, help="AgBOM document or agbom/snapshot request (or use --session)."
+    ),
     rule: str | None = typer.Option(None, "--rule", help="Only this rule id."),
     component: str | None = typer.Option(None, "--component", help="Only this component id."),
+    session: str | None = typer.Option(
+        None, "--session", help="Explain a recorded decision of this session (needs --db)."
+    ),
+    entry: str | None = typer.Option(
+        None, "--entry", help="With --session: the chain entry_id (default: the last one)."
+    ),
+    db: Path = db_option(),
     rules: Path | None = rules_option(),
     fmt: str = typer.Option("text", "--format", "-f", help="Output format: text or json."),
     output: Path | None = output_option(),
 ) -> None:
-    """Show which rules matched an AgBOM (or one component) and why."""
+    """Show which rules matched an AgBOM (or one component, or one recorded decision) and why."""
     from agbom.inventory import ComponentGraph
     from agbom.rules import load_rules
 
     if fmt not in ("text", "json"):
         raise typer.BadParameter(f"{fmt!r} is not one of text, json", param_hint="--format")
+    if (agbom_file is None) == (session is None):
+        raise typer.BadParameter("give an AGBOM file or --session, not both")
     ruleset = load_rules(rules)
-    graph = ComponentGraph(load_agbom_input(agbom_file))
-    explanations = ruleset.explain(graph, rule_id=rule, component_id=component)
-    if fmt == "json":
-        text = orjson.dumps(
-            [e.to_json() for e in explanations], option=orjson.OPT_INDENT_2
-        ).decode()
+    header: list[str] = []
+    decision: dict[str, Any] | None = None
+    if session is not None:
+        decision, agbom = _stored_decision(db, session, entry)
+        codes = decision.get("reason_codes") or []
+        header.append(
+            f"entry {decision.get('entry_id')} {decision.get('step_type')}: "
+            f"{decision.get('decision')} {' '.join(codes)}".rstrip()
+        )
+        if rule is None:
+            # The rules a decision names are the ones worth explaining.
+            known = set(ruleset.rule_ids)
+            named = [c.removeprefix("warn:") for c in codes if c.removeprefix("warn:") in known]
+            rule = named[0] if len(named) == 1 else None
+        if agbom is None:
+            header.append(
+                "no AgBOM is stored for this session up to this entry (a refused snapshot or "
+                "change is not stored: run 'agbom explain FILE' on the document the agent sent)"
+            )
+            graph = None
+        else:
+            graph = ComponentGraph(agbom)
     else:
-        lines: list[str] = []
+        assert agbom_file is not None
+        graph = ComponentGraph(load_agbom_input(agbom_file))
+    explanations = (
+        ruleset.explain(graph, rule_id=rule, component_id=component) if graph is not None else []
+    )
+    if fmt == "json":
+        document: Any = [e.to_json() for e in explanations]
+        if decision is not None:
+            document = {"entry": decision, "explanations": document}
+        text = orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
+    else:
+        lines: list[str] = list(header)
         for e in explanations:
             verdict = "MATCHED" if e.matched else "no match"
             target = f" for {e.component}" if e.component else ""

@@ -171,3 +171,23 @@ def test_verify_checks_an_open_session_against_the_head_a_client_holds(
     assert code == 1
     code, _, err = run(["audit", "verify", "--db", str(db), "--expected-head", "0" * 64], capsys)
     assert code == 2 and "needs a SESSION_ID" in err
+
+
+def test_explain_a_recorded_decision(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "explain.db"
+    guardian = build_guardian(db)
+    sid = new_session_id()
+    guardian.handle(hello(sid))
+    guardian.handle(request("steps/sessionStart", {}, session_id=sid))
+    # The sample's components carry no registration provenance: AGB-HYG-004 warns.
+    snap = guardian.handle(request("agbom/snapshot", {"agbom": SAMPLE_AGBOM}, session_id=sid))
+    assert "warn:AGB-HYG-004" in snap["result"]["reason_codes"]
+    guardian.store.close()
+    code, out, _ = run(["explain", "--session", sid, "--entry", "2", "--db", str(db)], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "entry 2 agbom/snapshot: allow warn:AGB-HYG-004"
+    assert lines[1].startswith("AGB-HYG-004 (hygiene, pack default): MATCHED")
+    assert "mcp_server github has no registration provenance" in out
+    code, _, err = run(["explain", "--session", sid, "--entry", "99", "--db", str(db)], capsys)
+    assert code == 1 and "has no entry 99" in err
