@@ -64,7 +64,7 @@ IMPORT_VERSION = 1
 _DECIDED = (SkillStatus.APPROVED, SkillStatus.DENIED, SkillStatus.REVOKED)
 _IMPORT_KEYS = frozenset(
     {"skill_id", "digest", "status", "decided_by", "decided_at", "reason", "expires_at"}
-    | {"scope", "ref"}
+    | {"scope", "ref", "capabilities"}
 )
 
 _SKILL_COLUMNS = (
@@ -129,6 +129,17 @@ def _stamp(now: datetime | None) -> str:
 
 def _check_id(value: Any, what: str, *, optional: bool = False) -> str | None:
     return check_text(value, what, MAX_ID, optional=optional)
+
+
+def _capabilities_text(value: Any, what: str) -> str:
+    """A checked capability list (strings, at most MAX_CAPABILITIES) as stored JSON text."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise StoreError(f"{what} must be a list of strings")
+    if not all(isinstance(c, str) for c in value):
+        raise StoreError(f"{what} must be a list of strings")
+    if len(value) > MAX_CAPABILITIES:
+        raise StoreError(f"{what}: more than {MAX_CAPABILITIES} entries")
+    return _dumps(list(value), what)
 
 
 def _in_scope(patterns: tuple[str, ...], value: str | None) -> bool:
@@ -414,20 +425,17 @@ class SqliteStore:
         """Note that an agent registered ``(skill_id, digest)``.
 
         A pair never seen before becomes ``pending`` (with a history row); a known pair only
-        gets its ``last_seen`` moved. A pair approved ahead of its first registration keeps
-        its decision and gains the registration facts.
+        gets its ``last_seen`` moved. A pair decided ahead of its first registration keeps
+        its decision and gains the registration facts, except its capabilities: those of a
+        decided pair are what the decision covered, and an agent must not be able to widen
+        them by declaring more (the Guardian compares the two). A pair put back to pending
+        ahead of registration takes the capabilities the agent declares.
         """
         self._check_pair(skill_id, digest)
         check_text(ref, "definition ref", MAX_REF, optional=True)
         _check_id(agent_id, "agent_id", optional=True)
         _check_id(tenant_id, "tenant_id", optional=True)
-        if isinstance(declared_capabilities, str) or not all(
-            isinstance(c, str) for c in declared_capabilities
-        ):
-            raise StoreError("declared_capabilities must be a list of strings")
-        if len(declared_capabilities) > MAX_CAPABILITIES:
-            raise StoreError(f"more than {MAX_CAPABILITIES} declared capabilities")
-        caps = _dumps(list(declared_capabilities), "declared_capabilities")
+        caps = _capabilities_text(declared_capabilities, "declared_capabilities")
         comp = _dumps(dict(composition or {}), "composition")
         prov = None if provenance is None else _dumps(dict(provenance), "registration_provenance")
         ts = _stamp(now)
@@ -462,8 +470,10 @@ class SqliteStore:
                     source="registration",
                 )
             elif row[1] is None:
+                # Only an undecided pair takes the declared capabilities (see the docstring).
                 conn.execute(
-                    "UPDATE skills SET ref = COALESCE(ref, ?), declared_capabilities = ?, "
+                    "UPDATE skills SET ref = COALESCE(ref, ?), declared_capabilities = "
+                    "CASE WHEN status = 'pending' THEN ? ELSE declared_capabilities END, "
                     "composition = ?, provenance = ?, first_seen = ?, last_seen = ?, "
                     f"registered_by_agent = ?, registered_by_tenant = ? WHERE {_PAIR}",
                     (*facts, *pair),
@@ -553,12 +563,21 @@ class SqliteStore:
         scope_tenants: Sequence[str] = (),
         now: datetime | None = None,
         source: str = "api",
+        capabilities: Sequence[str] | None = None,
     ) -> SkillRecord:
         """Decide a pair: approve, deny, revoke (or put back to pending).
 
         Creates the record when the pair was never registered (approving ahead of
         registration is normal GitOps). The decision and its history row are written in the
         same ``BEGIN IMMEDIATE`` transaction, so the next :meth:`verdict` anywhere sees it.
+
+        ``capabilities`` are what the decision covers: when given, the record's
+        ``declared_capabilities`` become exactly that list. When ``None`` the record keeps the
+        capabilities it has, so approving a pending registration approves what the agent
+        declared (``agbom skills show`` lists them), and a pair approved ahead of any
+        registration is approved with none. The Guardian denies a registration that declares
+        more than the approved record holds. The history table has no capabilities column;
+        the record holds the current list.
         """
         self._check_pair(skill_id, digest)
         try:
@@ -571,6 +590,7 @@ class SqliteStore:
         agents = _dumps(list(check_patterns(scope_agents, "agent scope")), "agent scope")
         tenants = _dumps(list(check_patterns(scope_tenants, "tenant scope")), "tenant scope")
         expires = format_timestamp(None if expires_at is None else as_utc(expires_at))
+        caps = None if capabilities is None else _capabilities_text(capabilities, "capabilities")
         decided_at = _stamp(now)
         with self._write() as conn:
             self._apply_decision(
@@ -585,6 +605,7 @@ class SqliteStore:
                 agents=agents,
                 tenants=tenants,
                 ref=None,
+                caps=caps,
                 history_actor=actor,
                 source=source,
             )
@@ -606,32 +627,63 @@ class SqliteStore:
         agents: str,
         tenants: str,
         ref: str | None,
+        caps: str | None,
         history_actor: str,
         source: str,
     ) -> bool:
-        """Write one decision and its history row; ``False`` when nothing would change."""
+        """Write one decision and its history row; ``False`` when nothing would change.
+
+        ``caps`` (JSON text) replaces the record's capabilities; ``None`` keeps them.
+        """
         key = (skill_id, digest.algorithm, digest.value)
         row = conn.execute(
             "SELECT status, decided_by, decided_at, reason, expires_at, scope_agents, "
-            f"scope_tenants, ref FROM skills WHERE {_PAIR}",
+            f"scope_tenants, ref, declared_capabilities FROM skills WHERE {_PAIR}",
             key,
         ).fetchone()
         if row is None:
             conn.execute(
-                f"INSERT INTO skills ({_SKILL_COLUMNS}) VALUES (?, ?, ?, ?, '[]', '{{}}', NULL, "
+                f"INSERT INTO skills ({_SKILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, '{{}}', NULL, "
                 "?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)",
-                (*key, ref, str(status), decided_by, decided_at, reason, expires, agents, tenants),
+                (
+                    *key,
+                    ref,
+                    "[]" if caps is None else caps,
+                    str(status),
+                    decided_by,
+                    decided_at,
+                    reason,
+                    expires,
+                    agents,
+                    tenants,
+                ),
             )
             previous = None
         else:
             same = (str(status), decided_by, decided_at, reason, expires, agents, tenants)
-            if source == "import" and tuple(row[:7]) == same and (ref is None or row[7] == ref):
+            if (
+                source == "import"
+                and tuple(row[:7]) == same
+                and (ref is None or row[7] == ref)
+                and (caps is None or row[8] == caps)
+            ):
                 return False
             conn.execute(
                 "UPDATE skills SET status = ?, decided_by = ?, decided_at = ?, reason = ?, "
-                f"expires_at = ?, scope_agents = ?, scope_tenants = ?, ref = COALESCE(ref, ?) "
-                f"WHERE {_PAIR}",
-                (str(status), decided_by, decided_at, reason, expires, agents, tenants, ref, *key),
+                f"expires_at = ?, scope_agents = ?, scope_tenants = ?, ref = COALESCE(ref, ?), "
+                f"declared_capabilities = COALESCE(?, declared_capabilities) WHERE {_PAIR}",
+                (
+                    str(status),
+                    decided_by,
+                    decided_at,
+                    reason,
+                    expires,
+                    agents,
+                    tenants,
+                    ref,
+                    caps,
+                    *key,
+                ),
             )
             previous = row[0]
         self._append_history(
@@ -706,11 +758,13 @@ class SqliteStore:
         """Every decided pair (approved, denied, revoked) as a deterministic document.
 
         Pending pairs are left out: they are undecided. Entries are sorted by skill id and
-        digest; absent optional fields are omitted rather than written as null.
+        digest; absent optional fields are omitted rather than written as null, and so is an
+        empty ``capabilities`` list (an entry without it covers no capabilities).
         """
         rows = self._require().execute(
             "SELECT skill_id, digest_alg, digest_value, status, decided_by, decided_at, reason, "
-            "expires_at, scope_agents, scope_tenants, ref FROM skills WHERE status IN "
+            "expires_at, scope_agents, scope_tenants, ref, declared_capabilities FROM skills "
+            "WHERE status IN "
             "('approved', 'denied', 'revoked') ORDER BY skill_id, digest_alg, digest_value"
         )
         approvals = []
@@ -731,6 +785,9 @@ class SqliteStore:
                 entry["scope"] = {"agents": agents, "tenants": tenants}
             if row[10] is not None:
                 entry["ref"] = row[10]
+            capabilities = orjson.loads(row[11])
+            if capabilities:
+                entry["capabilities"] = capabilities
             approvals.append({k: v for k, v in entry.items() if v is not None})
         return {"format": IMPORT_FORMAT, "version": IMPORT_VERSION, "approvals": approvals}
 
@@ -742,6 +799,9 @@ class SqliteStore:
         transaction: either every entry lands or none does. Entries identical to the stored
         decision are skipped (re-importing the same file is a no-op). Pairs in the store but
         not in the file are left alone.
+
+        Each entry's ``capabilities`` (absent means none) replace the stored ones: the file is
+        what was reviewed, so a pair cannot keep capabilities its reviewed entry does not list.
         """
         check_text(actor, "actor", MAX_ACTOR)
         entries = _validate_import(doc)
@@ -760,6 +820,7 @@ class SqliteStore:
                     agents=e["agents"],
                     tenants=e["tenants"],
                     ref=e["ref"],
+                    caps=e["capabilities"],
                     history_actor=actor,
                     source="import",
                 )
@@ -1325,6 +1386,8 @@ def _validate_import_entry(raw: Any, where: str) -> dict[str, Any]:
             raise StoreError("scope must be an object with 'agents' and/or 'tenants' lists")
         agents = check_patterns(scope.get("agents"), "scope.agents")
         tenants = check_patterns(scope.get("tenants"), "scope.tenants")
+        capabilities = raw.get("capabilities")
+        caps = _capabilities_text([] if capabilities is None else capabilities, "capabilities")
     except StoreError as exc:
         raise StoreError(f"{where}: {exc}") from None
     return {
@@ -1338,4 +1401,5 @@ def _validate_import_entry(raw: Any, where: str) -> dict[str, Any]:
         "agents": _dumps(list(agents), "scope"),
         "tenants": _dumps(list(tenants), "scope"),
         "ref": ref,
+        "capabilities": caps,
     }

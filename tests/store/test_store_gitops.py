@@ -103,7 +103,11 @@ def test_export_content_and_order(tmp_path: Path, capsys) -> None:
         "expires_at": "2025-07-30T08:30:00Z",
         "scope": {"agents": ["build-*", "ci-?"], "tenants": ["acme"]},
         "ref": "file://skills/pdf",
+        # Approved while pending: the approval covers what the registration declared.
+        "capabilities": ["fs.read"],
     }
+    # An entry whose record holds no capabilities has no capabilities key.
+    assert all("capabilities" not in a for a in doc["approvals"] if a["skill_id"] != "pdf")
 
 
 def test_hand_written_file_with_wire_digest_and_spellings(store: SqliteStore) -> None:
@@ -205,3 +209,68 @@ def test_import_cli_refuses_yaml_aliases_and_bad_syntax(tmp_path: Path, capsys) 
         capsys, "skills", "import", str(tmp_path / "missing.yaml"), "--db", str(tmp_path / "s.db")
     )
     assert code == 1 and "no such file" in err
+
+
+def test_capabilities_round_trip_and_replace_on_import(tmp_path: Path, capsys) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    runner, plain = make_digest("runner"), make_digest("plain")
+    with SqliteStore.open(source) as store:
+        store.set_status(
+            "runner",
+            runner,
+            "approved",
+            actor="alice",
+            now=T0,
+            capabilities=["process.execute", "fs.read"],
+        )
+        store.set_status("plain", plain, "approved", actor="alice", now=T0)
+        doc = store.export_approvals()
+    entries = {a["skill_id"]: a for a in doc["approvals"]}
+    assert entries["runner"]["capabilities"] == ["process.execute", "fs.read"]
+    assert "capabilities" not in entries["plain"]
+
+    code, first, err = run_cli(capsys, "skills", "export", "--db", str(source))
+    assert code == 0, err
+    approvals_file = tmp_path / "approvals.yaml"
+    approvals_file.write_text(first)
+    code, _, err = run_cli(capsys, "skills", "import", str(approvals_file), "--db", str(target))
+    assert code == 0 and "2 of 2 entries changed" in err
+    code, second, _ = run_cli(capsys, "skills", "export", "--db", str(target))
+    assert second == first
+    code, _, err = run_cli(capsys, "skills", "import", str(approvals_file), "--db", str(target))
+    assert code == 0 and "0 of 2 entries changed" in err
+
+    with SqliteStore.open(target) as store:
+        record = store.get_skill("runner", runner)
+        assert record is not None and record.declared_capabilities == ("process.execute", "fs.read")
+        # A registration that declared more before the reviewed file arrived does not keep it:
+        # the file's entry (no capabilities) is what was reviewed.
+        extra = make_digest("extra")
+        register(store, "extra", extra, declared_capabilities=["process.execute"])
+        entry = {
+            "skill_id": "extra",
+            "digest": str(extra),
+            "status": "approved",
+            "decided_by": "alice",
+            "decided_at": "2025-05-01T08:30:00Z",
+        }
+        assert store.import_approvals({"approvals": [entry]}, actor="ci") == 1
+        imported = store.get_skill("extra", extra)
+        assert imported is not None and imported.declared_capabilities == ()
+        # Changing only the capabilities of an entry is a change, not a skipped duplicate.
+        entry["capabilities"] = ["fs.read"]
+        assert store.import_approvals({"approvals": [entry]}, actor="ci") == 1
+        assert store.import_approvals({"approvals": [entry]}, actor="ci") == 0
+
+
+@pytest.mark.parametrize("capabilities", ["fs.read", [1], {"a": 1}])
+def test_import_rejects_bad_capabilities(store: SqliteStore, capabilities) -> None:
+    entry = {
+        "skill_id": "a",
+        "digest": "sha256:" + "1" * 64,
+        "status": "approved",
+        "capabilities": capabilities,
+    }
+    with pytest.raises(StoreError, match=r"approvals\[0\]: capabilities"):
+        store.import_approvals({"approvals": [entry]}, actor="ci")
+    assert store.list_skills() == []

@@ -101,6 +101,8 @@ def test_approve_ahead_of_registration_then_register(store: SqliteStore) -> None
     assert registered.ref == "file://skills/pdf"
     assert registered.registered_by_agent == "agent-7"
     assert store.verdict("pdf", digest, agent_id="agent-7", tenant_id=None).approved
+    # The approval named no capabilities, so the agent's declaration does not become approved.
+    assert registered.declared_capabilities == ()
 
 
 def test_revoke_is_seen_by_a_long_lived_connection_immediately(db_path) -> None:
@@ -241,3 +243,70 @@ def test_closed_store_raises(db_path) -> None:
     store.close()
     with pytest.raises(StoreError, match="closed"):
         store.list_skills()
+
+
+# -- capabilities an approval covers -----------------------------------------------------------
+
+
+def test_approve_ahead_with_capabilities_sets_exactly_them(store: SqliteStore) -> None:
+    digest = make_digest("caps-ahead")
+    record = store.set_status(
+        "runner", digest, "approved", actor="gitops", capabilities=["process.execute"]
+    )
+    assert record.declared_capabilities == ("process.execute",)
+    # The agent declares something else at first registration: the approval stays as decided.
+    registered = register(store, "runner", digest, declared_capabilities=["net.http", "fs.read"])
+    assert registered.declared_capabilities == ("process.execute",)
+    assert registered.first_seen is not None and registered.ref == "file://skills/runner"
+
+
+def test_registration_does_not_widen_a_decided_record(store: SqliteStore) -> None:
+    digest = make_digest("decided")
+    register(store, "pdf", digest, declared_capabilities=["fs.read"])
+    # Approving a pending registration with capabilities None approves what it declared.
+    approved = store.set_status("pdf", digest, "approved", actor="alice")
+    assert approved.declared_capabilities == ("fs.read",)
+    again = register(store, "pdf", digest, declared_capabilities=["fs.read", "process.execute"])
+    assert again.declared_capabilities == ("fs.read",)
+    for status in ("denied", "revoked"):
+        other = make_digest(status)
+        store.set_status("pdf", other, status, actor="bob")
+        after = register(store, "pdf", other, declared_capabilities=["process.execute"])
+        assert after.status == status and after.declared_capabilities == ()
+
+
+def test_pending_ahead_of_registration_takes_the_declared_capabilities(
+    store: SqliteStore,
+) -> None:
+    digest = make_digest("pending-ahead")
+    store.set_status("pdf", digest, "pending", actor="ops")
+    registered = register(store, "pdf", digest, declared_capabilities=["fs.read"])
+    assert registered.declared_capabilities == ("fs.read",)
+
+
+def test_decision_with_capabilities_replaces_them_and_none_keeps_them(
+    store: SqliteStore,
+) -> None:
+    digest = make_digest("replace")
+    register(store, "pdf", digest, declared_capabilities=["fs.read", "net.http"])
+    narrowed = store.set_status("pdf", digest, "approved", actor="a", capabilities=["fs.read"])
+    assert narrowed.declared_capabilities == ("fs.read",)
+    revoked = store.set_status("pdf", digest, "revoked", actor="a")
+    assert revoked.declared_capabilities == ("fs.read",)
+    cleared = store.set_status("pdf", digest, "approved", actor="a", capabilities=[])
+    assert cleared.declared_capabilities == ()
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "message"),
+    [
+        ("process.execute", "list of strings"),
+        (["fs.read", 3], "list of strings"),
+        (["x"] * 1025, "more than 1024"),
+    ],
+)
+def test_set_status_rejects_bad_capabilities(store: SqliteStore, capabilities, message) -> None:
+    digest = make_digest("bad-caps")
+    with pytest.raises(StoreError, match=message):
+        store.set_status("pdf", digest, "approved", actor="a", capabilities=capabilities)
+    assert store.get_skill("pdf", digest) is None
