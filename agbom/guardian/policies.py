@@ -28,7 +28,8 @@ from agbom.inventory import (
 from agbom.protocol import AcsError, Disposition, MethodSpec
 from agbom.protocol import errors as codes
 from agbom.rules import Action, EvalContext, Finding
-from agbom.store import Digest, StoreError
+from agbom.rules.matchers import covered_by_any, normalize_caps
+from agbom.store import Digest, SkillRecord, StoreError
 
 if TYPE_CHECKING:
     from agbom.guardian.core import Guardian
@@ -442,6 +443,10 @@ class Policies:
         verdict = store.verdict(
             skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
         )
+        if verdict.approved and verdict.record is not None:
+            exceeding = _capabilities_exceeding(skill_id, declared, verdict.record)
+            if exceeding is not None:
+                collector.denials.append(exceeding)
         if not verdict.approved:
             code = _SKILL_DENIAL.get(verdict.status, "approval_pending")
             replaced = (
@@ -621,6 +626,13 @@ class Policies:
                     code,
                     "skill-load-approval",
                 )
+        load_declared = payload.get("declared_capabilities")
+        if verdict.approved and verdict.record is not None and isinstance(load_declared, list):
+            exceeding = _capabilities_exceeding(
+                skill_id, [str(c) for c in load_declared], verdict.record
+            )
+            if exceeding is not None:
+                collector.denials.append(exceeding)
         if len(set(path)) != len(path):
             deny(f"load path revisits a skill: {shown}", "load_path_cycle", "skill-load-cycle")
         if len(path) > config.max_load_path_depth:
@@ -728,6 +740,32 @@ def _copy_graph(graph: ComponentGraph) -> ComponentGraph:
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def _capabilities_exceeding(
+    skill_id: str, declared: Iterable[str], record: SkillRecord
+) -> Decision | None:
+    """A denial when ``declared`` asks for capabilities the approved ``record`` does not cover.
+
+    Coverage is the rules layer's (``fs`` and ``fs.*`` cover ``fs.read``), so this check and
+    ``unless: approved_capabilities`` agree on what an approval grants.
+    """
+    approved = record.declared_capabilities
+    granted = normalize_caps(approved)
+    extra = [
+        cap
+        for cap in dict.fromkeys(c.strip() for c in declared)
+        if cap and not covered_by_any(granted, cap)
+    ]
+    if not extra:
+        return None
+    return Decision.deny(
+        f"skill {skill_id} {record.digest} declares {', '.join(extra)}, beyond what it was "
+        f"approved with ({', '.join(approved) or 'no capabilities'}); approve the pair again "
+        "with these capabilities to allow them",
+        "capabilities_exceed_approval",
+        references=[PolicyReference(policy_id="agbom", rule_id="skill-approved-capabilities")],
+    )
 
 
 def _matches_any(value: str, patterns: Iterable[str]) -> bool:

@@ -569,7 +569,14 @@ def test_skill_approved_with_process_execute_may_reach_it(guardian: Guardian) ->
 
 def test_composition_of_unknown_tools_is_marked_unverified(guardian: Guardian) -> None:
     sid = open_session(guardian)
-    approve(guardian, "runner")
+    # Approved ahead of registration: the approval must name what the skill will declare.
+    guardian.store.set_status(
+        "runner",
+        Digest("sha256", SHA_A),
+        SkillStatus.APPROVED,
+        actor="t",
+        capabilities=["process.execute"],
+    )
     result = register_runner(guardian, sid, ["process.execute"])
     assert result["decision"] == "allow"
     assert "composition_unverified" in result["reason_codes"]
