@@ -144,6 +144,10 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _caps_text(record: SkillRecord) -> str:
+    return ",".join(record.declared_capabilities) or "-"
+
+
 def _records_table(records: list[SkillRecord]) -> str:
     rows = [
         [
@@ -154,10 +158,21 @@ def _records_table(records: list[SkillRecord]) -> str:
             format_timestamp(r.expires_at) or "-",
             _scope_text(r),
             format_timestamp(r.last_seen) or "never",
+            # Last, so scripts reading the earlier columns by position keep working.
+            _caps_text(r),
         ]
         for r in records
     ]
-    headers = ["SKILL_ID", "DIGEST", "STATUS", "DECIDED_BY", "EXPIRES", "SCOPE", "LAST_SEEN"]
+    headers = [
+        "SKILL_ID",
+        "DIGEST",
+        "STATUS",
+        "DECIDED_BY",
+        "EXPIRES",
+        "SCOPE",
+        "LAST_SEEN",
+        "CAPABILITIES",
+    ]
     return _table(headers, rows)
 
 
@@ -265,6 +280,7 @@ def _decide(
     expires_at: datetime | None = None,
     agents: list[str] | None = None,
     tenants: list[str] | None = None,
+    capabilities: list[str] | None = None,
 ) -> None:
     pair = _parse_digest(digest)
     with SqliteStore.open(db) as store:
@@ -279,16 +295,24 @@ def _decide(
             scope_agents=agents or (),
             scope_tenants=tenants or (),
             source="cli",
+            capabilities=capabilities,
         )
         others = [d for d in store.approved_digests(skill_id) if d != pair]
     was = before.status if before else "unknown"
     detail = ""
     if status is SkillStatus.APPROVED:
         expiry = format_timestamp(record.expires_at) or "never"
-        detail = f" (scope: {_scope_text(record)}; expires: {expiry})"
+        caps = ", ".join(record.declared_capabilities) or "none"
+        detail = f" (scope: {_scope_text(record)}; expires: {expiry}; capabilities: {caps})"
     typer.echo(f"{skill_id} {pair}: {was} -> {record.status}{detail}", err=True)
     if before is None or before.first_seen is None:
         typer.echo("note: this pair has not been registered by any agent yet", err=True)
+        if status is SkillStatus.APPROVED and not record.declared_capabilities:
+            typer.echo(
+                "note: approved with no capabilities; a registration declaring any is denied "
+                "(name them with --capability)",
+                err=True,
+            )
     if status is SkillStatus.APPROVED and others:
         listed = ", ".join(str(d) for d in others)
         typer.echo(f"note: other approved digests of {skill_id}: {listed}", err=True)
@@ -309,12 +333,34 @@ def approve_cmd(
     tenant: list[str] | None = typer.Option(
         None, "--tenant", help="Limit to tenant ids matching this glob (repeatable)."
     ),
+    capability: list[str] | None = typer.Option(
+        None,
+        "--capability",
+        help=(
+            "A capability the approval covers (repeatable); the list replaces the pair's. "
+            "Without it, the capabilities the pair was registered with are approved "
+            "(none when it was never registered)."
+        ),
+    ),
     by: str | None = _by_option(),
 ) -> None:
     """Approve a (skill_id, digest) pair, optionally scoped and with an expiry."""
     _parse_digest(digest)  # usage errors before any store work
     expires_at = parse_expiry(expires) if expires is not None else None
-    _decide(SkillStatus.APPROVED, skill_id, digest, db, by, reason, expires_at, agent, tenant)
+    if capability is not None and any(not c.strip() for c in capability):
+        raise typer.BadParameter("a capability cannot be empty", param_hint="'--capability'")
+    _decide(
+        SkillStatus.APPROVED,
+        skill_id,
+        digest,
+        db,
+        by,
+        reason,
+        expires_at,
+        agent,
+        tenant,
+        [c.strip() for c in capability] if capability else None,
+    )
 
 
 @skills_app.command("deny")

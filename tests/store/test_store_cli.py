@@ -70,8 +70,11 @@ def test_register_pending_approve_via_cli(db_path: Path, capsys) -> None:
         "EXPIRES",
         "SCOPE",
         "LAST_SEEN",
+        "CAPABILITIES",
     ]
     assert lines[1].split()[:4] == ["pdf", f"sha256:{HEX}", "approved", "alice"]
+    # Approved without --capability: what the registration declared is what was approved.
+    assert lines[1].split()[-1] == "fs.read"
 
     with SqliteStore.open(db_path) as store:
         digest = make_digest("pdf")
@@ -131,6 +134,7 @@ def test_show_and_history(db_path: Path, capsys) -> None:
         (["deny", "pdf", "--digest", "md5"], "--digest"),
         (["list", "--status", "maybe"], "--status"),
         (["export", "--format", "xml"], "--format"),
+        (["approve", "pdf", "--digest", f"sha256:{HEX}", "--capability", " "], "--capability"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(db_path: Path, capsys, args, message) -> None:
@@ -160,6 +164,64 @@ def test_deny_and_revoke_ahead_of_registration(db_path: Path, capsys) -> None:
         assert store.verdict("evil", make_digest("pdf"), agent_id="a", tenant_id=None).status == (
             "denied"
         )
+
+
+def test_approve_ahead_with_capability(db_path: Path, capsys) -> None:
+    digest = f"sha256:{HEX}"
+    code, out, err = run_cli(
+        capsys,
+        "skills",
+        "approve",
+        "runner",
+        "--digest",
+        digest,
+        "--db",
+        str(db_path),
+        "--capability",
+        "process.execute",
+        "--capability",
+        "fs.read",
+        "--by",
+        "alice",
+    )
+    assert code == 0 and out == ""
+    assert "capabilities: process.execute, fs.read)" in err and "not been registered" in err
+    assert "approved with no capabilities" not in err
+    with SqliteStore.open(db_path) as store:
+        # The agent declares something else: the approval keeps what was approved.
+        register(store, "runner", make_digest("pdf"), declared_capabilities=["net.http"])
+    code, out, _ = run_cli(
+        capsys, "skills", "show", "runner", "--db", str(db_path), "--format", "json"
+    )
+    assert code == 0
+    assert json.loads(out)["records"][0]["declared_capabilities"] == ["process.execute", "fs.read"]
+    code, out, _ = run_cli(capsys, "skills", "show", "runner", "--db", str(db_path))
+    assert "capabilities  process.execute, fs.read" in out
+    code, out, _ = run_cli(capsys, "skills", "list", "--db", str(db_path))
+    assert out.splitlines()[1].split()[-1] == "process.execute,fs.read"
+
+    # Without --capability, an approval ahead of registration covers none, and says so.
+    code, _, err = run_cli(
+        capsys, "skills", "approve", "other", "--digest", digest, "--db", str(db_path)
+    )
+    assert code == 0 and "capabilities: none)" in err and "approved with no capabilities" in err
+    # Re-approving with --capability replaces the list.
+    code, _, err = run_cli(
+        capsys,
+        "skills",
+        "approve",
+        "runner",
+        "--digest",
+        digest,
+        "--db",
+        str(db_path),
+        "--capability",
+        "fs.read",
+    )
+    assert code == 0
+    with SqliteStore.open(db_path) as store:
+        record = store.get_skill("runner", make_digest("pdf"))
+        assert record is not None and record.declared_capabilities == ("fs.read",)
 
 
 def test_digest_command(tmp_path: Path, capsys) -> None:
