@@ -170,17 +170,30 @@ class Policies:
 
     # -- inventory -----------------------------------------------------------------------------
 
-    def _context(self, session: SessionState) -> EvalContext:
+    def _context(self, session: SessionState, graph: ComponentGraph | None) -> EvalContext:
+        """Rule context: what each skill in ``graph`` was approved with.
+
+        The approval is looked up for the exact artifact in the graph (the skill's digest),
+        for this agent and tenant: another digest's approval, or one out of scope or expired,
+        approves nothing here.
+        """
         store = self.g.store
 
         def approved_capabilities(skill_id: str) -> set[str] | None:
-            caps: set[str] = set()
-            found = False
-            for record in store.skill_records(skill_id):
-                if str(record.status) == "approved":
-                    found = True
-                    caps.update(record.declared_capabilities)
-            return caps if found else None
+            component = graph.component(skill_id) if graph is not None else None
+            pair = component.digest if component is not None else None
+            if not pair:
+                return None
+            try:
+                digest = Digest(algorithm=pair[0], value=pair[1])
+            except StoreError:
+                return None
+            verdict = store.verdict(
+                skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
+            )
+            if not verdict.approved or verdict.record is None:
+                return None
+            return set(verdict.record.declared_capabilities)
 
         return EvalContext(approved_capabilities=approved_capabilities)
 
@@ -234,7 +247,7 @@ class Policies:
         except InvalidAgBOM as exc:
             raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
         graph = ComponentGraph(agbom)
-        findings = self.g.rules.evaluate(graph, context=self._context(session))
+        findings = self.g.rules.evaluate(graph, context=self._context(session, graph))
         pending = self._pending
         assert pending is not None
         pending.agbom, pending.graph, pending.findings = agbom, graph, findings
@@ -248,18 +261,18 @@ class Policies:
             agbom, diff = apply_changed_payload(session.agbom, payload)
         except InvalidAgBOM as exc:
             raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
-        context = self._context(session)
         if session.agbom is not None and "agbom" not in payload:
             # Incremental: patch a copy of the session graph, re-evaluate only what changed.
             graph = ComponentGraph(session.agbom)
             graph.apply(diff.added, diff.removed, diff.changed)
+            context = self._context(session, graph)
             touched = [c.id for c in diff.added] + list(diff.removed) + [c.id for c in diff.changed]
             findings = self.g.rules.evaluate_incremental(
                 graph, touched, session.findings, context=context
             )
         else:
             graph = ComponentGraph(agbom)
-            findings = self.g.rules.evaluate(graph, context=context)
+            findings = self.g.rules.evaluate(graph, context=self._context(session, graph))
         pending = self._pending
         assert pending is not None
         pending.agbom, pending.graph, pending.findings, pending.diff = agbom, graph, findings, diff
@@ -370,14 +383,14 @@ class Policies:
                 },
             )
             findings = self.g.rules.evaluate_component(
-                observed, None, context=self._context(session)
+                observed, None, context=self._context(session, None)
             )
             decision = self._findings_decision(findings, what=f"tool {name}", allow_ask=True)
             from dataclasses import replace
 
             return replace(decision, reason_codes=(*decision.reason_codes, "unknown_component"))
         graph = session.ensure_graph()
-        context = self._context(session)
+        context = self._context(session, graph)
         findings = list(self.g.rules.evaluate_component(component, graph, context=context))
         for parent in graph.graph.predecessors(component.id):
             server = graph.component(parent)
@@ -494,7 +507,8 @@ class Policies:
         session: SessionState,
     ) -> None:
         """Rule findings on a skill: denials deny, everything else is reported as a warning."""
-        findings = self.g.rules.evaluate_component(skill, graph, context=self._context(session))
+        context = self._context(session, graph)
+        findings = self.g.rules.evaluate_component(skill, graph, context=context)
         for finding in findings:
             sub = self._findings_decision([finding], what=f"skill {skill.id}")
             if sub.disposition is Disposition.DENY:

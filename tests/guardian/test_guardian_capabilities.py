@@ -10,7 +10,7 @@ import pytest
 
 from agbom.guardian import Guardian, build_guardian
 from agbom.store import Digest, SkillStatus
-from tests.guardian.acs import SHA_A, digest, hello, new_session_id, request
+from tests.guardian.acs import SHA_A, SHA_B, digest, hello, new_session_id, request
 from tests.guardian.test_guardian_pipeline import BASH_AGBOM, register_runner
 
 PAIR = Digest("sha256", SHA_A)
@@ -172,3 +172,28 @@ def test_path_rule_denies_a_process_execute_tool_approved_without_it(guardian: G
     loud = register_runner(guardian, sid, ["process.execute"])
     assert loud["decision"] == "deny"
     assert {"capabilities_exceed_approval", "AGB-PATH-001"} <= set(loud["reason_codes"])
+
+
+def test_another_digests_approval_does_not_cover_this_artifact(guardian: Guardian) -> None:
+    # Digest A is approved with process.execute; digest B of the same skill is approved with
+    # nothing. B composes the process.execute tool: A's approval must not cover it.
+    sid = open_session(guardian)
+    ok(guardian.handle(request("agbom/snapshot", {"agbom": BASH_AGBOM}, session_id=sid)))
+    guardian.store.set_status(
+        "runner",
+        Digest("sha256", SHA_A),
+        SkillStatus.APPROVED,
+        actor="t",
+        capabilities=["process.execute"],
+    )
+    guardian.store.set_status(
+        "runner", Digest("sha256", SHA_B), SkillStatus.APPROVED, actor="t", capabilities=[]
+    )
+    payload = {
+        "skill_id": "runner",
+        "definition": {"ref": "skills/runner", "digest": digest(SHA_B)},
+        "declared_capabilities": [],
+        "composition": {"tools": ["bash"]},
+    }
+    result = ok(guardian.handle(request("steps/skillRegister", payload, session_id=sid)))
+    assert result["decision"] == "deny" and "AGB-PATH-001" in result["reason_codes"]
