@@ -246,7 +246,7 @@ def _cell(row: dict[str, Any], column: str) -> str:
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     widths = {c: max([len(c)] + [len(_cell(r, c)) for r in rows]) for c in columns}
-    lines = ["  ".join(c.upper().ljust(widths[c]) for c in columns)]
+    lines = ["  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip()]
     lines.extend(
         "  ".join(_cell(row, c).ljust(widths[c]) for c in columns).rstrip() for row in rows
     )

@@ -127,6 +127,7 @@ def explain_cmd(
     ruleset = load_rules(rules)
     header: list[str] = []
     decision: dict[str, Any] | None = None
+    named: set[str] = set()
     if session is not None:
         decision, agbom = _stored_decision(db, session, entry)
         codes = decision.get("reason_codes") or []
@@ -137,8 +138,7 @@ def explain_cmd(
         if rule is None:
             # The rules a decision names are the ones worth explaining.
             known = set(ruleset.rule_ids)
-            named = [c.removeprefix("warn:") for c in codes if c.removeprefix("warn:") in known]
-            rule = named[0] if len(named) == 1 else None
+            named = {c.removeprefix("warn:") for c in codes} & known
         if agbom is None:
             header.append(
                 "no AgBOM is stored for this session up to this entry (a refused snapshot or "
@@ -153,6 +153,8 @@ def explain_cmd(
     explanations = (
         ruleset.explain(graph, rule_id=rule, component_id=component) if graph is not None else []
     )
+    if session is not None and named:
+        explanations = [e for e in explanations if e.rule_id in named]
     if fmt == "json":
         document: Any = [e.to_json() for e in explanations]
         if decision is not None:

@@ -546,12 +546,14 @@ class Guardian:
         return session
 
     def _persist_session(self, session: SessionState, *, status: str) -> None:
+        now = datetime.fromtimestamp(self.clock(), UTC)
         self.store.upsert_session(
             session.session_id,
             agent_id=session.agent_id,
             tenant_id=session.tenant_id,
             parent_session_id=session.parent_session_id,
             status=status,
+            ended_at=now if status == "closed" else None,
             negotiated={"methods": sorted(session.negotiated or ())},
         )
 

@@ -154,7 +154,19 @@ class Policies:
                 )
         if pending is None:
             return
-        if method in ("agbom/snapshot", "agbom/changed") and allowed and pending.agbom is not None:
+        if method in ("agbom/snapshot", "agbom/changed") and not allowed and pending.agbom:
+            # Kept for audit and `agbom explain`, never as the session's inventory.
+            store.save_agbom_version(
+                session.session_id,
+                agent_id=session.agent_id,
+                document=pending.agbom.to_document(),
+                agbom_hash=pending.agbom.agbom_hash,
+                change={**(pending.change or {}), "decision": "deny"},
+                accepted=False,
+            )
+        elif (
+            method in ("agbom/snapshot", "agbom/changed") and allowed and pending.agbom is not None
+        ):
             session.agbom = pending.agbom
             session.graph = pending.graph
             session.findings = list(pending.findings or [])

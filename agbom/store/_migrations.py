@@ -138,7 +138,13 @@ _V4 = [
     "ALTER TABLE sessions ADD COLUMN sealed_head TEXT",
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4)
+_V5 = [
+    # An AgBOM the Guardian refused (a denied snapshot or hot-swap) is kept for audit and
+    # `agbom explain`, but is never the session's current inventory nor indexed as in use.
+    "ALTER TABLE agbom_versions ADD COLUMN accepted INTEGER NOT NULL DEFAULT 1",
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1090,8 +1090,14 @@ class SqliteStore:
         agbom_hash: str,
         change: Mapping[str, Any] | None = None,
         now: datetime | None = None,
+        accepted: bool = True,
     ) -> int:
-        """Store the session's next AgBOM version (1, 2, 3...) and index its components."""
+        """Store the session's next AgBOM version (1, 2, 3...) and index its components.
+
+        A refused AgBOM (``accepted=False``) gets a version number too, so audits and
+        ``agbom explain`` can show what was sent, but its components are not indexed as in use
+        and the latest-version lookups skip it.
+        """
         _check_id(session_id, "session_id")
         _check_id(agent_id, "agent_id")
         check_text(agbom_hash, "agbom_hash", 256)
@@ -1108,9 +1114,11 @@ class SqliteStore:
             version = int(row[0] or 0) + 1
             conn.execute(
                 "INSERT INTO agbom_versions (session_id, version, agent_id, document, agbom_hash, "
-                "change, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_id, version, agent_id, text, agbom_hash, change_text, ts),
+                "change, created_at, accepted) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, version, agent_id, text, agbom_hash, change_text, ts, int(accepted)),
             )
+            if not accepted:
+                return version
             # When did this session first show each component (same id, type, name, version)?
             first_seen = {
                 (r[0], r[1], r[2], r[3]): r[4]
@@ -1140,18 +1148,24 @@ class SqliteStore:
             "agbom_hash": row[4],
             "change": None if row[5] is None else orjson.loads(row[5]),
             "created_at": row[6],
+            "accepted": bool(row[7]),
         }
 
-    _VERSION_COLUMNS = "session_id, version, agent_id, document, agbom_hash, change, created_at"
+    _VERSION_COLUMNS = (
+        "session_id, version, agent_id, document, agbom_hash, change, created_at, accepted"
+    )
 
     @_guarded
     def agbom_version(self, session_id: str, version: int | None = None) -> dict[str, Any] | None:
-        """One stored AgBOM version (the latest when ``version`` is None) with its metadata."""
+        """One stored AgBOM version with its metadata.
+
+        ``version=None`` is the session's current AgBOM: the latest accepted one.
+        """
         conn = self._require()
         if version is None:
             row = conn.execute(
                 f"SELECT {self._VERSION_COLUMNS} FROM agbom_versions WHERE session_id = ? "
-                "ORDER BY version DESC LIMIT 1",
+                "AND accepted = 1 ORDER BY version DESC LIMIT 1",
                 (session_id,),
             ).fetchone()
         else:
@@ -1169,7 +1183,7 @@ class SqliteStore:
             self._require()
             .execute(
                 f"SELECT {self._VERSION_COLUMNS} FROM agbom_versions WHERE agent_id = ? "
-                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                "AND accepted = 1 ORDER BY created_at DESC, rowid DESC LIMIT 1",
                 (agent_id,),
             )
             .fetchone()

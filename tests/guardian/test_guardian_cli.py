@@ -191,3 +191,61 @@ def test_explain_a_recorded_decision(tmp_path: Path, capsys) -> None:
     assert "mcp_server github has no registration provenance" in out
     code, _, err = run(["explain", "--session", sid, "--entry", "99", "--db", str(db)], capsys)
     assert code == 1 and "has no entry 99" in err
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def _decisions(out: str) -> list[str]:
+    found = []
+    for line in out.splitlines():
+        answer = json.loads(line)
+        result = answer.get("result") or {}
+        found.append(
+            result.get("decision") or ("hello" if "negotiated_version" in result else "error")
+        )
+    return found
+
+
+def test_bundled_session_replays_with_and_without_the_bundled_approvals(
+    tmp_path: Path, capsys
+) -> None:
+    recording = str(SAMPLES / "sessions" / "coding-agent.jsonl")
+    bare = str(tmp_path / "bare.db")
+    code, out, _ = run(["replay", recording, "--db", bare], capsys)
+    assert code == 0
+    # hello, start, snapshot (a skill reaches bash unapproved), turn, message with a token,
+    # register and load of an unapproved skill, tool call, turn end, session end.
+    assert _decisions(out) == [
+        "hello",
+        "allow",
+        "deny",
+        "allow",
+        "modify",
+        "deny",
+        "deny",
+        "allow",
+        "allow",
+        "allow",
+    ]
+    approved = str(tmp_path / "approved.db")
+    code, _, _ = run(
+        ["skills", "import", str(SAMPLES / "approvals.yaml"), "--db", approved], capsys
+    )
+    assert code == 0
+    code, out, _ = run(["replay", recording, "--db", approved], capsys)
+    assert _decisions(out)[5:7] == ["allow", "allow"]
+    code, out, _ = run(["audit", "verify", "--db", approved], capsys)
+    assert code == 0 and "sealed" in out
+    # The refused snapshot is kept for explanation, not as the session's inventory.
+    sid = "7f1c2a9e-5b3d-4e8f-9a61-0c2d4e6f8a10"
+    code, out, _ = run(["explain", "--session", sid, "--entry", "2", "--db", approved], capsys)
+    headers = [line for line in out.splitlines() if not line.startswith(" ")]
+    assert headers == [
+        "entry 2 agbom/snapshot: deny rule_violation AGB-PATH-001 warn:AGB-HYG-001 warn:AGB-LP-001",
+        "AGB-HYG-001 (hygiene, pack default): MATCHED",
+        "AGB-PATH-001 (path, pack default): MATCHED",
+        "AGB-LP-001 (least_privilege, pack default): MATCHED",
+    ]
+    code, out, _ = run(["inventory", "components", "--db", approved, "--format", "json"], capsys)
+    assert code == 0 and json.loads(out) == []

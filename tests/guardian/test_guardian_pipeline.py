@@ -593,3 +593,38 @@ def test_in_process_decide_refuses_a_sealed_session(guardian: Guardian) -> None:
         guardian.decide("steps/userMessage", {"content": "x"}, session_id=sid, agent_id="a")
     steps = [e["step_type"] for e in guardian.store.chain_entries(sid)]
     assert steps == ["steps/sessionStart", "steps/userMessage", "steps/sessionEnd"]
+
+
+def test_a_refused_snapshot_is_kept_for_audit_but_never_current(guardian: Guardian) -> None:
+    sid = open_session(guardian)
+    refused = ok(
+        guardian.handle(request("agbom/snapshot", {"agbom": RUNNER_AGBOM}, session_id=sid))
+    )
+    assert refused["decision"] == "deny"
+    assert guardian.store.agbom_version(sid) is None
+    kept = guardian.store.agbom_version(sid, 1)
+    assert kept is not None and kept["accepted"] is False
+    assert kept["change"]["decision"] == "deny"
+    # The next, clean snapshot becomes the session's AgBOM; a restart restores that one.
+    ok(guardian.handle(request("agbom/snapshot", {"agbom": SAMPLE_AGBOM}, session_id=sid)))
+    current = guardian.store.agbom_version(sid)
+    assert current is not None and current["version"] == 2 and current["accepted"]
+    guardian.forget_sessions()
+    state = guardian.session(sid)
+    assert state is not None and state.agbom is not None and "gh" in state.agbom
+
+
+RUNNER_AGBOM = {
+    "agent": {"id": "agent-1"},
+    "components": [
+        *BASH_AGBOM["components"],
+        {
+            "id": "runner",
+            "type": "skill",
+            "name": "runner",
+            "description": "runs tests",
+            "definition": {"ref": "skills/runner", "digest": digest(SHA_A)},
+            "tools": ["bash"],
+        },
+    ],
+}
