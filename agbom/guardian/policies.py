@@ -209,9 +209,13 @@ class Policies:
 
         return EvalContext(approved_capabilities=approved_capabilities)
 
-    def _findings_decision(
-        self, findings: Iterable[Finding], *, what: str, allow_ask: bool = False
-    ) -> Decision:
+    def _findings_decision(self, findings: Iterable[Finding], *, what: str) -> Decision:
+        """Deny findings deny, ask findings ask, warnings ride along.
+
+        An ASK proposed at a hook that does not allow it is turned into the most protective
+        disposition the hook allows by the clamp (DEFER, else DENY): an ask rule never fails
+        open.
+        """
         collector = DecisionCollector()
         asks: list[Finding] = []
         for finding in findings:
@@ -225,7 +229,7 @@ class Policies:
                         findings=[_finding_json(finding)],
                     )
                 )
-            elif finding.action is Action.ASK and allow_ask:
+            elif finding.action is Action.ASK:
                 asks.append(finding)
             else:
                 collector.warnings.append(_finding_json(finding))
@@ -397,7 +401,7 @@ class Policies:
             findings = self.g.rules.evaluate_component(
                 observed, None, context=self._context(session, None)
             )
-            decision = self._findings_decision(findings, what=f"tool {name}", allow_ask=True)
+            decision = self._findings_decision(findings, what=f"tool {name}")
             from dataclasses import replace
 
             return replace(decision, reason_codes=(*decision.reason_codes, "unknown_component"))
@@ -408,7 +412,7 @@ class Policies:
             server = graph.component(parent)
             if server is not None and server.type is ComponentType.MCP_SERVER:
                 findings.extend(self.g.rules.evaluate_component(server, graph, context=context))
-        return self._findings_decision(findings, what=f"tool {name}", allow_ask=True)
+        return self._findings_decision(findings, what=f"tool {name}")
 
     def _mcp_message(
         self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
@@ -518,15 +522,17 @@ class Policies:
         graph: ComponentGraph,
         session: SessionState,
     ) -> None:
-        """Rule findings on a skill: denials deny, everything else is reported as a warning."""
+        """Rule findings on a skill join ``collector``: denials, asks, and warnings."""
         context = self._context(session, graph)
         findings = self.g.rules.evaluate_component(skill, graph, context=context)
-        for finding in findings:
-            sub = self._findings_decision([finding], what=f"skill {skill.id}")
-            if sub.disposition is Disposition.DENY:
-                collector.denials.append(sub)
-            else:
-                collector.warnings.extend(sub.findings)
+        verdict = self._findings_decision(findings, what=f"skill {skill.id}")
+        if verdict.disposition is Disposition.DENY:
+            collector.denials.append(verdict)
+        elif verdict.disposition is Disposition.ASK:
+            collector.asks.append(verdict)
+        else:
+            collector.warnings.extend(verdict.findings)
+            collector.codes.extend(verdict.reason_codes)
 
     def _overbroad(
         self, declared: list[str], composition: Mapping[str, Any], graph: ComponentGraph

@@ -628,3 +628,53 @@ RUNNER_AGBOM = {
         },
     ],
 }
+
+
+ASK_PACK = """
+pack: approvals-needed
+version: 1
+rules:
+  - id: ASK-DEPLOY
+    kind: ban
+    severity: high
+    action: ask
+    message: "{component.name} deploys to production"
+    description: Deploys need a person.
+    match:
+      type: tool
+      name: deploy
+"""
+
+DEPLOY_AGBOM = {
+    "agent": {"id": "agent-1"},
+    "components": [
+        {
+            "id": "deploy",
+            "type": "tool",
+            "name": "deploy",
+            "version": "1",
+            "provider": "local",
+            "capability": "net.http",
+            "registration_provenance": {"origin": "system"},
+        },
+    ],
+}
+
+
+def test_ask_rule_asks_where_allowed_and_never_fails_open(tmp_path: Path) -> None:
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    (packs / "ask.yaml").write_text(ASK_PACK)
+    g = build_guardian(tmp_path / "s.db", packs)
+    sid = open_session(g)
+    # agbom/snapshot allows only ALLOW/DENY: the ask becomes a deny.
+    snap = ok(g.handle(request("agbom/snapshot", {"agbom": DEPLOY_AGBOM}, session_id=sid)))
+    assert snap["decision"] == "deny" and "ask_unsupported_here" in snap["reason_codes"]
+    # toolCallRequest allows ASK: the Guardian asks a person, with the details the spec needs.
+    call = {"tool": {"name": "deploy"}, "arguments": {}}
+    asked = ok(g.handle(request("steps/toolCallRequest", call, session_id=sid)))
+    assert asked["decision"] == "ask"
+    details = asked["ask_details"]
+    assert details["timeout_disposition"] == "deny" and details["approver"]["type"] == "human"
+    assert "ASK-DEPLOY" in asked["reason_codes"] and asked["reasoning"]
+    g.store.close()
