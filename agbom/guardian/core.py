@@ -136,7 +136,6 @@ class Guardian:
                     "steps/sessionStart",
                     self._params({"implicit": True}, session, None),
                     session,
-                    trusted=True,
                 )
             if session.closed:
                 # The chain is sealed: nothing more is decided or recorded for this session,
@@ -145,7 +144,7 @@ class Guardian:
             params = self._params(payload, session, turn_id)
             if method == "steps/sessionStart" and session.started:
                 return Decision.allow(reason_codes=("session_already_started",))
-            return self._run(method, params, session, trusted=True)[0]
+            return self._run(method, params, session)[0]
 
     def observe_component(
         self, session_id: str, agent_id: str, component: Mapping[str, Any]
@@ -302,7 +301,7 @@ class Guardian:
                 "session_state.chain_hash is not the current chain head",
             )
         # (7)..(10)
-        decision, _ = self._run(method, params, session, trusted=False, spec=spec, started=started)
+        decision, _ = self._run(method, params, session, spec=spec, started=started)
         if nonce is not None:
             session.remember_nonce(nonce, now, self.config.nonce_window_ms / 1000)
         # (11)
@@ -314,7 +313,6 @@ class Guardian:
         params: dict[str, Any],
         session: SessionState,
         *,
-        trusted: bool,
         spec: MethodSpec | None = None,
         started: float | None = None,
     ) -> tuple[Decision, int]:

@@ -7,10 +7,8 @@ session as it was.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.decision import Decision, DecisionCollector, PolicyReference
@@ -71,10 +69,6 @@ class _Pending:
     findings: list[Finding] | None = None
     diff: AgBOMDiff | None = None
     change: Mapping[str, Any] | None = None
-
-
-def _finding_json(finding: Finding) -> dict[str, Any]:
-    return finding.to_json()
 
 
 def _reference(finding: Finding) -> PolicyReference:
@@ -226,13 +220,13 @@ class Policies:
                         "rule_violation",
                         finding.rule_id,
                         references=[_reference(finding)],
-                        findings=[_finding_json(finding)],
+                        findings=[finding.to_json()],
                     )
                 )
             elif finding.action is Action.ASK:
                 asks.append(finding)
             else:
-                collector.warnings.append(_finding_json(finding))
+                collector.warnings.append(finding.to_json())
                 collector.codes.append(f"warn:{finding.rule_id}")
         if not collector.denials and asks:
             first = asks[0]
@@ -242,7 +236,7 @@ class Policies:
                     reasoning=f"{first.rule_id}: {first.message}",
                     reason_codes=("rule_requires_approval", *(a.rule_id for a in asks)),
                     policy_references=tuple(_reference(a) for a in asks),
-                    findings=tuple(_finding_json(a) for a in asks),
+                    findings=tuple(a.to_json() for a in asks),
                     ask_details={
                         "approver": {"type": "human", "id": "platform-team"},
                         "question": f"Allow {what}? {first.message}",
@@ -303,8 +297,6 @@ class Policies:
         new_findings = [f for f in findings if f.sort_key() not in previous]
         decision = self._findings_decision(new_findings, what="this AgBOM change")
         if diff.artifact_changes and decision.disposition is Disposition.ALLOW:
-            from dataclasses import replace
-
             decision = replace(
                 decision,
                 reason_codes=(*decision.reason_codes, "artifact_changed"),
@@ -402,8 +394,6 @@ class Policies:
                 observed, None, context=self._context(session, None)
             )
             decision = self._findings_decision(findings, what=f"tool {name}")
-            from dataclasses import replace
-
             return replace(decision, reason_codes=(*decision.reason_codes, "unknown_component"))
         graph = session.ensure_graph()
         context = self._context(session, graph)
@@ -428,8 +418,6 @@ class Policies:
         pointers = sorted(set(secret_pointers(payload)))
         if not pointers:
             return decision
-        from dataclasses import replace
-
         return replace(
             decision,
             disposition=Disposition.MODIFY,
@@ -464,7 +452,7 @@ class Policies:
             tenant_id=session.tenant_id,
         )
         skill = self._skill_component(skill_id, definition, declared, composition, session)
-        graph = self._graph_with(session, skill, composition)
+        graph = self._graph_with(session, skill)
         self._pending_graph(graph)
         collector = DecisionCollector()
         if previously_approved:
@@ -581,9 +569,8 @@ class Policies:
                 data[key] = [str(x) for x in composition[key]]
         return Component(id=skill_id, type=ComponentType.SKILL, data=data)
 
-    def _graph_with(
-        self, session: SessionState, skill: Component, composition: Mapping[str, Any]
-    ) -> ComponentGraph:
+    def _graph_with(self, session: SessionState, skill: Component) -> ComponentGraph:
+        """A copy of the session graph with ``skill`` (and its composition edges) upserted."""
         graph = (
             ComponentGraph(session.agbom) if session.graph is None else _copy_graph(session.graph)
         )
@@ -692,7 +679,7 @@ class Policies:
             record.composition if record else {},
             session,
         )
-        graph = self._graph_with(session, skill, {})
+        graph = self._graph_with(session, skill)
         self._pending_graph(graph)
         self._skill_rules(collector, skill, graph, session)
         return collector.merge()
@@ -770,10 +757,6 @@ def _copy_graph(graph: ComponentGraph) -> ComponentGraph:
     return clone
 
 
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 def _capabilities_exceeding(
     skill_id: str, declared: Iterable[str], record: SkillRecord
 ) -> Decision | None:
@@ -798,10 +781,6 @@ def _capabilities_exceeding(
         "capabilities_exceed_approval",
         references=[PolicyReference(policy_id="agbom", rule_id="skill-approved-capabilities")],
     )
-
-
-def _matches_any(value: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(value, p) for p in patterns)
 
 
 _HANDLERS = {
