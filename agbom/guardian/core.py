@@ -450,7 +450,6 @@ class Guardian:
         if any(m.startswith(("protocols/", "wrapped:")) for m in implemented):
             negotiated.add("protocols/MCP/*")
         session.negotiated = frozenset(negotiated)
-        session.hello = hello
         self._persist_session(session, status="negotiated")
         server_hello = {
             "negotiated_version": max(versions, key=lambda v: tuple(int(p) for p in v.split("."))),

@@ -131,14 +131,10 @@ class Policies:
         elif method == "steps/turnEnd":
             session.turn_id = None
         elif method == "steps/skillLoad" and allowed:
-            skill_id = params["payload"]["skill_id"]
-            digest = params["payload"]["digest"]
-            session.loaded_skills[skill_id] = f"{digest.get('algorithm')}:{digest.get('value')}"
-            store.record_skill_event(session.session_id, skill_id, "load")
+            store.record_skill_event(session.session_id, params["payload"]["skill_id"], "load")
         elif method == "steps/subagentStart" and allowed:
             child = (params.get("payload") or {}).get("subagent_session_id")
             if isinstance(child, str):
-                session.children.add(child)
                 store.upsert_session(
                     child,
                     agent_id=session.agent_id,
@@ -688,7 +684,6 @@ class Policies:
         self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
     ) -> Decision:
         skill_id = payload["skill_id"]
-        session.loaded_skills.pop(skill_id, None)
         count = self.g.store.record_skill_event(session.session_id, skill_id, "unload")
         codes_: list[str] = []
         if count >= self.g.config.skill_churn_threshold:

@@ -19,7 +19,6 @@ class SessionState:
     agent_id: str
     tenant_id: str | None = None
     negotiated: frozenset[str] | None = None  # methods_evaluated; None = no handshake yet
-    hello: dict[str, Any] = field(default_factory=dict)
     started: bool = False
     closed: bool = False
     head: str | None = None
@@ -33,8 +32,6 @@ class SessionState:
     recent_request_ids: OrderedDict[str, None] = field(default_factory=OrderedDict)
     nonces: OrderedDict[str, float] = field(default_factory=OrderedDict)
     deferrals: int = 0
-    loaded_skills: dict[str, str] = field(default_factory=dict)
-    children: set[str] = field(default_factory=set)
 
     def remember_request(self, request_id: str) -> None:
         self.recent_request_ids[request_id] = None
