@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from agbom.errors import AgbomError
 from agbom.guardian import Guardian
 from agbom.transports.interface import Limits, handle_body
 
@@ -29,18 +30,32 @@ def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -
     return Response(orjson.dumps(data), status_code=status, media_type=JSON, headers=headers)
 
 
-async def _read_body(request: Request, limit: int) -> bytes | None:
-    """The body, or ``None`` when it exceeds ``limit`` (read no further than that)."""
-    declared = request.headers.get("content-length")
+class _Disconnected(Exception):
+    """The client went away before its body arrived: there is no one to answer."""
+
+
+async def _read_body(headers: Any, receive: Any, limit: int) -> bytes | None:
+    """An ASGI request body, or ``None`` when it exceeds ``limit`` (read no further than that).
+
+    ``headers`` are the raw ASGI header pairs; a declared length over the limit is refused
+    before anything is read.
+    """
+    declared = next((v for k, v in headers if k == b"content-length"), None)
     if declared is not None and declared.isdigit() and int(declared) > limit:
         return None
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             return None
         chunks.append(chunk)
+        more = message.get("more_body", False)
     return b"".join(chunks)
 
 
@@ -88,7 +103,10 @@ def create_app(
             return _json({"error": "unknown_runtime", "known": sorted(ADAPTERS)}, 404)
         adapter = get_adapter(name)
         fail_open = fail_open_from_headers(request.headers, fail_open_hooks)
-        body = await _read_body(request, limits.max_body_bytes)
+        try:
+            body = await _read_body(request.headers.raw, request.receive, limits.max_body_bytes)
+        except _Disconnected:
+            return Response(status_code=400)  # nobody is left to read an answer
         if body is None:
             reply = adapter.malformed("payload too large", fail_open=fail_open)
         else:
@@ -161,7 +179,7 @@ def create_app(
             return _json({"error": "not_found", "session_id": session_id}, 404)
         try:
             return _serialize(record["document"], fmt)
-        except Exception as exc:  # noqa: BLE001 - unknown format names surface as 400
+        except AgbomError as exc:  # an unknown format name, or a stored AgBOM that no longer loads
             return _json({"error": "bad_format", "message": str(exc)}, 400)
 
     async def agent_agbom(request: Request) -> Response:
@@ -174,7 +192,7 @@ def create_app(
             return _json({"error": "not_found", "agent_id": agent_id}, 404)
         try:
             return _serialize(record["document"], fmt)
-        except Exception as exc:  # noqa: BLE001
+        except AgbomError as exc:
             return _json({"error": "bad_format", "message": str(exc)}, 400)
 
     routes = [
@@ -212,24 +230,12 @@ def _with_fast_acs(app: Starlette, guardian: Callable[[], Guardian], limits: Lim
         if scope["type"] != "http" or scope["path"] != "/acs" or scope["method"] != "POST":
             await app(scope, receive, send)
             return
-        limit = limits.max_body_bytes
-        declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
-        chunks: list[bytes] = []
-        size = 0
-        too_large = declared is not None and declared.isdigit() and int(declared) > limit
-        more = not too_large
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                too_large = True
-                break
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        body = b" " * (limit + 1) if too_large else b"".join(chunks)
+        try:
+            body = await _read_body(scope["headers"], receive, limits.max_body_bytes)
+        except _Disconnected:
+            return
+        if body is None:
+            body = b" " * (limits.max_body_bytes + 1)  # handle_body answers payload_too_large
         answer = handle_body(guardian(), body, limits)
         await send(
             {
