@@ -137,7 +137,7 @@ def replay(
     fail_on_deny: bool = typer.Option(
         False, "--fail-on-deny", help="Exit 1 when any response is a deny or an error."
     ),
-    no_clock: bool = typer.Option(
+    ignore_skew: bool = typer.Option(
         True,
         "--ignore-skew/--check-skew",
         help="Recorded sessions are old: by default timestamps are not checked against the clock.",
@@ -149,7 +149,7 @@ def replay(
 
     config = _guardian_config(
         strict_inventory=strict_inventory,
-        skew_window_ms=10**15 if no_clock else None,
+        skew_window_ms=10**15 if ignore_skew else None,
     )
     guardian = build_guardian(db, rules, mode=mode, secret_file=secret_file, config=config)
     data = read_bytes(file)
