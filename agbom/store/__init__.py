@@ -14,11 +14,12 @@ from agbom.store.interface import (
     format_timestamp,
     parse_timestamp,
 )
-from agbom.store.sqlite import SqliteStore
+from agbom.store.sqlite import ChainAppend, SqliteStore
 
 __all__ = [
     "SCHEMA_VERSION",
     "ChainConflict",
+    "ChainAppend",
     "Digest",
     "DuplicateRequest",
     "SkillRecord",

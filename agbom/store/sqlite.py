@@ -13,6 +13,7 @@ is seen by a running Guardian on its very next decision.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import sqlite3
@@ -20,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -45,9 +47,10 @@ from agbom.store.interface import (
     format_timestamp,
     parse_timestamp,
     utc_now,
+    utc_timestamp,
 )
 
-__all__ = ["SqliteStore"]
+__all__ = ["ChainAppend", "SqliteStore"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -149,6 +152,109 @@ def _in_scope(patterns: tuple[str, ...], value: str | None) -> bool:
         # A scoped approval cannot be matched by a caller that does not say who it is.
         return False
     return any(fnmatch.fnmatchcase(value, pattern) for pattern in patterns)
+
+
+# One INSERT ... SELECT, autocommitted: SQLite takes the write lock for the whole statement,
+# so computing the next seq and checking the head cannot race another writer; duplicates are
+# caught by the unique indexes. Both subqueries are index seeks on (session_id, seq). It returns
+# no row when ?4 (previous_hash) is not the session's head.
+_APPEND_SQL = (
+    "INSERT INTO chain_entries (session_id, seq, entry, entry_hash, previous_hash, "
+    "request_id, nonce, recorded_at) "
+    "SELECT ?1, COALESCE((SELECT seq FROM chain_entries WHERE session_id = ?1 "
+    "ORDER BY seq DESC LIMIT 1), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 "
+    "WHERE (SELECT entry_hash FROM chain_entries WHERE session_id = ?1 "
+    "ORDER BY seq DESC LIMIT 1) IS ?4 "
+    "RETURNING seq"
+)
+
+
+def _append_row(
+    session_id: str,
+    entry: Mapping[str, Any] | bytes | str,
+    entry_hash: str,
+    previous_hash: str | None,
+    request_id: str | None,
+    nonce: str | None,
+) -> tuple[Any, ...]:
+    """Checked parameters of :data:`_APPEND_SQL` for one entry."""
+    _check_id(session_id, "session_id")
+    check_text(entry_hash, "entry_hash", 256)
+    check_text(previous_hash, "previous_hash", 256, optional=True)
+    _check_id(request_id, "request_id", optional=True)
+    _check_id(nonce, "nonce", optional=True)
+    return (
+        session_id,
+        _entry_text(entry),
+        entry_hash,
+        previous_hash,
+        request_id,
+        nonce,
+        utc_timestamp(),
+    )
+
+
+def _duplicate_request(
+    exc: sqlite3.IntegrityError, session_id: str, request_id: str | None, nonce: str | None
+) -> DuplicateRequest:
+    what = f"nonce {nonce!r}" if "nonce" in str(exc) else f"request_id {request_id!r}"
+    return DuplicateRequest(f"{what} was already seen in session {session_id!r}")
+
+
+# A whole batch of entries in one autocommitted statement, the rows given as one JSON array of
+# _APPEND_SQL parameter lists. Each session's first row must chain on the stored head, or the
+# WHERE clause inserts nothing at all; later rows chain on the row before them, which
+# append_entries checks before it gets here. SQLite evaluates the SELECT before inserting (it
+# reads the table it writes), so every row sees the heads as they were.
+_BATCH_SQL = """
+WITH batch AS (
+    SELECT key AS k, value ->> 0 AS sid, value ->> 1 AS entry, value ->> 2 AS hash,
+           value ->> 3 AS prev, value ->> 4 AS rid, value ->> 5 AS nonce, value ->> 6 AS at
+    FROM json_each(?1)
+),
+numbered AS (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY sid ORDER BY k) AS n FROM batch
+)
+INSERT INTO chain_entries (session_id, seq, entry, entry_hash, previous_hash, request_id, nonce,
+                           recorded_at)
+SELECT sid,
+       COALESCE((SELECT seq FROM chain_entries c WHERE c.session_id = sid
+                 ORDER BY seq DESC LIMIT 1), 0) + n,
+       entry, hash, prev, rid, nonce, at
+FROM numbered
+WHERE NOT EXISTS (
+    SELECT 1 FROM numbered f
+    WHERE f.n = 1 AND (SELECT entry_hash FROM chain_entries c WHERE c.session_id = f.sid
+                       ORDER BY seq DESC LIMIT 1) IS NOT f.prev
+)
+ORDER BY k
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ChainAppend:
+    """One audit entry to append, as :meth:`SqliteStore.append_entry` takes it."""
+
+    session_id: str
+    entry: Mapping[str, Any] | bytes | str
+    entry_hash: str
+    previous_hash: str | None
+    request_id: str | None = None
+    nonce: str | None = None
+
+
+def _linked_in_order(rows: list[tuple[Any, ...]]) -> bool:
+    """True when each session's rows chain on one another and no text holds a NUL (SQLite's
+    JSON functions would cut it short)."""
+    last: dict[str, str] = {}
+    for session_id, _entry, entry_hash, previous_hash, request_id, nonce, _at in rows:
+        if session_id in last and last[session_id] != previous_hash:
+            return False
+        last[session_id] = entry_hash
+        for text in (session_id, entry_hash, previous_hash, request_id, nonce):
+            if text is not None and "\x00" in text:
+                return False
+    return True
 
 
 class SqliteStore:
@@ -846,32 +952,12 @@ class SqliteStore:
         Raises :class:`DuplicateRequest` when the request id or nonce was already recorded in
         this session, :class:`ChainConflict` when ``previous_hash`` is not the current head.
         """
-        _check_id(session_id, "session_id")
-        check_text(entry_hash, "entry_hash", 256)
-        check_text(previous_hash, "previous_hash", 256, optional=True)
-        _check_id(request_id, "request_id", optional=True)
-        _check_id(nonce, "nonce", optional=True)
-        text = _entry_text(entry)
-        # One INSERT ... SELECT, autocommitted: SQLite takes the write lock for the whole
-        # statement, so computing the next seq and checking the head cannot race another
-        # writer; duplicates are caught by the unique indexes. One statement per entry keeps the
-        # Guardian's hot path short (it was BEGIN, three SELECTs, INSERT, COMMIT).
-        conn = self._require()
+        row_values = _append_row(session_id, entry, entry_hash, previous_hash, request_id, nonce)
         try:
-            row = conn.execute(
-                "INSERT INTO chain_entries (session_id, seq, entry, entry_hash, previous_hash, "
-                "request_id, nonce, recorded_at) "
-                # Both subqueries are index seeks on (session_id, seq): O(log n) per entry.
-                "SELECT ?1, COALESCE((SELECT seq FROM chain_entries WHERE session_id = ?1 "
-                "ORDER BY seq DESC LIMIT 1), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 "
-                "WHERE (SELECT entry_hash FROM chain_entries WHERE session_id = ?1 "
-                "ORDER BY seq DESC LIMIT 1) IS ?4 "
-                "RETURNING seq",
-                (session_id, text, entry_hash, previous_hash, request_id, nonce, _stamp(None)),
-            ).fetchall()  # exhaust the cursor so the statement finishes and commits now
+            # exhaust the cursor so the statement finishes and commits now
+            row = self._require().execute(_APPEND_SQL, row_values).fetchall()
         except sqlite3.IntegrityError as exc:
-            what = f"nonce {nonce!r}" if "nonce" in str(exc) else f"request_id {request_id!r}"
-            raise DuplicateRequest(f"{what} was already seen in session {session_id!r}") from exc
+            raise _duplicate_request(exc, session_id, request_id, nonce) from exc
         if not row:
             head = self.chain_head(session_id)
             raise ChainConflict(
@@ -880,6 +966,78 @@ class SqliteStore:
             )
         seq = int(row[0][0])
         return seq
+
+    def append_entries(self, appends: Sequence[ChainAppend]) -> list[int | StoreError]:
+        """Append many entries, in order, committed together; one outcome per entry.
+
+        An outcome is the entry's ``seq``, or the :class:`StoreError` that kept it out:
+        :class:`DuplicateRequest`, :class:`ChainConflict` (also for every later entry of that
+        session, which chained on it), or a failure that stored nothing of the batch. Entries
+        that chain on one another go in with one statement (one transaction, one WAL commit):
+        that is what lets a server commit a burst of decisions for the price of one. Raises
+        :class:`StoreError` only for invalid arguments, before anything is written.
+        """
+        rows = [
+            _append_row(a.session_id, a.entry, a.entry_hash, a.previous_hash, a.request_id, a.nonce)
+            for a in appends
+        ]
+        if not rows:
+            return []
+        with self._lock:
+            conn = self._require()
+            try:
+                if _linked_in_order(rows):
+                    first_seq = self._first_seqs(conn, rows)
+                    before = conn.total_changes
+                    try:
+                        conn.execute(_BATCH_SQL, (orjson.dumps(rows).decode(),))
+                        # (rowcount is -1 for a statement that starts with WITH)
+                        if conn.total_changes - before == len(rows):
+                            return _batch_seqs(rows, first_seq)
+                    except sqlite3.IntegrityError:
+                        pass  # a repeated request id or nonce: nothing went in; find which
+                return self._append_one_by_one(conn, rows)
+            except sqlite3.Error as exc:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                return [StoreError(_describe(exc, self.path))] * len(rows)
+
+    def _first_seqs(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> dict[str, int]:
+        # Read before the insert for the returned seqs; the insert computes its own, so a
+        # writer slipping in between makes the WHERE clause refuse the batch, never misnumber.
+        seqs: dict[str, int] = {}
+        for row in rows:
+            if row[0] not in seqs:
+                found = conn.execute(
+                    "SELECT seq FROM chain_entries WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
+                    (row[0],),
+                ).fetchone()
+                seqs[row[0]] = (found[0] if found else 0) + 1
+        return seqs
+
+    def _append_one_by_one(
+        self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]
+    ) -> list[int | StoreError]:
+        """Each entry on its own statement inside one transaction: a refused entry does not
+        take the others down."""
+        outcomes: list[int | StoreError] = []
+        conn.execute("BEGIN IMMEDIATE")
+        for row in rows:
+            try:
+                returned = conn.execute(_APPEND_SQL, row).fetchall()
+            except sqlite3.IntegrityError as exc:
+                outcomes.append(_duplicate_request(exc, row[0], row[4], row[5]))
+                continue
+            outcomes.append(
+                int(returned[0][0])
+                if returned
+                else ChainConflict(
+                    f"session {row[0]!r}: previous_hash {row[3]!r} is not the chain head"
+                )
+            )
+        conn.execute("COMMIT")
+        return outcomes
 
     @_guarded
     def chain_head(self, session_id: str) -> str | None:
@@ -1303,6 +1461,15 @@ def _entry_text(entry: Mapping[str, Any] | bytes | str) -> str:
     if len(data) > MAX_ENTRY_BYTES:
         raise StoreError(f"audit entry is larger than {MAX_ENTRY_BYTES} bytes")
     return data.decode("utf-8")
+
+
+def _batch_seqs(rows: list[tuple[Any, ...]], first: dict[str, int]) -> list[int | StoreError]:
+    next_seq = dict(first)
+    out: list[int | StoreError] = []
+    for row in rows:
+        out.append(next_seq[row[0]])
+        next_seq[row[0]] += 1
+    return out
 
 
 def _component_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str, str | None]]:
