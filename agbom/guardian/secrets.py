@@ -6,20 +6,24 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-_SECRET_PATTERNS = re.compile(
-    "|".join(
-        (
-            r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP )?PRIVATE KEY(?: BLOCK)?-----",
-            r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}",
-            r"\bgh[pousr]_[A-Za-z0-9]{36,}",
-            r"\bgithub_pat_[A-Za-z0-9_]{40,}",
-            r"\bAKIA[0-9A-Z]{16}\b",
-            r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",
-            r"\bglpat-[A-Za-z0-9_\-]{20,}",
-            r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
-        )
-    )
+import orjson
+
+_SECRET_SHAPES = (
+    r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP )?PRIVATE KEY(?: BLOCK)?-----",
+    r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}",
+    r"\bgh[pousr]_[A-Za-z0-9]{36,}",
+    r"\bgithub_pat_[A-Za-z0-9_]{40,}",
+    r"\bAKIA[0-9A-Z]{16}\b",
+    r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",
+    r"\bglpat-[A-Za-z0-9_\-]{20,}",
+    r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
 )
+_SECRET_PATTERNS = re.compile("|".join(_SECRET_SHAPES))
+# The same shapes without word boundaries, searched once over a whole payload's JSON text. A
+# credential matched in any string is matched here too: none of the characters these patterns
+# match is escaped by JSON, and dropping the boundaries only widens what matches. Most payloads
+# hold no credential, and one search is cheaper than walking every string.
+_ANYWHERE = re.compile("|".join(shape.replace(r"\b", "") for shape in _SECRET_SHAPES))
 
 MAX_WALK_NODES = 10_000
 REDACTED = "[REDACTED]"
@@ -40,6 +44,11 @@ def secret_pointers(value: Any, *, skip: frozenset[str] = frozenset()) -> Iterat
     The walk is iterative and bounded so a hostile payload cannot make it expensive.
     Top-level keys in ``skip`` (for example provenance objects) are not searched.
     """
+    try:
+        if _ANYWHERE.search(orjson.dumps(value).decode()) is None:
+            return
+    except TypeError:
+        pass  # not plain JSON (a scanned manifest's dates, say): walk it
     stack: list[tuple[str, Any]] = [("", value)]
     seen = 0
     while stack and seen < MAX_WALK_NODES:
