@@ -24,6 +24,9 @@ REQUEST_SCHEMA = "request-envelope.json"
 RESPONSE_SCHEMA = "response-envelope.json"
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def check_depth(obj: Any, max_depth: int = MAX_DEPTH) -> None:
     """Raise ``-32600`` / ``nesting_too_deep`` when arrays and objects nest deeper than
     ``max_depth``. Walks level by level without recursion, so hostile input cannot exhaust
@@ -43,7 +46,8 @@ def check_depth(obj: Any, max_depth: int = MAX_DEPTH) -> None:
         below: list[Any] = []
         for value in level:
             children = value.values() if isinstance(value, dict) else value
-            below.extend([child for child in children if isinstance(child, containers)])
+            # most children are scalars: one set lookup rules them out before isinstance
+            below += [c for c in children if type(c) not in _SCALARS and isinstance(c, containers)]
         level = below
 
 
