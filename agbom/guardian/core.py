@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,7 +41,8 @@ from agbom.protocol import (
 )
 from agbom.protocol import errors as codes
 from agbom.rules import RuleSet
-from agbom.store import ChainConflict, DuplicateRequest, SqliteStore
+from agbom.store import ChainAppend, ChainConflict, DuplicateRequest, SqliteStore, StoreError
+from agbom.store.interface import utc_timestamp
 
 Clock = Callable[[], float]
 
@@ -50,9 +51,68 @@ PROFILES = ("acs-core", "acs-inspect", "acs-inspect-dynamic", "acs-audit")
 MAX_SESSIONS_IN_MEMORY = 2048
 """Sessions whose state a Guardian keeps in memory; others are restored from the store."""
 
+PIPELINED_METHODS = frozenset(
+    {
+        "steps/agentTrigger",
+        "steps/turnStart",
+        "steps/userMessage",
+        "steps/agentResponse",
+        "steps/knowledgeRetrieval",
+        "steps/memoryContextRetrieval",
+        "steps/memoryStore",
+        "steps/toolCallRequest",
+        "steps/toolCallResult",
+        "steps/preCompact",
+        "steps/postCompact",
+        "steps/turnEnd",
+    }
+)
+"""Steps whose decision writes nothing to the store but the chain entry. With pipelined
+commits (:meth:`Guardian.submit`), their entries are queued and committed together once the
+event loop has decided the requests at hand. Every other method first commits what is queued,
+then commits its own entry at once, because it reads or writes store state (sessions, skills,
+AgBOM versions, a child's chain) that must agree with the chain."""
 
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+MAX_QUEUED = 512
+"""Entries queued for one commit; the next request commits them first (back-pressure)."""
+
+Reply = Callable[[dict[str, Any]], None]
+Schedule = Callable[[Callable[[], None]], object]
+
+
+@dataclass(slots=True)
+class _Pipelined:
+    """One request whose answer waits for its chain entry; replies once both are known."""
+
+    request_id: Any
+    reply: Reply
+    append: ChainAppend | None = None
+    response: dict[str, Any] | None = None
+    outcome: int | StoreError | None = None
+    sent: bool = False
+
+    def answer(self, response: dict[str, Any]) -> None:
+        self.response = response
+        self._maybe_reply()
+
+    def committed(self, outcome: int | StoreError) -> None:
+        self.outcome = outcome
+        self._maybe_reply()
+
+    def _maybe_reply(self) -> None:
+        if self.sent or self.response is None or self.outcome is None:
+            return
+        self.sent = True
+        if isinstance(self.outcome, int):
+            self.reply(self.response)
+            return
+        if isinstance(self.outcome, DuplicateRequest):
+            reason = "duplicate_nonce" if "nonce" in str(self.outcome) else "duplicate_request_id"
+            err = AcsError(codes.REPLAY_DETECTED, reason, str(self.outcome))
+        else:
+            # The decision was made but its entry is not in the chain: it must not stand.
+            err = AcsError(codes.INTERNAL_ERROR, "audit_append_failed", str(self.outcome))
+        self.reply(codes.error_response(self.request_id, err))
 
 
 def _parse_timestamp(value: str) -> float | None:
@@ -90,24 +150,101 @@ class Guardian:
         self._sessions: dict[str, SessionState] = {}
         self._lock = threading.RLock()
         self.policies = Policies(self)
+        self._schedule: Schedule | None = None
+        self._loop_thread: int | None = None
+        self._queued: list[_Pipelined] = []
+        self._pipelined: _Pipelined | None = None  # the request being decided, if pipelined
+
+    # -- pipelined commits ---------------------------------------------------------------------
+
+    def start_pipelined_commits(self, schedule: Schedule) -> None:
+        """Queue the chain entries of :data:`PIPELINED_METHODS` and commit them in batches.
+
+        Call on the event loop's thread with its ``call_soon_threadsafe``. A request's answer
+        is still sent only after its entry is committed, but the entries of all requests
+        decided in one turn of the loop share one statement and one WAL commit.
+        """
+        with self._lock:
+            self._schedule = schedule
+            self._loop_thread = threading.get_ident()
+
+    def stop_pipelined_commits(self) -> None:
+        """Commit what is queued and go back to committing every entry at once."""
+        with self._lock:
+            self._settle()
+            self._schedule = None
+            self._loop_thread = None
+
+    def _commit_scheduled(self) -> None:
+        with self._lock:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Commit the queued entries; sessions with a refused entry are dropped from memory
+        (their head ran ahead of the store) and restored from the store when next used."""
+        queued, self._queued = self._queued, []
+        if not queued:
+            return
+        appends = [p.append for p in queued if p.append is not None]
+        try:
+            outcomes = self.store.append_entries(appends)
+        except StoreError as exc:  # refused as a whole before anything was written
+            outcomes = [exc] * len(appends)
+        for pipelined, outcome in zip(queued, outcomes, strict=True):
+            if not isinstance(outcome, int) and pipelined.append is not None:
+                self._sessions.pop(pipelined.append.session_id, None)
+
+        def deliver() -> None:
+            for pipelined, outcome in zip(queued, outcomes, strict=True):
+                pipelined.committed(outcome)
+
+        if threading.get_ident() == self._loop_thread or self._schedule is None:
+            deliver()
+        else:
+            self._schedule(deliver)  # replies resolve the loop's futures: on its thread
 
     # -- public entry points -------------------------------------------------------------------
 
     def handle(self, request: Any) -> dict[str, Any]:
         """Answer one parsed JSON-RPC request object with a response object."""
-        request_id = request.get("id") if isinstance(request, dict) else None
-        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
-            request_id = None
         with self._lock:
+            self._settle()
+            return self._answer(request)
+
+    def submit(self, request: Any, reply: Reply) -> dict[str, Any] | None:
+        """Answer now, or later once the chain entry is committed.
+
+        Returns the response when it is final now. Returns None for a pipelined step (see
+        :data:`PIPELINED_METHODS`, after :meth:`start_pipelined_commits`): ``reply`` is then
+        called exactly once, on the event loop's thread, after the entry is committed, with the
+        response, or with an error response if the entry could not be stored.
+        """
+        with self._lock:
+            method = request.get("method") if isinstance(request, dict) else None
+            if self._schedule is None or method not in PIPELINED_METHODS:
+                self._settle()
+                return self._answer(request)
+            if len(self._queued) >= MAX_QUEUED:
+                self._settle()
+            pipelined = _Pipelined(request_id=_response_id(request), reply=reply)
+            self._pipelined = pipelined
             try:
-                return self._handle(request)
-            except AcsError as exc:
-                return codes.error_response(request_id, exc)
-            except Exception as exc:  # noqa: BLE001 - a Guardian answers, it does not crash
-                err = AcsError(
-                    codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}"
-                )
-                return codes.error_response(request_id, err)
+                response = self._answer(request)
+            finally:
+                self._pipelined = None
+            if pipelined.append is None:
+                return response  # refused before its entry was queued: final now
+            pipelined.answer(response)
+            return None
+
+    def _answer(self, request: Any) -> dict[str, Any]:
+        try:
+            return self._handle(request)
+        except AcsError as exc:
+            return codes.error_response(_response_id(request), exc)
+        except Exception as exc:  # noqa: BLE001 - a Guardian answers, it does not crash
+            err = AcsError(codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}")
+            return codes.error_response(_response_id(request), err)
 
     def decide(
         self,
@@ -127,6 +264,7 @@ class Guardian:
         if spec is None:
             raise AcsError(codes.METHOD_NOT_FOUND, "method_not_found", f"unknown method {method}")
         with self._lock:
+            self._settle()
             session = self._session(session_id, agent_id, tenant_id)
             if session.negotiated is None:
                 session.negotiated = frozenset(METHODS)
@@ -144,19 +282,22 @@ class Guardian:
             params = self._params(payload, session, turn_id)
             if method == "steps/sessionStart" and session.started:
                 return Decision.allow(reason_codes=("session_already_started",))
-            return self._run(method, params, session)[0]
+            decision, chain_hash, elapsed = self._run(method, params, session)
+            return replace(decision, chain_hash=chain_hash, evaluation_duration_ms=elapsed)
 
     def observe_component(
         self, session_id: str, agent_id: str, component: Mapping[str, Any]
     ) -> None:
         """Add a component seen in use (runtime without an AgBOM) to the session's inventory."""
         with self._lock:
+            self._settle()
             session = self._session(session_id, agent_id, None)
             self.policies.observe_component(session, dict(component))
 
     def session(self, session_id: str) -> SessionState | None:
         """The in-memory state of a session (restored from the store when needed)."""
         with self._lock:
+            self._settle()
             try:
                 return self._session(session_id, None, None, create=False)
             except AcsError:
@@ -176,7 +317,7 @@ class Guardian:
         return {
             "acs_version": ACS_VERSION,
             "request_id": str(uuid.uuid4()),
-            "timestamp": _iso(self.clock()),
+            "timestamp": utc_timestamp(self.clock()),
             "metadata": metadata,
             "payload": payload,
         }
@@ -301,11 +442,15 @@ class Guardian:
                 "session_state.chain_hash is not the current chain head",
             )
         # (7)..(10)
-        decision, _ = self._run(method, params, session, spec=spec, started=started)
+        decision, chain_hash, elapsed = self._run(
+            method, params, session, spec=spec, started=started
+        )
         if nonce is not None:
             session.remember_nonce(nonce, now, self.config.nonce_window_ms / 1000)
         # (11)
-        return self._respond(request, decision, signed=signed)
+        return self._respond(
+            request, decision, signed=signed, chain_hash=chain_hash, elapsed_ms=elapsed
+        )
 
     def _run(
         self,
@@ -315,7 +460,9 @@ class Guardian:
         *,
         spec: MethodSpec | None = None,
         started: float | None = None,
-    ) -> tuple[Decision, int]:
+    ) -> tuple[Decision, str | None, float]:
+        """Decide and record one step: the decision, its chain hash, and the milliseconds it
+        took (they go on the wire beside the decision, not into a copy of it)."""
         started = time.perf_counter() if started is None else started
         spec = spec or lookup(method)
         assert spec is not None
@@ -333,15 +480,14 @@ class Guardian:
                     Decision.deny("too many deferrals in this session", "deferral_limit"), spec
                 )
         # (10) chain append, committed before anyone hears the answer
-        seq, chain_hash = 0, None
+        chain_hash = None
         if spec.audited:
-            chain_hash, seq = self._append(method, params, session, decision)
+            chain_hash, _ = self._append(method, params, session, decision)
         self.policies.after_commit(method, params, session, decision)
         if session.closed:
             # An ended session refuses everything and its state is in the store: free it.
             self._sessions.pop(session.session_id, None)
-        elapsed = (time.perf_counter() - started) * 1000
-        return replace(decision, chain_hash=chain_hash, evaluation_duration_ms=elapsed), seq
+        return decision, chain_hash, (time.perf_counter() - started) * 1000
 
     def _append(
         self, method: str, params: dict[str, Any], session: SessionState, decision: Decision
@@ -353,7 +499,7 @@ class Guardian:
             "step_id": request_id,
             "step_type": method,
             "request_hash": request_hash(params),
-            "timestamp": _iso(self.clock()),
+            "timestamp": utc_timestamp(self.clock()),
             "decision": decision.disposition.value,
         }
         if decision.reason_codes:
@@ -365,6 +511,26 @@ class Guardian:
             entry["turn_id"] = turn_id
         extra = self.policies.entry_extras(method, session)
         entry.update(extra)
+        pipelined = self._pipelined
+        if pipelined is not None and self._schedule is not None:
+            digest = entry_hash(entry, session.head)
+            pipelined.append = ChainAppend(
+                session.session_id,
+                entry,
+                digest,
+                session.head,
+                request_id=request_id,
+                nonce=params.get("nonce"),
+            )
+            self._queued.append(pipelined)
+            if len(self._queued) == 1:
+                self._schedule(self._commit_scheduled)
+            # The head moves now so that the next request chains on this entry; if the store
+            # refuses it, the session is dropped from memory and restored from the store.
+            session.head = digest
+            session.seq += 1
+            session.remember_request(request_id)
+            return digest, session.seq
         for attempt in range(2):
             digest = entry_hash(entry, session.head)
             try:
@@ -397,7 +563,7 @@ class Guardian:
 
     def _ping(self, request: dict[str, Any], spec: MethodSpec) -> dict[str, Any]:
         payload = request["params"].get("payload") or {}
-        body: dict[str, Any] = {"status": "ok", "server_timestamp": _iso(self.clock())}
+        body: dict[str, Any] = {"status": "ok", "server_timestamp": utc_timestamp(self.clock())}
         if isinstance(payload, dict) and "echo" in payload:
             body["echo"] = payload["echo"]
         decision = Decision(disposition=Disposition.ALLOW, payload=body)
@@ -472,13 +638,24 @@ class Guardian:
         return Decision(disposition=Disposition.ALLOW, payload=server_hello)
 
     def _respond(
-        self, request: dict[str, Any], decision: Decision, *, signed: bool
+        self,
+        request: dict[str, Any],
+        decision: Decision,
+        *,
+        signed: bool,
+        chain_hash: str | None = None,
+        elapsed_ms: float | None = None,
     ) -> dict[str, Any]:
         params = request["params"]
         if request["method"] == "handshake/hello":
             result: dict[str, Any] = dict(decision.payload or {})
         else:
-            result = decision.to_result(request_id=params["request_id"], acs_version=ACS_VERSION)
+            result = decision.to_result(
+                request_id=params["request_id"],
+                acs_version=ACS_VERSION,
+                chain_hash=chain_hash,
+                evaluation_duration_ms=elapsed_ms,
+            )
         response = {"jsonrpc": "2.0", "id": request.get("id"), "result": result}
         if signed and self.keyring is not None:
             key = self.keyring.session_key(params["metadata"]["session_id"])
@@ -494,6 +671,8 @@ class Guardian:
         if session is not None:
             self._sessions[session_id] = session  # most recently used goes last
             return session
+        if self._queued:
+            self._settle()  # restoring reads the chain: queued entries land first
         stored = self.store.get_session(session_id)
         if stored is None:
             if not create:
@@ -558,3 +737,11 @@ class Guardian:
         """Drop in-memory session state (tests use this to simulate a restart)."""
         with self._lock:
             self._sessions.clear()
+
+
+def _response_id(request: Any) -> str | int | None:
+    """The JSON-RPC id to answer with: the request's, when it is a usable one."""
+    request_id = request.get("id") if isinstance(request, dict) else None
+    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+        return None
+    return request_id

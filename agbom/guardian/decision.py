@@ -76,8 +76,19 @@ class Decision:
     def decision(self) -> str:
         return self.disposition.value
 
-    def to_result(self, *, request_id: str, acs_version: str) -> dict[str, Any]:
-        """The AcsResult object (without signature)."""
+    def to_result(
+        self,
+        *,
+        request_id: str,
+        acs_version: str,
+        chain_hash: str | None = None,
+        evaluation_duration_ms: float | None = None,
+    ) -> dict[str, Any]:
+        """The AcsResult object (without signature); the keyword values override the
+        decision's own ``chain_hash`` and ``evaluation_duration_ms``."""
+        chain_hash = chain_hash or self.chain_hash
+        if evaluation_duration_ms is None:
+            evaluation_duration_ms = self.evaluation_duration_ms
         result: dict[str, Any] = {
             "type": "final",
             "acs_version": acs_version,
@@ -100,14 +111,14 @@ class Decision:
             result["defer_details"] = dict(self.defer_details)
         if self.payload is not None:
             result["payload"] = dict(self.payload)
-        if self.chain_hash:
-            result["chain_hash"] = self.chain_hash
+        if chain_hash:
+            result["chain_hash"] = chain_hash
         metadata: dict[str, Any] = {
             "evaluator": "deterministic",
             "evaluator_version": EVALUATOR_VERSION,
         }
-        if self.evaluation_duration_ms is not None:
-            metadata["evaluation_duration_ms"] = round(self.evaluation_duration_ms, 4)
+        if evaluation_duration_ms is not None:
+            metadata["evaluation_duration_ms"] = round(evaluation_duration_ms, 4)
         result["metadata"] = metadata
         return result
 

@@ -199,7 +199,9 @@ class Policies:
 
         return EvalContext(approved_capabilities=approved_capabilities)
 
-    def _findings_decision(self, findings: Iterable[Finding], *, what: str) -> Decision:
+    def _findings_decision(
+        self, findings: Iterable[Finding], *, what: str, extra_codes: tuple[str, ...] = ()
+    ) -> Decision:
         """Deny findings deny, ask findings ask, warnings ride along.
 
         An ASK proposed at a hook that does not allow it is turned into the most protective
@@ -224,6 +226,7 @@ class Policies:
             else:
                 collector.warnings.append(finding.to_json())
                 collector.codes.append(f"warn:{finding.rule_id}")
+        collector.codes.extend(extra_codes)
         if not collector.denials and asks:
             first = asks[0]
             collector.asks.append(
@@ -389,8 +392,9 @@ class Policies:
             findings = self.g.rules.evaluate_component(
                 observed, None, context=self._context(session, None)
             )
-            decision = self._findings_decision(findings, what=f"tool {name}")
-            return replace(decision, reason_codes=(*decision.reason_codes, "unknown_component"))
+            return self._findings_decision(
+                findings, what=f"tool {name}", extra_codes=("unknown_component",)
+            )
         graph = session.ensure_graph()
         context = self._context(session, graph)
         findings = list(self.g.rules.evaluate_component(component, graph, context=context))

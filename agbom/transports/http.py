@@ -6,6 +6,7 @@ and keeping every store access on one thread is what SQLite's one-writer model w
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 from collections.abc import AsyncIterator, Callable
@@ -21,7 +22,7 @@ from starlette.routing import Route
 
 from agbom.errors import AgbomError
 from agbom.guardian import Guardian
-from agbom.transports.interface import Limits, handle_body
+from agbom.transports.interface import Limits, handle_body_pipelined
 
 JSON = "application/json"
 
@@ -207,7 +208,9 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         guardian().store.start_background_checkpoints()
+        guardian().start_pipelined_commits(asyncio.get_running_loop().call_soon_threadsafe)
         yield
+        guardian().stop_pipelined_commits()
         guardian().store.close()
 
     app = Starlette(routes=routes, lifespan=lifespan)
@@ -235,8 +238,8 @@ def _with_fast_acs(app: Starlette, guardian: Callable[[], Guardian], limits: Lim
         except _Disconnected:
             return
         if body is None:
-            body = b" " * (limits.max_body_bytes + 1)  # handle_body answers payload_too_large
-        answer = handle_body(guardian(), body, limits)
+            body = b" " * (limits.max_body_bytes + 1)  # answered as payload_too_large
+        answer = await handle_body_pipelined(guardian(), body, limits)
         await send(
             {
                 "type": "http.response.start",
