@@ -80,6 +80,12 @@ def serve(
         "--allow-overbroad-capabilities",
         help="Do not deny skills that declare capabilities none of their tools expose.",
     ),
+    single_process: bool = typer.Option(
+        False,
+        "--single-process",
+        help="Decide in the HTTP process instead of a decision process of its own "
+        "(one core; for debugging and constrained hosts).",
+    ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
     from agbom.guardian import build_guardian
@@ -113,12 +119,26 @@ def serve(
         serve_stdio(guardian, sys.stdin.buffer, sys.stdout.buffer, limits)
         return
     factory().store.close()  # fail fast on a bad store, key file or rule pack before binding
-    from agbom.transports.http import read_token_file, serve_http
+    from agbom.transports.http import (
+        InProcessDecisions,
+        ProcessDecisions,
+        read_token_file,
+        serve_http,
+    )
+    from agbom.transports.worker import WorkerSpec
 
     token = read_token_file(api_token_file) if api_token_file is not None else None
+    decisions: InProcessDecisions | ProcessDecisions
+    if single_process:
+        decisions = InProcessDecisions(factory, limits)
+    else:
+        spec = WorkerSpec.of(
+            db, rules, mode=mode, secret_file=secret_file, config=config, limits=limits
+        )
+        decisions = ProcessDecisions(spec, limits)
     typer.echo(f"agbom: serving ACS on http://{host}:{port}/acs (store {db})", err=True)
     serve_http(
-        factory,
+        decisions,
         host=host,
         port=port,
         limits=limits,

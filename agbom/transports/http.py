@@ -20,9 +20,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from agbom.adapters.interface import HookReply
 from agbom.errors import AgbomError
 from agbom.guardian import Guardian
+from agbom.protocol import INTERNAL_ERROR, AcsError, error_response
+from agbom.store import SqliteStore
 from agbom.transports.interface import Limits, handle_body_pipelined
+from agbom.transports.worker import KIND_ACS, DecisionProcess, DecisionUnavailable, WorkerSpec
 
 JSON = "application/json"
 
@@ -60,21 +64,113 @@ async def _read_body(headers: Any, receive: Any, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
+class InProcessDecisions:
+    """The Guardian in the serving process (``agbom serve --single-process``)."""
+
+    def __init__(self, guardian_factory: Callable[[], Guardian], limits: Limits) -> None:
+        self._factory = guardian_factory
+        self._guardian: Guardian | None = None
+        self.limits = limits
+
+    @property
+    def guardian(self) -> Guardian:
+        if self._guardian is None:
+            self._guardian = self._factory()
+        return self._guardian
+
+    @property
+    def store(self) -> SqliteStore:
+        return self.guardian.store
+
+    @property
+    def ready(self) -> bool:
+        return True
+
+    async def start(self) -> None:
+        self.store.start_background_checkpoints()
+        self.guardian.start_pipelined_commits(asyncio.get_running_loop().call_soon_threadsafe)
+
+    async def stop(self) -> None:
+        self.guardian.stop_pipelined_commits()
+        self.store.close()
+
+    async def acs(self, body: bytes) -> bytes:
+        return await handle_body_pipelined(self.guardian, body, self.limits)
+
+    async def hook(
+        self, runtime: str, body: bytes, *, env: dict[str, str], fail_open: bool
+    ) -> HookReply:
+        from agbom.adapters import get_adapter
+
+        return get_adapter(runtime).handle(body, self.guardian, env=env, fail_open=fail_open)
+
+
+class ProcessDecisions:
+    """The Guardian in a decision process of its own (the default; see transports/worker.py).
+
+    The read API reads the store through a connection of this process, so reads never wait
+    for a decision.
+    """
+
+    def __init__(self, spec: WorkerSpec, limits: Limits) -> None:
+        self.process = DecisionProcess(spec)
+        self.limits = limits
+        self._store: SqliteStore | None = None
+        self._db = Path(spec.db)
+
+    @property
+    def store(self) -> SqliteStore:
+        if self._store is None:
+            self._store = SqliteStore.open(self._db)
+        return self._store
+
+    @property
+    def ready(self) -> bool:
+        return self.process.ready
+
+    async def start(self) -> None:
+        await self.process.start()
+
+    async def stop(self) -> None:
+        await self.process.stop()
+        if self._store is not None:
+            self._store.close()
+
+    async def acs(self, body: bytes) -> bytes:
+        try:
+            return await self.process.call(KIND_ACS, body)
+        except DecisionUnavailable as exc:
+            return orjson.dumps(
+                error_response(None, AcsError(INTERNAL_ERROR, "guardian_unavailable", str(exc)))
+            )
+
+    async def hook(
+        self, runtime: str, body: bytes, *, env: dict[str, str], fail_open: bool
+    ) -> HookReply:
+        from agbom.adapters import get_adapter
+
+        try:
+            return await self.process.hook(runtime, body, env=env, fail_open=fail_open)
+        except DecisionUnavailable as exc:
+            return get_adapter(runtime).malformed(
+                f"the Guardian is unavailable: {exc}",
+                fail_open=fail_open,
+                code="guardian_unavailable",
+            )
+
+
+Decisions = InProcessDecisions | ProcessDecisions
+
+
 def create_app(
-    guardian_factory: Callable[[], Guardian],
+    decisions: Decisions,
     *,
     limits: Limits | None = None,
     api_token: str | None = None,
     fail_open_hooks: bool = False,
 ) -> Any:
-    """Build the ASGI app. The Guardian is created at start-up, on the serving thread."""
+    """Build the ASGI app around where decisions are made (this process or its own)."""
     limits = limits or Limits()
-    state: dict[str, Guardian] = {}
-
-    def guardian() -> Guardian:
-        if "g" not in state:
-            state["g"] = guardian_factory()
-        return state["g"]
 
     def authorized(request: Request) -> bool:
         if api_token is None:
@@ -93,6 +189,8 @@ def create_app(
         )
 
     async def healthz(request: Request) -> Response:
+        if not decisions.ready:
+            return _json({"status": "starting", "guardian": "unavailable"}, 503)
         return _json({"status": "ok"})
 
     async def hooks(request: Request) -> Response:
@@ -111,8 +209,8 @@ def create_app(
         if body is None:
             reply = adapter.malformed("payload too large", fail_open=fail_open)
         else:
-            env = env_from_headers(request.headers)
-            reply = adapter.handle(body, guardian(), env=env, fail_open=fail_open)
+            env = dict(env_from_headers(request.headers))
+            reply = await decisions.hook(name, body, env=env, fail_open=fail_open)
         headers = {"X-Agbom-Exit-Code": str(reply.exit_code)}
         diagnostic = " ".join(reply.stderr.split())[:512]
         if diagnostic:
@@ -123,7 +221,7 @@ def create_app(
         if not authorized(request):
             return unauthorized()
         skill_id = unquote(request.path_params["skill_id"])
-        records = guardian().store.skill_records(skill_id)
+        records = decisions.store.skill_records(skill_id)
         if not records:
             return _json({"error": "not_found", "skill_id": skill_id}, 404)
         return _json({"skill_id": skill_id, "digests": [r.to_json() for r in records]})
@@ -140,7 +238,7 @@ def create_app(
             return _json({"error": "bad_digest", "message": str(exc)}, 400)
         agent_id = request.query_params.get("agent_id")
         tenant_id = request.query_params.get("tenant_id")
-        verdict = guardian().store.verdict(skill_id, digest, agent_id=agent_id, tenant_id=tenant_id)
+        verdict = decisions.store.verdict(skill_id, digest, agent_id=agent_id, tenant_id=tenant_id)
         return _json(
             {
                 "skill_id": skill_id,
@@ -175,7 +273,7 @@ def create_app(
         fmt = request.query_params.get("format", "canonical")
         if version is not None and not version.isdigit():
             return _json({"error": "bad_version"}, 400)
-        record = guardian().store.agbom_version(session_id, int(version) if version else None)
+        record = decisions.store.agbom_version(session_id, int(version) if version else None)
         if record is None:
             return _json({"error": "not_found", "session_id": session_id}, 404)
         try:
@@ -188,7 +286,7 @@ def create_app(
             return unauthorized()
         agent_id = request.path_params["agent_id"]
         fmt = request.query_params.get("format", "canonical")
-        record = guardian().store.latest_agbom_for_agent(agent_id)
+        record = decisions.store.latest_agbom_for_agent(agent_id)
         if record is None:
             return _json({"error": "not_found", "agent_id": agent_id}, 404)
         try:
@@ -207,20 +305,20 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        guardian().store.start_background_checkpoints()
-        guardian().start_pipelined_commits(asyncio.get_running_loop().call_soon_threadsafe)
-        yield
-        guardian().stop_pipelined_commits()
-        guardian().store.close()
+        await decisions.start()
+        try:
+            yield
+        finally:
+            await decisions.stop()
 
     app = Starlette(routes=routes, lifespan=lifespan)
-    return _with_fast_acs(app, guardian, limits)
+    return _with_fast_acs(app, decisions, limits)
 
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
-def _with_fast_acs(app: Starlette, guardian: Callable[[], Guardian], limits: Limits) -> Any:
+def _with_fast_acs(app: Starlette, decisions: Decisions, limits: Limits) -> Any:
     """Serve ``POST /acs`` straight from ASGI; everything else goes through starlette.
 
     ``/acs`` is the hot path: every agent step crosses it. Its handler needs neither routing
@@ -239,7 +337,7 @@ def _with_fast_acs(app: Starlette, guardian: Callable[[], Guardian], limits: Lim
             return
         if body is None:
             body = b" " * (limits.max_body_bytes + 1)  # answered as payload_too_large
-        answer = await handle_body_pipelined(guardian(), body, limits)
+        answer = await decisions.acs(body)
         await send(
             {
                 "type": "http.response.start",
@@ -253,7 +351,7 @@ def _with_fast_acs(app: Starlette, guardian: Callable[[], Guardian], limits: Lim
 
 
 def serve_http(
-    guardian_factory: Callable[[], Guardian],
+    decisions: Decisions,
     *,
     host: str,
     port: int,
@@ -264,9 +362,7 @@ def serve_http(
     """Run the app with uvicorn (uvloop + httptools when installed)."""
     import uvicorn
 
-    app = create_app(
-        guardian_factory, limits=limits, api_token=api_token, fail_open_hooks=fail_open_hooks
-    )
+    app = create_app(decisions, limits=limits, api_token=api_token, fail_open_hooks=fail_open_hooks)
     # No proxy-header rewriting (agbom is not behind a proxy by default; a deployment that is
     # should terminate there) and no per-response Server/Date headers: less work per decision.
     uvicorn.run(

@@ -1,0 +1,441 @@
+"""The decision process: the Guardian in a process of its own, behind ``agbom serve``'s HTTP.
+
+``agbom serve`` runs two processes. The front process runs uvicorn: it parses HTTP, serves
+``/healthz`` and the read API, and forwards each ``POST /acs`` body and each runtime hook event
+over a Unix socket pair. The decision process runs the one Guardian: it validates, decides,
+appends to the audit chain and answers. On a machine with two cores, HTTP parsing and deciding
+then run side by side instead of taking turns on one core under one GIL. There is still exactly
+one Guardian, so every session's state and chain have one owner, as in a single process.
+
+Frames on the socket (big-endian)::
+
+    request: length u32 | tag u32 | kind u8 | payload      (kind 1: ACS body, 2: hook event)
+    reply:   length u32 | tag u32 | payload                (tag 0: control, "ready"/"error: …")
+
+A hook payload is ``u32 length | meta JSON | event body``, its reply ``u32 length | meta JSON |
+reply body``. The decision process reads whatever frames have arrived, decides them all, commits
+their chain entries together (pipelined commits, see ``Guardian.submit``), and writes every
+reply in one send. A reply is only written after its entry is committed.
+
+Run as ``python -m agbom.transports.worker FD SPEC_JSON``, where FD is the inherited socket.
+It ignores SIGINT (the front process owns shutdown) and exits when the socket closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+
+from agbom.adapters.interface import HookReply
+from agbom.guardian import Guardian, GuardianConfig
+from agbom.guardian.config import Mode
+from agbom.protocol import INTERNAL_ERROR, AcsError, error_response
+from agbom.transports.interface import Limits, TransportError, _parse
+
+REQUEST = struct.Struct(">IIB")
+REPLY = struct.Struct(">II")
+META = struct.Struct(">I")
+KIND_ACS = 1
+KIND_HOOK = 2
+CONTROL_TAG = 0
+READY = b"ready"
+FRAME_SLACK = 1 << 20
+"""Bytes a frame may carry beyond the body limit (a hook's headers and metadata)."""
+START_TIMEOUT_S = 60.0
+RESTART_DELAY_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """Everything the decision process needs to build the Guardian the CLI asked for."""
+
+    db: str
+    rules: str | None = None
+    mode: str = "enforce"
+    secret_file: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    limits: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        db: os.PathLike[str] | str,
+        rules: os.PathLike[str] | str | None,
+        *,
+        mode: str,
+        secret_file: os.PathLike[str] | str | None,
+        config: GuardianConfig,
+        limits: Limits,
+    ) -> WorkerSpec:
+        settings = asdict(config)
+        settings["mode"] = str(config.mode)
+        settings["transports"] = list(config.transports)
+        return cls(
+            db=os.fspath(db),
+            rules=None if rules is None else os.fspath(rules),
+            mode=mode,
+            secret_file=None if secret_file is None else os.fspath(secret_file),
+            config=settings,
+            limits=asdict(limits),
+        )
+
+    def to_json(self) -> str:
+        return orjson.dumps(asdict(self)).decode()
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerSpec:
+        return cls(**orjson.loads(text))
+
+    def guardian_config(self) -> GuardianConfig:
+        settings = dict(self.config)
+        if "mode" in settings:
+            settings["mode"] = Mode(settings["mode"])
+        if "transports" in settings:
+            settings["transports"] = tuple(settings["transports"])
+        return GuardianConfig(**settings)
+
+    def build(self) -> Guardian:
+        from agbom.guardian import build_guardian
+
+        return build_guardian(
+            self.db,
+            self.rules,
+            mode=self.mode,
+            secret_file=self.secret_file,
+            config=self.guardian_config(),
+        )
+
+
+# -- the decision process -------------------------------------------------------------------------
+
+
+class DecisionServer:
+    """The decision process's loop: frames in, decisions committed, replies out."""
+
+    def __init__(self, guardian: Guardian, limits: Limits) -> None:
+        self.guardian = guardian
+        self.limits = limits
+        self.max_frame = limits.max_body_bytes + FRAME_SLACK
+        self._scheduled: list[Callable[[], None]] = []
+        self._out: list[bytes] = []
+
+    def serve(self, sock: socket.socket) -> None:
+        """Answer frames until the front process closes the socket."""
+        self.guardian.start_pipelined_commits(self._scheduled.append)
+        sock.sendall(REPLY.pack(len(READY), CONTROL_TAG) + READY)
+        buffer = bytearray()
+        try:
+            while chunk := sock.recv(1 << 20):
+                buffer += chunk
+                consumed = self.answer_frames(buffer)
+                del buffer[:consumed]
+                # Commit the entries of everything just decided, which releases their replies.
+                while self._scheduled:
+                    self._scheduled.pop(0)()
+                if self._out:
+                    sock.sendall(b"".join(self._out))
+                    self._out.clear()
+        finally:
+            self.guardian.stop_pipelined_commits()
+
+    def answer_frames(self, buffer: bytearray) -> int:
+        """Decide every complete frame in ``buffer``; return how many bytes were used."""
+        pos, end = 0, len(buffer)
+        view = memoryview(buffer)
+        try:
+            while end - pos >= REQUEST.size:
+                length, tag, kind = REQUEST.unpack_from(buffer, pos)
+                if length > self.max_frame:
+                    raise TransportError(f"frame of {length} bytes from the front process")
+                start = pos + REQUEST.size
+                if end - start < length:
+                    break
+                payload = bytes(view[start : start + length])
+                pos = start + length
+                self._answer(tag, kind, payload)
+        finally:
+            view.release()
+        return pos
+
+    def _emit(self, tag: int, payload: bytes) -> None:
+        self._out.append(REPLY.pack(len(payload), tag))
+        self._out.append(payload)
+
+    def _answer(self, tag: int, kind: int, payload: bytes) -> None:
+        try:
+            if kind == KIND_ACS:
+                self._answer_acs(tag, payload)
+            elif kind == KIND_HOOK:
+                self._answer_hook(tag, payload)
+            else:
+                raise TransportError(f"unknown frame kind {kind}")
+        except TransportError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one bad frame must not stop the Guardian
+            err = AcsError(INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}")
+            self._emit(tag, orjson.dumps(error_response(None, err)))
+
+    def _answer_acs(self, tag: int, body: bytes) -> None:
+        message = _parse(body, self.limits)
+        if isinstance(message, bytes):
+            self._emit(tag, message)
+            return
+        if not isinstance(message, list):
+            response = self.guardian.submit(message, lambda r: self._emit(tag, orjson.dumps(r)))
+            if response is not None:
+                self._emit(tag, orjson.dumps(response))
+            return
+        results: list[Any] = [None] * len(message)
+        missing = [len(message)]
+
+        def put(index: int, response: dict[str, Any]) -> None:
+            results[index] = response
+            missing[0] -= 1
+            if not missing[0]:
+                self._emit(tag, orjson.dumps(results))
+
+        for index, item in enumerate(message):
+            answer = self.guardian.submit(item, lambda r, i=index: put(i, r))  # type: ignore[misc]
+            if answer is not None:
+                put(index, answer)
+
+    def _answer_hook(self, tag: int, payload: bytes) -> None:
+        from agbom.adapters import get_adapter
+
+        (size,) = META.unpack_from(payload)
+        meta = orjson.loads(payload[META.size : META.size + size])
+        body = payload[META.size + size :]
+        adapter = get_adapter(meta["runtime"])
+        reply = adapter.handle(body, self.guardian, env=meta["env"], fail_open=meta["fail_open"])
+        self._emit(tag, encode_hook_reply(reply))
+
+
+def encode_hook_reply(reply: HookReply) -> bytes:
+    meta = orjson.dumps(
+        {"exit_code": reply.exit_code, "stderr": reply.stderr, "http_status": reply.http_status}
+    )
+    return META.pack(len(meta)) + meta + reply.body
+
+
+def decode_hook_reply(payload: bytes) -> HookReply:
+    (size,) = META.unpack_from(payload)
+    meta = orjson.loads(payload[META.size : META.size + size])
+    return HookReply(body=payload[META.size + size :], **meta)
+
+
+def main(argv: list[str]) -> int:
+    """Entry of ``python -m agbom.transports.worker FD SPEC_JSON``."""
+    signal.signal(
+        signal.SIGINT, signal.SIG_IGN
+    )  # Ctrl-C reaches the whole group: the front stops us
+    sock = socket.socket(fileno=int(argv[0]))
+    spec = WorkerSpec.from_json(argv[1])
+    try:
+        guardian = spec.build()
+    except Exception as exc:  # noqa: BLE001 - reported to the front process as one line
+        message = f"error: {exc}".encode()
+        with contextlib.suppress(OSError):
+            sock.sendall(REPLY.pack(len(message), CONTROL_TAG) + message)
+        return 2
+    guardian.store.start_background_checkpoints()
+    try:
+        DecisionServer(guardian, Limits(**spec.limits)).serve(sock)
+    except (OSError, TransportError) as exc:
+        print(f"agbom: decision process: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        guardian.store.close()
+    return 0
+
+
+# -- the front process's side ---------------------------------------------------------------------
+
+
+class DecisionUnavailable(TransportError):
+    """The decision process is not running (starting, restarting, or failed to start)."""
+
+
+class _Link(asyncio.Protocol):
+    def __init__(self, owner: DecisionProcess) -> None:
+        self.owner = owner
+        self.buffer = bytearray()
+        self.transport: Any = None  # uvloop's transports are not asyncio.Transport subclasses
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer
+        buffer += data
+        pos, end = 0, len(buffer)
+        while end - pos >= REPLY.size:
+            length, tag = REPLY.unpack_from(buffer, pos)
+            start = pos + REPLY.size
+            if end - start < length:
+                break
+            pos = start + length
+            self.owner._reply(tag, bytes(buffer[start:pos]))
+        del buffer[:pos]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner._lost(self)
+
+
+class DecisionProcess:
+    """Starts the decision process, forwards frames to it, and restarts it if it dies.
+
+    While it is down, calls raise :class:`DecisionUnavailable` at once: the HTTP side answers
+    with an error (fail closed), it never allows on its own.
+    """
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.spec = spec
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._link: _Link | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._waiters: dict[int, asyncio.Future[bytes]] = {}
+        self._next_tag = 1
+        self._pending: list[bytes] = []
+        self._flush_scheduled = False
+        self._stopping = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._ready is not None and self._ready.done() and self._link is not None
+
+    async def start(self) -> None:
+        """Start the process and wait until its Guardian is built."""
+        self._loop = asyncio.get_running_loop()
+        try:
+            await self._spawn()
+        except BaseException:
+            self._stopping = True  # a process that cannot start is not restarted in a loop
+            await self.stop()
+            raise
+
+    async def _spawn(self) -> None:
+        assert self._loop is not None
+        ours, theirs = socket.socketpair()
+        try:
+            self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                [sys.executable, "-m", "agbom.transports.worker", str(theirs.fileno())]
+                + [self.spec.to_json()],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+            )
+        finally:
+            theirs.close()
+        self._ready = self._loop.create_future()
+        _, self._link = await self._loop.create_unix_connection(lambda: _Link(self), sock=ours)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), START_TIMEOUT_S)
+        except TimeoutError as exc:
+            raise DecisionUnavailable("the decision process did not start in time") from exc
+
+    async def stop(self) -> None:
+        """Close the socket (the process commits what it has and exits), then reap it."""
+        self._stopping = True
+        if self._link is not None and self._link.transport is not None:
+            self._link.transport.close()
+        proc = self._proc
+        if proc is not None:
+            for _ in range(100):
+                if proc.poll() is not None:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                proc.kill()
+                proc.wait()
+
+    async def call(self, kind: int, payload: bytes) -> bytes:
+        """Send one frame and wait for its reply."""
+        link = self._link
+        if link is None or link.transport is None or not self.ready:
+            raise DecisionUnavailable("the decision process is not running")
+        assert self._loop is not None
+        tag = self._next_tag
+        self._next_tag = tag + 1 if tag < 0xFFFFFFFF else 1
+        waiter: asyncio.Future[bytes] = self._loop.create_future()
+        self._waiters[tag] = waiter
+        self._pending.append(REQUEST.pack(len(payload), tag, kind))
+        self._pending.append(payload)
+        if not self._flush_scheduled:
+            # One write per turn of the loop for every frame queued in it.
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+        return await waiter
+
+    async def hook(
+        self, runtime: str, body: bytes, *, env: dict[str, str], fail_open: bool
+    ) -> HookReply:
+        meta = orjson.dumps({"runtime": runtime, "env": env, "fail_open": fail_open})
+        return decode_hook_reply(await self.call(KIND_HOOK, META.pack(len(meta)) + meta + body))
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        link = self._link
+        if link is not None and link.transport is not None and self._pending:
+            link.transport.write(b"".join(self._pending))
+        self._pending.clear()
+
+    def _reply(self, tag: int, payload: bytes) -> None:
+        if tag == CONTROL_TAG:
+            if self._ready is None or self._ready.done():
+                return
+            if payload == READY:
+                self._ready.set_result(None)
+            else:
+                text = payload.decode("utf-8", "replace").removeprefix("error: ")
+                self._ready.set_exception(DecisionUnavailable(text))
+            return
+        waiter = self._waiters.pop(tag, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(payload)
+
+    def _lost(self, link: _Link) -> None:
+        if link is not self._link:
+            return
+        self._link = None
+        waiters, self._waiters = self._waiters, {}
+        self._pending.clear()
+        for waiter in waiters.values():
+            if not waiter.done():
+                waiter.set_exception(DecisionUnavailable("the decision process stopped"))
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_exception(DecisionUnavailable("the decision process exited"))
+        if self._proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=1)
+        if not self._stopping and self._loop is not None:
+            print("agbom: the decision process stopped; restarting it", file=sys.stderr)
+            self._loop.call_later(RESTART_DELAY_S, self._restart)
+
+    def _restart(self) -> None:
+        if self._stopping or self._loop is None:
+            return
+
+        async def again() -> None:
+            try:
+                await self._spawn()
+            except (DecisionUnavailable, OSError) as exc:
+                # An exit is retried by _lost; a process that hangs at start-up is not.
+                print(f"agbom: decision process restart failed: {exc}", file=sys.stderr)
+
+        task = self._loop.create_task(again())
+        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
