@@ -130,12 +130,13 @@ class DecisionServer:
         self._scheduled: list[Callable[[], None]] = []
         self._out: list[bytes] = []
 
-    def serve(self, sock: socket.socket) -> None:
-        """Answer frames until the front process closes the socket."""
+    def serve(self, sock: socket.socket) -> bool:
+        """Answer frames until the front process closes the socket (True), or sends something
+        that is not a frame (False, after saying so on stderr). Closes the socket."""
         self.guardian.start_pipelined_commits(self._scheduled.append)
-        sock.sendall(REPLY.pack(len(READY), CONTROL_TAG) + READY)
         buffer = bytearray()
         try:
+            sock.sendall(REPLY.pack(len(READY), CONTROL_TAG) + READY)
             while chunk := sock.recv(1 << 20):
                 buffer += chunk
                 consumed = self.answer_frames(buffer)
@@ -146,8 +147,13 @@ class DecisionServer:
                 if self._out:
                     sock.sendall(b"".join(self._out))
                     self._out.clear()
+        except (OSError, TransportError) as exc:
+            print(f"agbom: decision process: {exc}", file=sys.stderr)
+            return False
         finally:
             self.guardian.stop_pipelined_commits()
+            sock.close()
+        return True
 
     def answer_frames(self, buffer: bytearray) -> int:
         """Decide every complete frame in ``buffer``; return how many bytes were used."""
@@ -250,13 +256,10 @@ def main(argv: list[str]) -> int:
         return 2
     guardian.store.start_background_checkpoints()
     try:
-        DecisionServer(guardian, Limits(**spec.limits)).serve(sock)
-    except (OSError, TransportError) as exc:
-        print(f"agbom: decision process: {exc}", file=sys.stderr)
-        return 1
+        served = DecisionServer(guardian, Limits(**spec.limits)).serve(sock)
     finally:
         guardian.store.close()
-    return 0
+    return 0 if served else 1
 
 
 # -- the front process's side ---------------------------------------------------------------------
