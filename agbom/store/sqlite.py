@@ -61,6 +61,8 @@ MAX_CAPABILITIES = 1024
 MAX_JSON_BYTES = 1 << 20  # composition, provenance, negotiated, change
 MAX_ENTRY_BYTES = 32 << 20  # one audit entry or one AgBOM document
 MAX_ID = 512
+WAL_LIMIT_BYTES = 64 << 20
+"""WAL size at which the background checkpointer makes SQLite start the WAL over."""
 
 IMPORT_FORMAT = "agbom-skill-approvals"
 IMPORT_VERSION = 1
@@ -267,6 +269,7 @@ class SqliteStore:
         self.db = sqlite_utils.Database(conn, execute_plugins=False)
         self._lock = threading.RLock()
         self._checkpointer: tuple[threading.Thread, threading.Event] | None = None
+        self._wal_restart_due = False  # set by the checkpointer thread, acted on by the writer
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -374,7 +377,9 @@ class SqliteStore:
         with self._lock:
             return self._schema_version()
 
-    def start_background_checkpoints(self, interval_s: float = 0.25) -> None:
+    def start_background_checkpoints(
+        self, interval_s: float = 0.25, wal_limit_bytes: int = WAL_LIMIT_BYTES
+    ) -> None:
         """Move WAL checkpoints off this connection onto a background thread.
 
         A long-running writer (the Guardian server) otherwise pays for a checkpoint (copying
@@ -383,6 +388,11 @@ class SqliteStore:
         daemon thread with its own connection runs PASSIVE checkpoints, which never block
         readers or the writer. SQLite releases the GIL meanwhile, so the work can use another
         core. Stops when the store is closed.
+
+        Under steady writes a PASSIVE checkpoint never finds the WAL fully copied (new frames
+        arrive while it runs), so SQLite never starts the WAL over and the file grows without
+        end (700 MB in ten seconds at full speed). Once it holds more than ``wal_limit_bytes``
+        of frames, the thread asks the writer to start it over (:meth:`_restart_wal_if_due`).
         """
         with self._lock:
             if self._checkpointer is not None:
@@ -390,12 +400,16 @@ class SqliteStore:
             self._require().execute("PRAGMA wal_autocheckpoint = 0")
             stop = threading.Event()
 
+            page_size = int(self._require().execute("PRAGMA page_size").fetchone()[0])
+
             def run() -> None:
                 conn = sqlite3.connect(str(self.path), timeout=1.0, isolation_level=None)
                 try:
                     while not stop.wait(interval_s):
                         try:
-                            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                            _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                            if frames * page_size > wal_limit_bytes:
+                                self._wal_restart_due = True
                         except sqlite3.Error:
                             continue  # busy or locked now; the next round catches up
                 finally:
@@ -964,8 +978,8 @@ class SqliteStore:
                 f"session {session_id!r}: previous_hash {previous_hash!r} is not the chain "
                 f"head {head!r}"
             )
-        seq = int(row[0][0])
-        return seq
+        self._restart_wal_if_due(self._require())
+        return int(row[0][0])
 
     def append_entries(self, appends: Sequence[ChainAppend]) -> list[int | StoreError]:
         """Append many entries, in order, committed together; one outcome per entry.
@@ -993,6 +1007,7 @@ class SqliteStore:
                         conn.execute(_BATCH_SQL, (orjson.dumps(rows).decode(),))
                         # (rowcount is -1 for a statement that starts with WITH)
                         if conn.total_changes - before == len(rows):
+                            self._restart_wal_if_due(conn)
                             return _batch_seqs(rows, first_seq)
                     except sqlite3.IntegrityError:
                         pass  # a repeated request id or nonce: nothing went in; find which
@@ -1002,6 +1017,25 @@ class SqliteStore:
                     with contextlib.suppress(sqlite3.Error):
                         conn.execute("ROLLBACK")
                 return [StoreError(_describe(exc, self.path))] * len(rows)
+
+    def _restart_wal_if_due(self, conn: sqlite3.Connection) -> None:
+        """Start the WAL over when the background checkpointer says it has grown too long.
+
+        Runs on the writer's own connection between two commits, so nothing waits on a busy
+        handler: a RESTART checkpoint right after the background thread's PASSIVE one copies
+        only the last few frames (a few ms). RESTART, not TRUNCATE: shrinking the file costs
+        tens of ms, and the next frames are written over it from the start anyway.
+        """
+        if not self._wal_restart_due:
+            return
+        self._wal_restart_due = False
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+        except sqlite3.Error:
+            pass  # a reader holds an old snapshot: the checkpointer asks again next round
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
 
     def _first_seqs(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> dict[str, int]:
         # Read before the insert for the returned seqs; the insert computes its own, so a

@@ -156,3 +156,20 @@ def test_batches_store_what_one_at_a_time_would(
 def test_utc_timestamp_is_the_datetime_text(ts: float) -> None:
     expected = datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     assert utc_timestamp(ts) == expected
+
+
+def test_the_wal_starts_over_under_steady_writes(tmp_path: Path) -> None:
+    """Writes that never pause keep a PASSIVE checkpoint from ever finishing, so SQLite never
+    starts the WAL over (the same loop without the limit grows it past 20 MB); with the limit
+    the writer restarts it and the file stays small."""
+    path = tmp_path / "wal.db"
+    with SqliteStore.open(path) as opened:
+        opened.start_background_checkpoints(interval_s=0.005, wal_limit_bytes=64 << 10)
+        head = None
+        for n in range(1500):
+            batch = _chain("s", 10, head, start=1 + 10 * n)
+            assert all(isinstance(o, int) for o in opened.append_entries(batch))
+            head = batch[-1].entry_hash
+        wal_bytes = Path(f"{path}-wal").stat().st_size
+        assert _verified(opened.chain_entries("s"))
+    assert wal_bytes < 2 << 20, wal_bytes
