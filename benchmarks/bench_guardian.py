@@ -8,9 +8,10 @@ Part 1 (in process): ``Guardian.handle`` on a ``steps/toolCallRequest`` envelope
 includes envelope and payload validation, replay and skew checks, policy, the clamp and the
 audit-chain append committed to a real SQLite file. Prints median and p99 in microseconds.
 
-Part 2 (HTTP, loopback): ``agbom serve`` (a real subprocess) answering ``POST /acs``
-toolCallRequests, against a bare starlette+uvicorn JSON echo started the same way, in the
-same run. The load generator is ``wrk`` with a Lua script that gives every request a unique
+Part 2 (HTTP, loopback): ``agbom serve`` (a real subprocess, with its decision process)
+answering ``POST /acs`` toolCallRequests, against a bare starlette+uvicorn JSON echo started the
+same way, in the same run; then ``agbom serve --single-process`` for comparison. The load
+generator is ``wrk`` with a Lua script that gives every request a unique
 ``request_id`` (the Guardian refuses repeats with -32005). Without ``wrk`` the script falls
 back to a Python asyncio+httpx generator in a separate process and says so. On a 2-core
 machine the load generator and the server share the CPU, so the figures compare the two
@@ -345,6 +346,17 @@ def bench_http(duration: int, connections: int) -> dict[str, Any]:
                 "--db",
                 str(tmpdir / "serve.db"),
             ],
+            "--single-process": lambda port: [
+                *agbom,
+                "serve",
+                "--single-process",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--db",
+                str(tmpdir / "single.db"),
+            ],
         }
         for name, command in servers.items():
             port = free_port()
@@ -352,7 +364,7 @@ def bench_http(duration: int, connections: int) -> dict[str, Any]:
             try:
                 wait_healthy(port, proc)
                 session = f"bench-{uuid.uuid4()}"
-                if name == "agbom serve":
+                if name != "echo":
                     open_http_session(port, session)
                 # Warm up (JIT-free, but fills caches, page cache and SQLite's WAL).
                 if use_wrk:
@@ -367,13 +379,15 @@ def bench_http(duration: int, connections: int) -> dict[str, Any]:
                 stop(proc)
             results[name] = stats
             print(
-                f"{name:12s} {stats['rps']:9.0f} req/s  p50 {stats['p50_ms']:.2f} ms  "
+                f"{name:18s} {stats['rps']:9.0f} req/s  p50 {stats['p50_ms']:.2f} ms  "
                 f"p99 {stats['p99_ms']:.2f} ms  ({stats['requests']} requests, "
                 f"{stats['bad']} errors)"
             )
     ratio = results["agbom serve"]["rps"] / results["echo"]["rps"]
     results["ratio"] = ratio
+    single = results["--single-process"]["rps"] / results["echo"]["rps"]
     print(f"agbom serve / echo throughput: {ratio:.0%} (target >= 40%, p99 < 10 ms)")
+    print(f"agbom serve --single-process / echo throughput: {single:.0%}")
     return results
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import os
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -305,7 +307,12 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await decisions.start()
+        try:
+            await decisions.start()
+        except DecisionUnavailable as exc:
+            # uvicorn would print the whole traceback; a failed start is one line and exit 2.
+            print(f"agbom: error: cannot start the decision process: {exc}", file=sys.stderr)
+            os._exit(2)
         try:
             yield
         finally:
