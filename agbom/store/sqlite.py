@@ -171,27 +171,32 @@ _APPEND_SQL = (
 )
 
 
-def _append_row(
-    session_id: str,
-    entry: Mapping[str, Any] | bytes | str,
-    entry_hash: str,
-    previous_hash: str | None,
-    request_id: str | None,
-    nonce: str | None,
-) -> tuple[Any, ...]:
+@dataclass(frozen=True, slots=True)
+class ChainAppend:
+    """One audit entry to append, as :meth:`SqliteStore.append_entry` takes it."""
+
+    session_id: str
+    entry: Mapping[str, Any] | bytes | str
+    entry_hash: str
+    previous_hash: str | None
+    request_id: str | None = None
+    nonce: str | None = None
+
+
+def _append_row(append: ChainAppend) -> tuple[Any, ...]:
     """Checked parameters of :data:`_APPEND_SQL` for one entry."""
-    _check_id(session_id, "session_id")
-    check_text(entry_hash, "entry_hash", 256)
-    check_text(previous_hash, "previous_hash", 256, optional=True)
-    _check_id(request_id, "request_id", optional=True)
-    _check_id(nonce, "nonce", optional=True)
+    _check_id(append.session_id, "session_id")
+    check_text(append.entry_hash, "entry_hash", 256)
+    check_text(append.previous_hash, "previous_hash", 256, optional=True)
+    _check_id(append.request_id, "request_id", optional=True)
+    _check_id(append.nonce, "nonce", optional=True)
     return (
-        session_id,
-        _entry_text(entry),
-        entry_hash,
-        previous_hash,
-        request_id,
-        nonce,
+        append.session_id,
+        _entry_text(append.entry),
+        append.entry_hash,
+        append.previous_hash,
+        append.request_id,
+        append.nonce,
         utc_timestamp(),
     )
 
@@ -231,18 +236,6 @@ WHERE NOT EXISTS (
 )
 ORDER BY k
 """
-
-
-@dataclass(frozen=True, slots=True)
-class ChainAppend:
-    """One audit entry to append, as :meth:`SqliteStore.append_entry` takes it."""
-
-    session_id: str
-    entry: Mapping[str, Any] | bytes | str
-    entry_hash: str
-    previous_hash: str | None
-    request_id: str | None = None
-    nonce: str | None = None
 
 
 def _linked_in_order(rows: list[tuple[Any, ...]]) -> bool:
@@ -966,7 +959,9 @@ class SqliteStore:
         Raises :class:`DuplicateRequest` when the request id or nonce was already recorded in
         this session, :class:`ChainConflict` when ``previous_hash`` is not the current head.
         """
-        row_values = _append_row(session_id, entry, entry_hash, previous_hash, request_id, nonce)
+        row_values = _append_row(
+            ChainAppend(session_id, entry, entry_hash, previous_hash, request_id, nonce)
+        )
         try:
             # exhaust the cursor so the statement finishes and commits now
             row = self._require().execute(_APPEND_SQL, row_values).fetchall()
@@ -991,10 +986,7 @@ class SqliteStore:
         that is what lets a server commit a burst of decisions for the price of one. Raises
         :class:`StoreError` only for invalid arguments, before anything is written.
         """
-        rows = [
-            _append_row(a.session_id, a.entry, a.entry_hash, a.previous_hash, a.request_id, a.nonce)
-            for a in appends
-        ]
+        rows = [_append_row(append) for append in appends]
         if not rows:
             return []
         with self._lock:
