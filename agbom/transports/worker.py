@@ -189,8 +189,17 @@ class DecisionServer:
         except TransportError:
             raise
         except Exception as exc:  # noqa: BLE001 - one bad frame must not stop the Guardian
-            err = AcsError(INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}")
-            self._emit(tag, orjson.dumps(error_response(None, err)))
+            reason = f"{type(exc).__name__}: {exc}"
+            if kind == KIND_HOOK:
+                # No decision: a blocking reply (exit 2 / HTTP 500) the runtime cannot mistake
+                # for an allow.
+                failed = HookReply(
+                    body=b"", exit_code=2, stderr=f"agbom: {reason}", http_status=500
+                )
+                self._emit(tag, encode_hook_reply(failed))
+            else:
+                err = AcsError(INTERNAL_ERROR, "internal_error", reason)
+                self._emit(tag, orjson.dumps(error_response(None, err)))
 
     def _answer_acs(self, tag: int, body: bytes) -> None:
         message = _parse(body, self.limits)

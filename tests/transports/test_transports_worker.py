@@ -229,3 +229,13 @@ def test_single_process_mode_serves_a_full_session(tmp_path: Path) -> None:
         assert end["result"]["decision"] == "allow"
     finally:
         served.stop()
+
+
+def test_a_hook_event_that_cannot_be_decided_blocks(
+    decision_socket: tuple[socket.socket, Path],
+) -> None:
+    sock, _ = decision_socket
+    meta = orjson.dumps({"runtime": "no-such-runtime", "env": {}, "fail_open": True})
+    sock.sendall(frame(7, KIND_HOOK, META.pack(len(meta)) + meta + b"{}"))
+    reply = decode_hook_reply(read_replies(sock, 1)[7])
+    assert reply.http_status == 500 and reply.exit_code == 2
