@@ -27,7 +27,7 @@ from agbom.errors import AgbomError
 from agbom.guardian import Guardian
 from agbom.protocol import INTERNAL_ERROR, AcsError, error_response
 from agbom.store import SqliteStore
-from agbom.transports.interface import Limits, handle_body_pipelined
+from agbom.transports.interface import Limits, handle_body_pipelined, too_large
 from agbom.transports.worker import KIND_ACS, DecisionProcess, DecisionUnavailable, WorkerSpec
 
 JSON = "application/json"
@@ -342,9 +342,7 @@ def _with_fast_acs(app: Starlette, decisions: Decisions, limits: Limits) -> Any:
             body = await _read_body(scope["headers"], receive, limits.max_body_bytes)
         except _Disconnected:
             return
-        if body is None:
-            body = b" " * (limits.max_body_bytes + 1)  # answered as payload_too_large
-        answer = await decisions.acs(body)
+        answer = too_large(limits) if body is None else await decisions.acs(body)
         await send(
             {
                 "type": "http.response.start",

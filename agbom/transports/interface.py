@@ -40,14 +40,17 @@ def _error(code: int, reason: str, message: str) -> bytes:
     return orjson.dumps(error_response(None, AcsError(code, reason, message)))
 
 
+def too_large(limits: Limits) -> bytes:
+    """The answer to a body over ``limits.max_body_bytes`` (which need not be read whole)."""
+    return _error(
+        INVALID_REQUEST, "payload_too_large", f"request body exceeds {limits.max_body_bytes} bytes"
+    )
+
+
 def _parse(body: bytes, limits: Limits) -> Any:
     """The JSON-RPC message in ``body``, or the bytes of the error answering it."""
     if len(body) > limits.max_body_bytes:
-        return _error(
-            INVALID_REQUEST,
-            "payload_too_large",
-            f"request body exceeds {limits.max_body_bytes} bytes",
-        )
+        return too_large(limits)
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
