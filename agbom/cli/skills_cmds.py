@@ -197,11 +197,12 @@ def _history_table(history: list[dict[str, Any]]) -> str:
             f"{h['from_status'] or '-'} -> {h['to_status']}",
             h["actor"],
             h["source"],
+            "?" if h["capabilities"] is None else (",".join(h["capabilities"]) or "-"),
             h["reason"] or "",
         ]
         for h in history
     ]
-    return _table(["AT", "DIGEST", "CHANGE", "ACTOR", "SOURCE", "REASON"], rows)
+    return _table(["AT", "DIGEST", "CHANGE", "ACTOR", "SOURCE", "CAPABILITIES", "REASON"], rows)
 
 
 # -- commands --------------------------------------------------------------------------------

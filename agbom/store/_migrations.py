@@ -144,7 +144,18 @@ _V5 = [
     "ALTER TABLE agbom_versions ADD COLUMN accepted INTEGER NOT NULL DEFAULT 1",
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5)
+_V6 = [
+    # What each approval decision covered: the capability list (JSON) the record held after
+    # it. NULL on rows written before this version, where it was not recorded.
+    "ALTER TABLE skill_history ADD COLUMN capabilities TEXT",
+    # Most entries carry no nonce: index only those that do (uniqueness is unchanged, NULLs
+    # never collided), one index write fewer per decision.
+    "DROP INDEX chain_by_nonce",
+    "CREATE UNIQUE INDEX chain_by_nonce ON chain_entries (session_id, nonce) "
+    "WHERE nonce IS NOT NULL",
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

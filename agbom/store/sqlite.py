@@ -500,11 +500,12 @@ class SqliteStore:
         scope_tenants: str,
         at: str,
         source: str,
+        capabilities: str,
     ) -> None:
         conn.execute(
             "INSERT INTO skill_history (skill_id, digest_alg, digest_value, from_status, "
-            "to_status, actor, reason, expires_at, at, source, scope_agents, scope_tenants) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "to_status, actor, reason, expires_at, at, source, scope_agents, scope_tenants, "
+            "capabilities) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 skill_id,
                 digest.algorithm,
@@ -518,6 +519,7 @@ class SqliteStore:
                 source,
                 scope_agents,
                 scope_tenants,
+                capabilities,
             ),
         )
 
@@ -581,6 +583,7 @@ class SqliteStore:
                     scope_tenants="[]",
                     at=ts,
                     source="registration",
+                    capabilities=caps,
                 )
             elif row[1] is None:
                 # Only an undecided pair takes the declared capabilities (see the docstring).
@@ -689,8 +692,8 @@ class SqliteStore:
         capabilities it has, so approving a pending registration approves what the agent
         declared (``agbom skills show`` lists them), and a pair approved ahead of any
         registration is approved with none. The Guardian denies a registration that declares
-        more than the approved record holds. The history table has no capabilities column;
-        the record holds the current list.
+        more than the approved record holds. Each history row records the capabilities the
+        record held after its decision.
         """
         self._check_pair(skill_id, digest)
         try:
@@ -812,6 +815,8 @@ class SqliteStore:
             scope_tenants=tenants,
             at=decided_at if source != "import" else _stamp(None),
             source=source,
+            # what the record covers after this decision
+            capabilities=caps if caps is not None else (row[8] if row is not None else "[]"),
         )
         return True
 
@@ -821,7 +826,8 @@ class SqliteStore:
         check_text(skill_id, "skill_id", MAX_SKILL_ID)
         sql = (
             "SELECT id, skill_id, digest_alg, digest_value, from_status, to_status, actor, "
-            "reason, expires_at, scope_agents, scope_tenants, at, source FROM skill_history "
+            "reason, expires_at, scope_agents, scope_tenants, at, source, capabilities "
+            "FROM skill_history "
             "WHERE skill_id = ?"
         )
         params: tuple[Any, ...] = (skill_id,)
@@ -842,6 +848,8 @@ class SqliteStore:
                 "scope": {"agents": orjson.loads(row[9]), "tenants": orjson.loads(row[10])},
                 "at": row[11],
                 "source": row[12],
+                # None: decided before agbom recorded capabilities in the history (store v6)
+                "capabilities": None if row[13] is None else orjson.loads(row[13]),
             }
             for row in rows
         ]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from store_helpers import make_digest
 
-from agbom.store import SCHEMA_VERSION, SqliteStore, StoreError
+from agbom.store import SCHEMA_VERSION, DuplicateRequest, SqliteStore, StoreError
 
 # The version-1 schema exactly as agbom 0.1 wrote it, spelled out here (not imported from
 # the migrations module) so that an accidental edit of migration 1 makes this test fail.
@@ -141,3 +141,24 @@ def test_missing_folder_and_directory_are_clear_errors(tmp_path: Path) -> None:
         SqliteStore.open(tmp_path / "nope" / "agbom.db")
     with pytest.raises(StoreError, match="is a directory"):
         SqliteStore.open(tmp_path)
+
+
+def test_v6_keeps_old_history_unknown_and_indexes_only_nonces(db_path: Path) -> None:
+    make_v1_store(db_path)
+    with SqliteStore.open(db_path) as store:
+        (legacy,) = store.history("legacy")
+        assert legacy["capabilities"] is None  # not recorded before v6: unknown, not "none"
+        for n, nonce in enumerate(["n" * 16, None, None]):
+            store.append_entry(
+                "s", entry={"n": n}, entry_hash=f"h{n}", previous_hash=f"h{n - 1}" if n else None,
+                request_id=f"r{n}", nonce=nonce,
+            )  # fmt: skip
+        with pytest.raises(DuplicateRequest, match="nonce"):
+            store.append_entry(
+                "s", entry={"n": 3}, entry_hash="h3", previous_hash="h2", request_id="r3",
+                nonce="n" * 16,
+            )  # fmt: skip
+    conn = sqlite3.connect(db_path)
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chain_by_nonce'").fetchone()
+    conn.close()
+    assert "WHERE nonce IS NOT NULL" in sql

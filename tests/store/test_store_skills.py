@@ -310,3 +310,16 @@ def test_set_status_rejects_bad_capabilities(store: SqliteStore, capabilities, m
     with pytest.raises(StoreError, match=message):
         store.set_status("pdf", digest, "approved", actor="a", capabilities=capabilities)
     assert store.get_skill("pdf", digest) is None
+
+
+def test_history_records_the_capabilities_each_decision_covered(store) -> None:
+    digest = make_digest("caps-history")
+    register(store, "caps", digest, declared_capabilities=["fs.read", "net.fetch"])
+    store.set_status("caps", digest, "approved", actor="alice", capabilities=["fs.read"])
+    store.set_status("caps", digest, "revoked", actor="bob", reason="incident")
+    rows = store.history("caps", digest)
+    assert [(r["to_status"], r["capabilities"]) for r in rows] == [
+        ("pending", ["fs.read", "net.fetch"]),  # what the agent declared
+        ("approved", ["fs.read"]),  # what the approval narrowed it to
+        ("revoked", ["fs.read"]),  # a revocation keeps what the record held
+    ]
