@@ -160,9 +160,11 @@ class Guardian:
     def start_pipelined_commits(self, schedule: Schedule) -> None:
         """Queue the chain entries of :data:`PIPELINED_METHODS` and commit them in batches.
 
-        Call on the event loop's thread with its ``call_soon_threadsafe``. A request's answer
-        is still sent only after its entry is committed, but the entries of all requests
-        decided in one turn of the loop share one statement and one WAL commit.
+        Call on the thread that will call :meth:`submit`, with a ``schedule`` that runs a
+        callback on that thread once the requests at hand are decided: an event loop's
+        ``call_soon_threadsafe``, or the decision process's end-of-batch list. A request's
+        answer is still sent only after its entry is committed, but the entries of everything
+        decided in between share one statement and one WAL commit.
         """
         with self._lock:
             self._schedule = schedule
@@ -185,14 +187,14 @@ class Guardian:
         queued, self._queued = self._queued, []
         if not queued:
             return
-        appends = [p.append for p in queued if p.append is not None]
+        appends = [p.append for p in queued if p.append is not None]  # all of them: see _append
         try:
             outcomes = self.store.append_entries(appends)
         except StoreError as exc:  # refused as a whole before anything was written
             outcomes = [exc] * len(appends)
-        for pipelined, outcome in zip(queued, outcomes, strict=True):
-            if not isinstance(outcome, int) and pipelined.append is not None:
-                self._sessions.pop(pipelined.append.session_id, None)
+        for append, outcome in zip(appends, outcomes, strict=True):
+            if not isinstance(outcome, int):
+                self._sessions.pop(append.session_id, None)
 
         def deliver() -> None:
             for pipelined, outcome in zip(queued, outcomes, strict=True):
