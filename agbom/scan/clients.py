@@ -2,7 +2,8 @@
 
 Claude Desktop, Claude Code (project ``.mcp.json``, ``~/.claude.json``, ``managed-mcp.json``,
 plugins), Cursor, VS Code (``mcp.json`` and ``settings.json``), Windsurf, Gemini CLI, Codex
-(TOML), opencode (JSONC) and generic ``mcp.json``. They differ only in where the server map
+(TOML), opencode (JSONC), Goose (YAML ``extensions``), Zed (``context_servers``), Continue
+(YAML ``mcpServers`` lists) and generic ``mcp.json``. They differ only in where the server map
 lives and in a few field names, so each reader is a :class:`McpConfigReader` configured with
 a "sections" function and its field conventions.
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agbom.scan._parse import ParseFailure, load_json, load_toml
+from agbom.scan._parse import ParseFailure, load_json, load_toml, load_yaml
 from agbom.scan.interface import FileError, ReadContext, ReadResult
 from agbom.scan.mcp_server import EntryError, server_component
 
@@ -94,6 +95,74 @@ def _vscode_settings_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     yield "mcp.servers", mcp["servers"]
 
 
+# Goose extension types that run inside Goose itself: not MCP servers a scan can pin.
+_GOOSE_IN_PROCESS = frozenset({"builtin", "platform", "frontend", "inline_python"})
+
+
+def _goose_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
+    """Goose ``config.yaml``: ``extensions`` keyed by name (``cmd``, ``args``, ``envs``,
+    ``uri``); built-in and platform extensions are part of Goose and are left out."""
+    doc = _top_object(doc)
+    extensions = doc.get("extensions")
+    if extensions is None:
+        raise _NoServers("no 'extensions' in this file")
+    if not isinstance(extensions, Mapping):
+        yield "extensions", extensions
+        return
+    external = {
+        key: entry
+        for key, entry in extensions.items()
+        if not (isinstance(entry, Mapping) and entry.get("type") in _GOOSE_IN_PROCESS)
+    }
+    if not external:
+        raise _NoServers("only Goose's built-in extensions are configured")
+    yield "extensions", external
+
+
+def _zed_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
+    """Zed ``settings.json``: ``context_servers`` keyed by name. Older Zed nests the command
+    as ``{"command": {"path", "args", "env"}}``; servers provided by a Zed extension carry no
+    command and are left out."""
+    doc = _top_object(doc)
+    servers = doc.get("context_servers")
+    if servers is None:
+        raise _NoServers("no 'context_servers' in this file")
+    if not isinstance(servers, Mapping):
+        yield "context_servers", servers
+        return
+    flat: dict[str, Any] = {}
+    for key, entry in servers.items():
+        if isinstance(entry, Mapping) and isinstance(entry.get("command"), Mapping):
+            nested = entry["command"]
+            entry = {**entry, "command": nested.get("path"), "args": nested.get("args")}
+            if nested.get("env") is not None:
+                entry["env"] = nested.get("env")
+        if isinstance(entry, Mapping) and "command" not in entry and "url" not in entry:
+            continue  # provided by a Zed extension: nothing here says what runs
+        flat[str(key)] = entry
+    if not flat:
+        raise _NoServers("no context server here says what it runs")
+    yield "context_servers", flat
+
+
+def _continue_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
+    """Continue ``config.yaml`` and ``.continue/mcpServers/*.yaml``: ``mcpServers`` is a list
+    of entries that carry their own ``name``."""
+    doc = _top_object(doc)
+    servers = doc.get("mcpServers")
+    if servers is None:
+        raise _NoServers("no 'mcpServers' in this file")
+    if not isinstance(servers, list):
+        yield "mcpServers", servers
+        return
+    named: dict[str, Any] = {}
+    for index, entry in enumerate(servers):
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        key = name if isinstance(name, str) and name and name not in named else f"[{index}]"
+        named[key] = entry
+    yield "mcpServers", named
+
+
 def _inside(path: Path, roots: tuple[Path, ...]) -> bool:
     return any(path == root or root in path.parents for root in roots)
 
@@ -150,13 +219,22 @@ class McpConfigReader:
     sections: SectionsFn
     max_bytes: int = CONFIG_MAX_BYTES
     toml: bool = False
+    yaml: bool = False
     jsonc: bool = False
     command_as_list: bool = False
     url_fields: tuple[tuple[str, str | None], ...] = (("url", None),)
     env_field: str = "env"
+    command_field: str = "command"
 
     def parse(self, data: bytes) -> Any:
-        return load_toml(data) if self.toml else load_json(data, jsonc=self.jsonc)
+        if self.toml:
+            return load_toml(data)
+        if self.yaml:
+            try:
+                return load_yaml(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise ParseFailure(FileError("not UTF-8 text")) from None
+        return load_json(data, jsonc=self.jsonc)
 
     def read(self, data: bytes, ctx: ReadContext) -> ReadResult:
         """Every server entry becomes a component or a located error."""
@@ -186,6 +264,7 @@ class McpConfigReader:
                         command_as_list=self.command_as_list,
                         url_fields=self.url_fields,
                         env_field=self.env_field,
+                        command_field=self.command_field,
                     )
                 except EntryError as exc:
                     if text is None:
@@ -265,6 +344,22 @@ READERS: tuple[McpConfigReader, ...] = (
         url_fields=(("serverUrl", None), ("url", None)),
     ),
     McpConfigReader("kiro", (".kiro/settings/mcp.json",), _top("mcpServers")),
+    McpConfigReader(
+        "goose",
+        ("goose/config.yaml", "goose/config/config.yaml"),
+        _goose_sections,
+        yaml=True,
+        command_field="cmd",
+        env_field="envs",
+        url_fields=(("uri", None), ("url", None)),
+    ),
+    McpConfigReader("zed", ("zed/settings.json", ".zed/settings.json"), _zed_sections, jsonc=True),
+    McpConfigReader(
+        "continue",
+        (".continue/config.yaml", ".continue/mcpServers/*.yaml", ".continue/mcpServers/*.yml"),
+        _continue_sections,
+        yaml=True,
+    ),
     McpConfigReader("mcp-json", ("mcp.json",), _generic_sections, jsonc=True),
 )
 

@@ -116,6 +116,7 @@ def server_component(
     command_as_list: bool = False,
     url_fields: tuple[tuple[str, str | None], ...] = (("url", None),),
     env_field: str = "env",
+    command_field: str = "command",
 ) -> tuple[dict[str, Any], list[Finding]]:
     """Normalize one client entry. Raises :class:`EntryError` when it cannot be used.
 
@@ -148,7 +149,7 @@ def server_component(
         url, url_transport = value, implied
         break
 
-    command_value = entry.get("command")
+    command_value = entry.get(command_field)
     findings: list[Finding] = []
     common: dict[str, Any] = {}
     if env_keys:
@@ -166,7 +167,7 @@ def server_component(
             command, args = argv[0], argv[1:] + _string_list(entry.get("args"), "args")
         else:
             if not isinstance(command_value, str) or not command_value.strip():
-                raise EntryError("'command' must be a non-empty string")
+                raise EntryError(f"{command_field!r} must be a non-empty string")
             command, args = command_value, _string_list(entry.get("args"), "args")
         safe_args, hits = redact_args(args)
         redacted.extend(f"args[{i}]" for i in hits)

@@ -92,6 +92,10 @@ HOME_FILES: tuple[str, ...] = (
     ".config/opencode/opencode.json",
     ".config/opencode/opencode.jsonc",
     ".kiro/settings/mcp.json",
+    ".config/goose/config.yaml",
+    "AppData/Roaming/Block/goose/config/config.yaml",
+    ".config/zed/settings.json",
+    ".continue/config.yaml",
 )
 # Folders under a home folder that are walked whole (skills and plugins).
 HOME_DIRS: tuple[str, ...] = (
@@ -102,6 +106,7 @@ HOME_DIRS: tuple[str, ...] = (
     ".codex/skills",
     ".gemini/skills",
     ".config/opencode/skills",
+    ".continue/mcpServers",
 )
 
 

@@ -310,3 +310,75 @@ def test_walk_skips_vendored_and_virtualenv_folders(
     result = scan_paths([tmp_path / "repo"])
     assert [f.path for f in result.files] == [f"{tmp_path / 'repo'}/.mcp.json"]
     assert result.skipped_dirs == 3
+
+
+def test_goose_extensions_leave_builtins_out(asset: Callable[[str], Path]) -> None:
+    agbom, reader = _one_file(asset("manifests/goose/.config/goose/config.yaml"))
+    assert reader == "goose"
+    github = agbom.get("mcp:npm/@modelcontextprotocol/server-github@2025.4.8")
+    assert github.get("env_keys") == ["GITHUB_PERSONAL_ACCESS_TOKEN"]  # the value never is
+    assert agbom.get("mcp:pypi/mcp-server-fetch").get("disabled") is True
+    assert agbom.get("mcp:https://mcp.example.com/docs/mcp").get("transport") == "streamable-http"
+    assert not any(c.name == "developer" for c in agbom)  # part of Goose, not a server
+    assert "<your token>" not in str(agbom.to_document())
+
+
+def test_goose_with_only_builtins_is_skipped(write: Callable[..., Path]) -> None:
+    path = write(".config/goose/config.yaml", "extensions:\n  developer:\n    type: builtin\n")
+    (report,) = scan_paths([path]).files
+    assert report.status is FileStatus.SKIPPED and "built-in" in (report.skip_reason or "")
+
+
+def test_zed_context_servers_old_and_new_shapes(asset: Callable[[str], Path]) -> None:
+    agbom, reader = _one_file(asset("manifests/zed/.config/zed/settings.json"))
+    assert reader == "zed"
+    postgres = agbom.get("mcp:npm/@modelcontextprotocol/server-postgres@0.6.2")
+    assert postgres is not None and postgres.get("transport") == "stdio"
+    assert agbom.get("mcp:pypi/mcp-server-sentry@0.6.2").get("env_keys") == ["SENTRY_TOKEN"]
+    # A server provided by a Zed extension says nothing about what runs: not invented.
+    assert len(list(agbom)) == 2
+
+
+def test_continue_mcp_server_blocks(asset: Callable[[str], Path]) -> None:
+    agbom, reader = _one_file(asset("manifests/continue/.continue/mcpServers/playwright.yaml"))
+    assert reader == "continue"
+    browser = agbom.get("mcp:npm/@playwright/mcp@0.0.41")
+    assert browser is not None and browser.name == "Browser search"
+    assert agbom.get("mcp:https://wiki.example.com/mcp").name == "Internal wiki"
+
+
+def test_continue_entry_errors_are_located(write: Callable[..., Path]) -> None:
+    path = write(".continue/config.yaml", "mcpServers:\n  - name: broken\n    args: [1]\n")
+    (report,) = scan_paths([path]).files
+    assert report.status is FileStatus.ERROR
+    assert "broken" in str(report.errors[0])
+
+
+def test_new_client_globs() -> None:
+    assert reader_for(Path("h/.config/goose/config.yaml")).name == "goose"
+    assert reader_for(Path("a/Block/goose/config/config.yaml")).name == "goose"
+    assert reader_for(Path("h/.config/zed/settings.json")).name == "zed"
+    assert reader_for(Path("p/.zed/settings.json")).name == "zed"
+    assert reader_for(Path("p/.continue/mcpServers/x.yaml")).name == "continue"
+    assert reader_for(Path("h/.continue/config.yaml")).name == "continue"
+    assert reader_for(Path("x/config.yaml")) is None
+
+
+def test_home_discovery_of_goose_zed_and_continue(
+    write: Callable[..., Path], tmp_path: Path
+) -> None:
+    write(
+        "home/.config/goose/config.yaml",
+        "extensions:\n  g:\n    cmd: uvx\n    args: [mcp-g==1.0]\n",
+    )
+    write("home/.config/zed/settings.json", {"context_servers": {"z": {"url": "https://z/mcp"}}})
+    write("home/.continue/mcpServers/c.yaml", "mcpServers:\n  - name: c\n    url: https://c/mcp\n")
+    result = scan_paths([], home=tmp_path / "home")
+    assert {f.path: f.reader for f in result.files} == {
+        "~/.config/goose/config.yaml": "goose",
+        "~/.config/zed/settings.json": "zed",
+        "~/.continue/mcpServers/c.yaml": "continue",
+    }
+    assert {"mcp:pypi/mcp-g@1.0", "mcp:https://z/mcp", "mcp:https://c/mcp"} <= set(
+        result.agbom.components
+    )
