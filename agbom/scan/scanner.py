@@ -41,6 +41,7 @@ from agbom.scan.interface import (
     ReadResult,
     ScanError,
 )
+from agbom.scan.mcpb import McpbReader, looks_like_bundle_manifest
 from agbom.scan.registry import ServerJsonReader, looks_like_server_json
 from agbom.scan.skills import SkillReader
 
@@ -59,6 +60,7 @@ AGENT_CARDS = AgentCardReader()
 SERVER_JSON = ServerJsonReader()
 AGBOMS = AgBOMReader()
 TRANSCRIPTS = TranscriptReader()
+BUNDLES = McpbReader()
 GENERIC_MCP = next(r for r in CLIENT_READERS if r.name == "mcp-json")
 
 ALL_READERS: tuple[Reader, ...] = (
@@ -68,6 +70,7 @@ ALL_READERS: tuple[Reader, ...] = (
     SERVER_JSON,
     AGBOMS,
     TRANSCRIPTS,
+    BUNDLES,
 )
 
 # Files under a home folder where each client keeps its configuration (--home).
@@ -287,6 +290,7 @@ def _sniff(path: Path, data: bytes) -> Reader | None:
     if isinstance(doc, Mapping) and ("mcpServers" in doc or "servers" in doc):
         return GENERIC_MCP
     for check, reader in (
+        (looks_like_bundle_manifest, BUNDLES),
         (looks_like_server_json, SERVER_JSON),
         (looks_like_card, AGENT_CARDS),
         (looks_like_agbom, AGBOMS),

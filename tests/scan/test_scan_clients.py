@@ -382,3 +382,60 @@ def test_home_discovery_of_goose_zed_and_continue(
     assert {"mcp:pypi/mcp-g@1.0", "mcp:https://z/mcp", "mcp:https://c/mcp"} <= set(
         result.agbom.components
     )
+
+
+def test_mcpb_manifest_becomes_a_server_and_its_tools(asset: Callable[[str], Path]) -> None:
+    agbom, reader = _one_file(asset("manifests/mcpb/weather-bundle/manifest.json"))
+    assert reader == "mcpb"
+    server = agbom.get("mcp:mcpb/weather-forecast@1.4.2")
+    assert server.get("version") == "1.4.2" and server.get("publisher") == "Example Tools"
+    assert server.get("env_keys") == ["WEATHER_API_KEY"]
+    assert server.get("tools") == [
+        "tool:mcpb/weather-forecast/get_forecast",
+        "tool:mcpb/weather-forecast/get_alerts",
+    ]
+    assert agbom.get("tool:mcpb/weather-forecast/get_alerts").get("provider") == "weather-forecast"
+    assert server.get("digest") is None  # an unpacked folder has no single file to pin
+
+
+def _bundle(path: Path, manifest: bytes | None, *, extra: dict[str, bytes] | None = None) -> Path:
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        if manifest is not None:
+            archive.writestr("manifest.json", manifest)
+        for name, content in (extra or {}).items():
+            archive.writestr(name, content)
+    return path
+
+
+def test_zipped_bundle_is_pinned_by_its_sha256(
+    asset: Callable[[str], Path], tmp_path: Path
+) -> None:
+    import hashlib
+
+    manifest = asset("manifests/mcpb/weather-bundle/manifest.json").read_bytes()
+    bundle = _bundle(tmp_path / "weather.mcpb", manifest, extra={"server/index.js": b"//"})
+    agbom, reader = _one_file(bundle)
+    assert reader == "mcpb"
+    server = agbom.get("mcp:mcpb/weather-forecast@1.4.2")
+    expected = hashlib.sha256(bundle.read_bytes()).hexdigest()
+    assert server.get("digest") == {"algorithm": "sha256", "value": expected}
+
+
+def test_bad_bundles_are_errors_and_other_manifests_are_skipped(
+    write: Callable[..., Path], tmp_path: Path
+) -> None:
+    pwa = write("web/manifest.json", {"name": "App", "start_url": "/", "icons": []})
+    (report,) = scan_paths([pwa]).files
+    assert report.status is FileStatus.SKIPPED
+    not_zip = write("b/broken.mcpb", "plain text")
+    no_manifest = _bundle(tmp_path / "c/empty.mcpb", None, extra={"x": b"y"})
+    # A manifest that inflates past the bound is refused before it is read.
+    bomb = _bundle(tmp_path / "d/bomb.mcpb", b"{" + b" " * (2 << 20) + b"}")
+    reports = {Path(f.path).name: f for f in scan_paths([not_zip, no_manifest, bomb]).files}
+    assert all(r.status is FileStatus.ERROR for r in reports.values())
+    assert "not a zip" in str(reports["broken.mcpb"].error)
+    assert "no manifest.json" in str(reports["empty.mcpb"].error)
+    assert "over" in str(reports["bomb.mcpb"].error)
