@@ -427,9 +427,6 @@ class DecisionProcess:
                 waiter.set_exception(DecisionUnavailable("the decision process stopped"))
         if self._ready is not None and not self._ready.done():
             self._ready.set_exception(DecisionUnavailable("the decision process exited"))
-        if self._proc is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._proc.wait(timeout=1)
         if not self._stopping and self._loop is not None:
             print("agbom: the decision process stopped; restarting it", file=sys.stderr)
             self._loop.call_later(RESTART_DELAY_S, self._restart)
@@ -437,6 +434,10 @@ class DecisionProcess:
     def _restart(self) -> None:
         if self._stopping or self._loop is None:
             return
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()  # its socket is gone: it can no longer answer anyone
+        if self._proc is not None:
+            self._proc.wait()  # reap it (it has exited or was just killed)
 
         async def again() -> None:
             try:
