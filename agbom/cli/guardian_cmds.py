@@ -80,6 +80,12 @@ def serve(
         "--allow-overbroad-capabilities",
         help="Do not deny skills that declare capabilities none of their tools expose.",
     ),
+    decision_timeout: float = typer.Option(
+        90.0,
+        "--decision-timeout",
+        help="Seconds a request may wait for the decision process before it is answered "
+        "with an error and the process, taken to be stuck, is restarted.",
+    ),
     single_process: bool = typer.Option(
         False,
         "--single-process",
@@ -95,6 +101,8 @@ def serve(
         raise typer.BadParameter("must be enforce or observe", param_hint="--mode")
     if require_signatures and secret_file is None:
         raise typer.BadParameter("needs --secret-file", param_hint="--require-signatures")
+    if decision_timeout <= 0:
+        raise typer.BadParameter("must be positive", param_hint="--decision-timeout")
     if skew_window_ms <= 0 or max_load_path_depth <= 0 or max_body_bytes <= 0:
         raise typer.BadParameter(
             "--skew-window-ms, --max-load-path-depth and --max-body-bytes must be positive"
@@ -135,7 +143,7 @@ def serve(
         spec = WorkerSpec.of(
             db, rules, mode=mode, secret_file=secret_file, config=config, limits=limits
         )
-        decisions = ProcessDecisions(spec, limits)
+        decisions = ProcessDecisions(spec, limits, deadline_s=decision_timeout)
     typer.echo(f"agbom: serving ACS on http://{host}:{port}/acs (store {db})", err=True)
     serve_http(
         decisions,

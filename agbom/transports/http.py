@@ -28,7 +28,13 @@ from agbom.guardian import Guardian
 from agbom.protocol import INTERNAL_ERROR, AcsError, error_response
 from agbom.store import SqliteStore
 from agbom.transports.interface import Limits, handle_body_pipelined, too_large
-from agbom.transports.worker import KIND_ACS, DecisionProcess, DecisionUnavailable, WorkerSpec
+from agbom.transports.worker import (
+    DEADLINE_S,
+    KIND_ACS,
+    DecisionProcess,
+    DecisionUnavailable,
+    WorkerSpec,
+)
 
 JSON = "application/json"
 
@@ -114,8 +120,8 @@ class ProcessDecisions:
     for a decision.
     """
 
-    def __init__(self, spec: WorkerSpec, limits: Limits) -> None:
-        self.process = DecisionProcess(spec)
+    def __init__(self, spec: WorkerSpec, limits: Limits, *, deadline_s: float = DEADLINE_S) -> None:
+        self.process = DecisionProcess(spec, deadline_s=deadline_s)
         self.limits = limits
         self._store: SqliteStore | None = None
         self._db = Path(spec.db)

@@ -54,6 +54,9 @@ FRAME_SLACK = 1 << 20
 """Bytes a frame may carry beyond the body limit (a hook's headers and metadata)."""
 START_TIMEOUT_S = 60.0
 RESTART_DELAY_S = 0.5
+DEADLINE_S = 90.0
+"""Longest a request may wait for its decision. Longer than the store's own busy timeout
+(30 s), so a slow store answers with its error first; past it, the process is stuck."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,8 +314,9 @@ class DecisionProcess:
     with an error (fail closed), it never allows on its own.
     """
 
-    def __init__(self, spec: WorkerSpec) -> None:
+    def __init__(self, spec: WorkerSpec, *, deadline_s: float = DEADLINE_S) -> None:
         self.spec = spec
+        self.deadline_s = deadline_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._link: _Link | None = None
         self._ready: asyncio.Future[None] | None = None
@@ -387,7 +391,25 @@ class DecisionProcess:
             # One write per turn of the loop for every frame queued in it.
             self._flush_scheduled = True
             self._loop.call_soon(self._flush)
-        return await waiter
+        try:
+            return await asyncio.wait_for(waiter, self.deadline_s)
+        except TimeoutError:
+            self._waiters.pop(tag, None)
+            self._hung()
+            raise DecisionUnavailable(
+                f"no decision within {self.deadline_s:g} s; the decision process is restarted"
+            ) from None
+
+    def _hung(self) -> None:
+        """A decision process that holds a request past the deadline is stuck (its store waits
+        time out well before): kill it, and the usual restart takes over."""
+        if self._proc is not None and self._proc.poll() is None and not self._stopping:
+            print(
+                f"agbom: the decision process answered nothing for {self.deadline_s:g} s; "
+                "killing it",
+                file=sys.stderr,
+            )
+            self._proc.kill()
 
     async def hook(
         self, runtime: str, body: bytes, *, env: dict[str, str], fail_open: bool

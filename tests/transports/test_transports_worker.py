@@ -239,3 +239,29 @@ def test_a_hook_event_that_cannot_be_decided_blocks(
     sock.sendall(frame(7, KIND_HOOK, META.pack(len(meta)) + meta + b"{}"))
     reply = decode_hook_reply(read_replies(sock, 1)[7])
     assert reply.http_status == 500 and reply.exit_code == 2
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_a_stuck_decision_process_is_answered_for_then_replaced(tmp_path: Path) -> None:
+    served = Served(
+        db=tmp_path / "s.db", log=tmp_path / "serve.log", extra=["--decision-timeout", "1"]
+    ).start()
+    try:
+        sid = open_session(served.url)
+        (worker,) = _children(served.proc.pid)
+        os.kill(worker, signal.SIGSTOP)  # alive, holding its socket, answering nothing
+        started = time.monotonic()
+        stuck = post(served.url, request("steps/toolCallRequest", TOOL, session_id=sid))
+        assert stuck["error"]["data"]["reason"] == "guardian_unavailable"
+        assert 0.9 < time.monotonic() - started < 10
+        assert _gone(worker)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            reply = post(served.url, request("steps/toolCallRequest", TOOL, session_id=sid))
+            if "result" in reply:
+                break
+            time.sleep(0.1)
+        assert reply["result"]["decision"] == "allow"
+    finally:
+        served.stop()
+    assert "answered nothing for 1 s" in served.logs()
