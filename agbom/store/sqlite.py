@@ -1138,32 +1138,6 @@ class SqliteStore:
         )
         return [row[0] for row in rows]
 
-    @_guarded
-    def request_seen(self, session_id: str, request_id: str) -> bool:
-        """Whether ``request_id`` already has an entry in the session's chain."""
-        row = (
-            self._require()
-            .execute(
-                "SELECT 1 FROM chain_entries WHERE session_id = ? AND request_id = ?",
-                (session_id, request_id),
-            )
-            .fetchone()
-        )
-        return row is not None
-
-    @_guarded
-    def nonce_seen(self, session_id: str, nonce: str) -> bool:
-        """Whether ``nonce`` already has an entry in the session's chain."""
-        row = (
-            self._require()
-            .execute(
-                "SELECT 1 FROM chain_entries WHERE session_id = ? AND nonce = ?",
-                (session_id, nonce),
-            )
-            .fetchone()
-        )
-        return row is not None
-
     # -- sessions --------------------------------------------------------------------------
 
     @_guarded
