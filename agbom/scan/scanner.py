@@ -30,6 +30,7 @@ from agbom.inventory.model import Component, check_references
 from agbom.scan._parse import ParseFailure, load_json
 from agbom.scan.a2a import AgentCardReader, looks_like_card
 from agbom.scan.acs import AgBOMReader, TranscriptReader, looks_like_agbom
+from agbom.scan.agents_sdk import AgentsSdkReader
 from agbom.scan.clients import READERS as CLIENT_READERS
 from agbom.scan.interface import (
     FileError,
@@ -61,6 +62,7 @@ SERVER_JSON = ServerJsonReader()
 AGBOMS = AgBOMReader()
 TRANSCRIPTS = TranscriptReader()
 BUNDLES = McpbReader()
+AGENTS_SDK = AgentsSdkReader()
 GENERIC_MCP = next(r for r in CLIENT_READERS if r.name == "mcp-json")
 
 ALL_READERS: tuple[Reader, ...] = (
@@ -71,6 +73,7 @@ ALL_READERS: tuple[Reader, ...] = (
     AGBOMS,
     TRANSCRIPTS,
     BUNDLES,
+    AGENTS_SDK,
 )
 
 # Files under a home folder where each client keeps its configuration (--home).
@@ -307,7 +310,9 @@ def _inside(real: Path, roots: tuple[Path, ...]) -> bool:
     return any(real == root or root in real.parents for root in roots)
 
 
-def _read_file(candidate: _Candidate, explicit: bool) -> tuple[FileReport, ReadResult | None]:
+def _read_file(
+    candidate: _Candidate, explicit: bool
+) -> tuple[FileReport | None, ReadResult | None]:
     display = candidate.display
     reader = candidate.reader
     name = reader.name if reader else None
@@ -367,6 +372,8 @@ def _read_file(candidate: _Candidate, explicit: bool) -> tuple[FileReport, ReadR
     except Exception as exc:  # noqa: BLE001 - a reader bug must not stop the scan
         return error(f"internal error in reader {name}: {type(exc).__name__}: {exc}"), None
     if result.skipped is not None and not result.components and not result.errors:
+        if getattr(reader, "quiet", False) and not explicit:
+            return None, None  # a reader of common files (*.py): nothing to say about this one
         return FileReport(display, name, FileStatus.SKIPPED, skip_reason=result.skipped), result
     status = FileStatus.ERROR if result.errors else FileStatus.OK
     report = FileReport(display, name, status, tuple(result.errors), len(result.components))
@@ -476,7 +483,7 @@ def _candidates(
                     yield candidate, False
 
 
-_Outcome = tuple[FileReport, list[dict[str, Any]], list[Finding]]
+_Outcome = tuple[FileReport | None, list[dict[str, Any]], list[Finding]]
 # Set just before forking workers, so children inherit the candidates instead of receiving
 # pickled readers (some hold closures).
 _FORK_CANDIDATES: list[tuple[_Candidate, bool]] = []
@@ -570,12 +577,14 @@ def scan_paths(
     for done, ((candidate, _), (report, components, file_findings)) in enumerate(
         zip(ordered, outcomes, strict=True), start=1
     ):
+        if progress is not None:
+            progress(done, total, candidate.display)
+        if report is None:
+            continue
         reports.append(report)
         if report.reader is not None:
             found.extend((report.path, report.reader, c) for c in components)
             findings.extend(file_findings)
-        if progress is not None:
-            progress(done, total, candidate.display)
 
     merged, merge_errors = _merge(found)
     _drop_dangling(merged, merge_errors)

@@ -203,7 +203,7 @@ def test_registry_server_json_merges_with_config(asset: Callable[[str], Path]) -
     agbom, _ = _scan(asset("manifests"))
     fs = agbom.get("mcp:npm/@modelcontextprotocol/server-filesystem@2025.8.21")
     readers = sorted(loc["reader"] for loc in fs.get("found_in"))
-    assert readers == ["claude-code", "claude-desktop", "mcp-registry"]
+    assert readers == ["agents-sdk", "claude-code", "claude-desktop", "mcp-registry"]
     remote = agbom.get("mcp:https://fs.example.com/mcp")
     assert remote.version == "2025.8.21" and remote.get("registry_name").endswith("/filesystem")
 
@@ -439,3 +439,54 @@ def test_bad_bundles_are_errors_and_other_manifests_are_skipped(
     assert "not a zip" in str(reports["broken.mcpb"].error)
     assert "no manifest.json" in str(reports["empty.mcpb"].error)
     assert "over" in str(reports["bomb.mcpb"].error)
+
+
+def test_agents_sdk_servers_are_read_from_python_without_running_it(
+    asset: Callable[[str], Path],
+) -> None:
+    agbom, reader = _one_file(asset("manifests/agents-sdk/research_agent.py"))
+    assert reader == "agents-sdk"
+    fs = agbom.get("mcp:npm/@modelcontextprotocol/server-filesystem@2025.8.21")
+    assert fs.name == "filesystem" and fs.get("transport") == "stdio"
+    # The env value is computed at run time; its name is all an inventory keeps anyway.
+    assert fs.get("env_keys") == ["NOTES_TOKEN"]
+    assert agbom.get("mcp:https://search.example.com/mcp").name == "search"
+    assert agbom.get("mcp:https://mcp.deepwiki.com/mcp").name == "deepwiki"
+
+
+def test_agents_sdk_params_forms_and_run_time_values(write: Callable[..., Path]) -> None:
+    source = (
+        "from agents.mcp import MCPServerStdio, MCPServerStdioParams, MCPServerSse\n"
+        "a = MCPServerStdio(params=MCPServerStdioParams(command='uvx', args=['mcp-a==1.2']))\n"
+        "cmd = pick()\n"
+        "b = MCPServerStdio(params={'command': cmd, 'args': []}, name='b')\n"
+        "c = MCPServerSse({'url': 'https://c.example/sse'}, name='c')\n"
+    )
+    path = write("agent/main.py", source)
+    result = scan_paths([path])
+    (report,) = result.files
+    assert report.status is FileStatus.ERROR
+    assert report.errors[0].line == 4 and "run time" in report.errors[0].reason
+    assert result.agbom.get("mcp:pypi/mcp-a@1.2") is not None
+    assert result.agbom.get("mcp:https://c.example/sse").get("transport") == "sse"
+
+
+def test_python_files_without_sdk_servers_are_passed_over_quietly(
+    write: Callable[..., Path], tmp_path: Path
+) -> None:
+    write("repo/app/util.py", "def f():\n    return 1\n")
+    write("repo/app/broken.py", "def (:\n")  # no SDK names: not even parsed
+    write("repo/.mcp.json", {"mcpServers": {"x": {"url": "https://x/mcp"}}})
+    result = scan_paths([tmp_path / "repo"])
+    assert [f.reader for f in result.files] == ["claude-code"]  # the .py files are not listed
+    # Named explicitly, such a file is listed as skipped, so nothing is silently ignored.
+    (explicit,) = scan_paths([tmp_path / "repo/app/util.py"]).files
+    assert explicit.status is FileStatus.SKIPPED
+
+
+def test_python_that_names_the_sdk_but_does_not_parse_is_an_error(
+    write: Callable[..., Path],
+) -> None:
+    path = write("agent.py", "from agents.mcp import MCPServerStdio\nMCPServerStdio(params={\n")
+    (report,) = scan_paths([path]).files
+    assert report.status is FileStatus.ERROR and "not valid Python" in report.errors[0].reason
