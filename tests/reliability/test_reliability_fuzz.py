@@ -378,6 +378,12 @@ MANIFEST_NAMES = [
     "server.json",
     "agbom.json",
     "trace.jsonl",
+    ".config/goose/config.yaml",
+    ".config/zed/settings.json",
+    ".continue/mcpServers/x.yaml",
+    "bundle/manifest.json",
+    "tool.mcpb",
+    "agent.py",
 ]
 manifest_bodies = st.one_of(
     st.binary(max_size=400),
@@ -393,6 +399,12 @@ manifest_bodies = st.one_of(
             b"[" * 50_000,
             b'{"a": 1e400, "b": NaN}',
             b'[mcp_servers.x]\ncommand = 1\nargs = "x"\n',
+            b"extensions:\n  x:\n    cmd: [1]\n    type: stdio\n",
+            b"mcpServers:\n  - 1\n  - name: {a: b}\n",
+            b'{"manifest_version": "0.2", "server": {"type": "node"}, "tools": [1]}',
+            b"PK\x03\x04" + b"\x00" * 100,
+            b"MCPServerStdio(params={**x})\nHostedMCPTool(tool_config=1)\n",
+            b"MCPServerStdio(" + b"[" * 5_000 + b")\n",
         ]
     ),
 )
