@@ -39,6 +39,14 @@ def _top_object(doc: Any) -> Mapping[str, Any]:
     return doc
 
 
+def _section(doc: Any, key: str) -> Any:
+    """The value under ``key`` of a config object; a file without it has no servers."""
+    value = _top_object(doc).get(key)
+    if value is None:
+        raise _NoServers(f"no {key!r} in this file")
+    return value
+
+
 def _top(key: str) -> SectionsFn:
     def sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
         doc = _top_object(doc)
@@ -102,10 +110,7 @@ _GOOSE_IN_PROCESS = frozenset({"builtin", "platform", "frontend", "inline_python
 def _goose_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     """Goose ``config.yaml``: ``extensions`` keyed by name (``cmd``, ``args``, ``envs``,
     ``uri``); built-in and platform extensions are part of Goose and are left out."""
-    doc = _top_object(doc)
-    extensions = doc.get("extensions")
-    if extensions is None:
-        raise _NoServers("no 'extensions' in this file")
+    extensions = _section(doc, "extensions")
     if not isinstance(extensions, Mapping):
         yield "extensions", extensions
         return
@@ -123,10 +128,7 @@ def _zed_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     """Zed ``settings.json``: ``context_servers`` keyed by name. Older Zed nests the command
     as ``{"command": {"path", "args", "env"}}``; servers provided by a Zed extension carry no
     command and are left out."""
-    doc = _top_object(doc)
-    servers = doc.get("context_servers")
-    if servers is None:
-        raise _NoServers("no 'context_servers' in this file")
+    servers = _section(doc, "context_servers")
     if not isinstance(servers, Mapping):
         yield "context_servers", servers
         return
@@ -148,10 +150,7 @@ def _zed_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
 def _continue_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     """Continue ``config.yaml`` and ``.continue/mcpServers/*.yaml``: ``mcpServers`` is a list
     of entries that carry their own ``name``."""
-    doc = _top_object(doc)
-    servers = doc.get("mcpServers")
-    if servers is None:
-        raise _NoServers("no 'mcpServers' in this file")
+    servers = _section(doc, "mcpServers")
     if not isinstance(servers, list):
         yield "mcpServers", servers
         return
