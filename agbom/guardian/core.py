@@ -107,12 +107,16 @@ class _Pipelined:
             self.reply(self.response)
             return
         if isinstance(self.outcome, DuplicateRequest):
-            reason = "duplicate_nonce" if "nonce" in str(self.outcome) else "duplicate_request_id"
-            err = AcsError(codes.REPLAY_DETECTED, reason, str(self.outcome))
+            err = _replay_error(self.outcome)
         else:
             # The decision was made but its entry is not in the chain: it must not stand.
             err = AcsError(codes.INTERNAL_ERROR, "audit_append_failed", str(self.outcome))
         self.reply(codes.error_response(self.request_id, err))
+
+
+def _replay_error(exc: DuplicateRequest) -> AcsError:
+    """A request id or nonce the store already holds, as the -32005 the client gets."""
+    return AcsError(codes.REPLAY_DETECTED, f"duplicate_{exc.field}", str(exc))
 
 
 def _parse_timestamp(value: str) -> float | None:
@@ -553,8 +557,7 @@ class Guardian:
                 entry["entry_id"] = str(session.seq + 1)
                 continue
             except DuplicateRequest as exc:
-                reason = "duplicate_nonce" if "nonce" in str(exc) else "duplicate_request_id"
-                raise AcsError(codes.REPLAY_DETECTED, reason, str(exc)) from exc
+                raise _replay_error(exc) from exc
             session.head = digest
             session.seq = seq
             session.remember_request(request_id)

@@ -40,7 +40,14 @@ class ChainConflict(StoreError):
 
 
 class DuplicateRequest(StoreError):
-    """The (session, request_id) or (session, nonce) pair was already recorded."""
+    """The (session, request_id) or (session, nonce) pair was already recorded.
+
+    ``field`` says which: ``"request_id"`` or ``"nonce"``.
+    """
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True, slots=True)

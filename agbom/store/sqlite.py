@@ -204,8 +204,11 @@ def _append_row(append: ChainAppend) -> tuple[Any, ...]:
 def _duplicate_request(
     exc: sqlite3.IntegrityError, session_id: str, request_id: str | None, nonce: str | None
 ) -> DuplicateRequest:
-    what = f"nonce {nonce!r}" if "nonce" in str(exc) else f"request_id {request_id!r}"
-    return DuplicateRequest(f"{what} was already seen in session {session_id!r}")
+    # SQLite names the index's columns: "UNIQUE constraint failed: …chain_entries.nonce".
+    field, value = ("nonce", nonce) if "nonce" in str(exc) else ("request_id", request_id)
+    return DuplicateRequest(
+        f"{field} {value!r} was already seen in session {session_id!r}", field=field
+    )
 
 
 # A whole batch of entries in one autocommitted statement, the rows given as one JSON array of

@@ -63,16 +63,23 @@ def test_head_mismatch_is_a_conflict_and_writes_nothing(store: SqliteStore) -> N
 
 def test_duplicate_request_id_and_nonce(store: SqliteStore) -> None:
     h1 = append(store, "s1", 1, None, request_id="r-1", nonce="n-1")
-    with pytest.raises(DuplicateRequest, match="request_id 'r-1'"):
+    with pytest.raises(DuplicateRequest, match="request_id 'r-1'") as repeated_id:
         append(store, "s1", 2, h1, request_id="r-1", nonce="n-2")
-    with pytest.raises(DuplicateRequest, match="nonce 'n-1'"):
+    assert repeated_id.value.field == "request_id"
+    with pytest.raises(DuplicateRequest, match="nonce 'n-1'") as repeated_nonce:
         append(store, "s1", 2, h1, request_id="r-2", nonce="n-1")
+    assert repeated_nonce.value.field == "nonce"
     # The same ids are fine in another session; entries without ids never collide.
     append(store, "s2", 1, None, request_id="r-1", nonce="n-1")
     h2 = append(store, "s1", 2, h1, request_id=None, nonce=None)
     append(store, "s1", 3, h2, request_id=None, nonce=None)
     assert len(store.chain_entries("s1")) == 3
     assert append(store, "s1", 4, store.chain_head("s1"), request_id="r-9", nonce="n-9")
+    # Which one repeated comes from the index, never from the text of the id.
+    h3 = append(store, "s3", 1, None, request_id="nonce-7", nonce=None)
+    with pytest.raises(DuplicateRequest) as named_like_a_nonce:
+        append(store, "s3", 2, h3, request_id="nonce-7", nonce=None)
+    assert named_like_a_nonce.value.field == "request_id"
 
 
 def test_text_entries_are_kept_byte_for_byte(store: SqliteStore) -> None:
