@@ -238,6 +238,7 @@ WHERE NOT EXISTS (
                        ORDER BY seq DESC LIMIT 1) IS NOT f.prev
 )
 ORDER BY k
+RETURNING session_id, entry_hash, seq
 """
 
 
@@ -1004,14 +1005,13 @@ class SqliteStore:
             conn = self._require()
             try:
                 if _linked_in_order(rows):
-                    first_seq = self._first_seqs(conn, rows)
-                    before = conn.total_changes
                     try:
-                        conn.execute(_BATCH_SQL, (orjson.dumps(rows).decode(),))
-                        # (rowcount is -1 for a statement that starts with WITH)
-                        if conn.total_changes - before == len(rows):
+                        stored = conn.execute(_BATCH_SQL, (orjson.dumps(rows).decode(),))
+                        # RETURNING order is unspecified: match rows by (session, entry hash)
+                        seqs = {(sid, digest): seq for sid, digest, seq in stored.fetchall()}
+                        if len(seqs) == len(rows):
                             self._restart_wal_if_due(conn)
-                            return _batch_seqs(rows, first_seq)
+                            return [seqs[(row[0], row[2])] for row in rows]
                     except sqlite3.IntegrityError:
                         pass  # a repeated request id or nonce: nothing went in; find which
                 return self._append_one_by_one(conn, rows)
@@ -1039,19 +1039,6 @@ class SqliteStore:
             pass  # a reader holds an old snapshot: the checkpointer asks again next round
         finally:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-
-    def _first_seqs(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> dict[str, int]:
-        # Read before the insert for the returned seqs; the insert computes its own, so a
-        # writer slipping in between makes the WHERE clause refuse the batch, never misnumber.
-        seqs: dict[str, int] = {}
-        for row in rows:
-            if row[0] not in seqs:
-                found = conn.execute(
-                    "SELECT seq FROM chain_entries WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
-                    (row[0],),
-                ).fetchone()
-                seqs[row[0]] = (found[0] if found else 0) + 1
-        return seqs
 
     def _append_one_by_one(
         self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]
@@ -1472,15 +1459,6 @@ def _entry_text(entry: Mapping[str, Any] | bytes | str) -> str:
     if len(data) > MAX_ENTRY_BYTES:
         raise StoreError(f"audit entry is larger than {MAX_ENTRY_BYTES} bytes")
     return data.decode("utf-8")
-
-
-def _batch_seqs(rows: list[tuple[Any, ...]], first: dict[str, int]) -> list[int | StoreError]:
-    next_seq = dict(first)
-    out: list[int | StoreError] = []
-    for row in rows:
-        out.append(next_seq[row[0]])
-        next_seq[row[0]] += 1
-    return out
 
 
 def _component_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str, str | None]]:
