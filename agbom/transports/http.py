@@ -25,9 +25,9 @@ from starlette.routing import Route
 from agbom.adapters.interface import HookReply
 from agbom.errors import AgbomError
 from agbom.guardian import Guardian
-from agbom.protocol import INTERNAL_ERROR, AcsError, error_response
+from agbom.protocol import INTERNAL_ERROR
 from agbom.store import SqliteStore
-from agbom.transports.interface import Limits, handle_body_pipelined, too_large
+from agbom.transports.interface import Limits, error_body, handle_body_pipelined, too_large
 from agbom.transports.worker import (
     DEADLINE_S,
     KIND_ACS,
@@ -148,9 +148,7 @@ class ProcessDecisions:
         try:
             return await self.process.call(KIND_ACS, body)
         except DecisionUnavailable as exc:
-            return orjson.dumps(
-                error_response(None, AcsError(INTERNAL_ERROR, "guardian_unavailable", str(exc)))
-            )
+            return error_body(INTERNAL_ERROR, "guardian_unavailable", str(exc))
 
     async def hook(
         self, runtime: str, body: bytes, *, env: dict[str, str], fail_open: bool

@@ -36,25 +36,26 @@ class Limits:
     max_batch: int = 100
 
 
-def _error(code: int, reason: str, message: str) -> bytes:
+def error_body(code: int, reason: str, message: str) -> bytes:
+    """A JSON-RPC error response with a null id: the answer when no request can be read."""
     return orjson.dumps(error_response(None, AcsError(code, reason, message)))
 
 
 def too_large(limits: Limits) -> bytes:
     """The answer to a body over ``limits.max_body_bytes`` (which need not be read whole)."""
-    return _error(
+    return error_body(
         INVALID_REQUEST, "payload_too_large", f"request body exceeds {limits.max_body_bytes} bytes"
     )
 
 
-def _parse(body: bytes, limits: Limits) -> Any:
+def parse_message(body: bytes, limits: Limits) -> Any:
     """The JSON-RPC message in ``body``, or the bytes of the error answering it."""
     if len(body) > limits.max_body_bytes:
         return too_large(limits)
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        return _error(PARSE_ERROR, "parse_error", f"invalid JSON: {exc}")
+        return error_body(PARSE_ERROR, "parse_error", f"invalid JSON: {exc}")
     if isinstance(message, list):
         # A single request's depth is checked by the Guardian's envelope validation; a batch
         # is walked here once so an over-deep batch is refused as a whole.
@@ -63,9 +64,9 @@ def _parse(body: bytes, limits: Limits) -> Any:
         except AcsError as exc:
             return orjson.dumps(error_response(None, exc))
         if not message:
-            return _error(INVALID_REQUEST, "empty_batch", "a batch must not be empty")
+            return error_body(INVALID_REQUEST, "empty_batch", "a batch must not be empty")
         if len(message) > limits.max_batch:
-            return _error(
+            return error_body(
                 INVALID_REQUEST, "batch_too_large", f"a batch may hold {limits.max_batch} requests"
             )
     return message
@@ -73,7 +74,7 @@ def _parse(body: bytes, limits: Limits) -> Any:
 
 def handle_body(handler: RequestHandler, body: bytes, limits: Limits) -> bytes:
     """Parse one JSON-RPC message (single or batch) and answer it, never raising."""
-    message = _parse(body, limits)
+    message = parse_message(body, limits)
     if isinstance(message, bytes):
         return message
     if isinstance(message, list):
@@ -87,7 +88,7 @@ async def handle_body_pipelined(handler: PipelinedHandler, body: bytes, limits: 
     While this request waits for its chain entry to be committed, the loop decides others.
     Batch items are answered in order, each after the previous one's entry is committed.
     """
-    message = _parse(body, limits)
+    message = parse_message(body, limits)
     if isinstance(message, bytes):
         return message
     if isinstance(message, list):

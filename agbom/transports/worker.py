@@ -40,8 +40,8 @@ import orjson
 from agbom.adapters.interface import HookReply
 from agbom.guardian import Guardian, GuardianConfig
 from agbom.guardian.config import Mode
-from agbom.protocol import INTERNAL_ERROR, AcsError, error_response
-from agbom.transports.interface import Limits, TransportError, _parse
+from agbom.protocol import INTERNAL_ERROR
+from agbom.transports.interface import Limits, TransportError, error_body, parse_message
 
 REQUEST = struct.Struct(">IIB")
 REPLY = struct.Struct(">II")
@@ -201,11 +201,10 @@ class DecisionServer:
                 )
                 self._emit(tag, encode_hook_reply(failed))
             else:
-                err = AcsError(INTERNAL_ERROR, "internal_error", reason)
-                self._emit(tag, orjson.dumps(error_response(None, err)))
+                self._emit(tag, error_body(INTERNAL_ERROR, "internal_error", reason))
 
     def _answer_acs(self, tag: int, body: bytes) -> None:
-        message = _parse(body, self.limits)
+        message = parse_message(body, self.limits)
         if isinstance(message, bytes):
             self._emit(tag, message)
             return
