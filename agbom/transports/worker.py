@@ -230,25 +230,32 @@ class DecisionServer:
     def _answer_hook(self, tag: int, payload: bytes) -> None:
         from agbom.adapters import get_adapter
 
-        (size,) = META.unpack_from(payload)
-        meta = orjson.loads(payload[META.size : META.size + size])
-        body = payload[META.size + size :]
+        meta, body = split_meta(payload)
         adapter = get_adapter(meta["runtime"])
         reply = adapter.handle(body, self.guardian, env=meta["env"], fail_open=meta["fail_open"])
         self._emit(tag, encode_hook_reply(reply))
 
 
+def join_meta(meta: dict[str, Any], body: bytes) -> bytes:
+    """A hook frame's payload (either way): ``u32 length | meta JSON | body``."""
+    text = orjson.dumps(meta)
+    return META.pack(len(text)) + text + body
+
+
+def split_meta(payload: bytes) -> tuple[dict[str, Any], bytes]:
+    """The inverse of :func:`join_meta`."""
+    (size,) = META.unpack_from(payload)
+    return orjson.loads(payload[META.size : META.size + size]), payload[META.size + size :]
+
+
 def encode_hook_reply(reply: HookReply) -> bytes:
-    meta = orjson.dumps(
-        {"exit_code": reply.exit_code, "stderr": reply.stderr, "http_status": reply.http_status}
-    )
-    return META.pack(len(meta)) + meta + reply.body
+    status = {"exit_code": reply.exit_code, "stderr": reply.stderr}
+    return join_meta({**status, "http_status": reply.http_status}, reply.body)
 
 
 def decode_hook_reply(payload: bytes) -> HookReply:
-    (size,) = META.unpack_from(payload)
-    meta = orjson.loads(payload[META.size : META.size + size])
-    return HookReply(body=payload[META.size + size :], **meta)
+    meta, body = split_meta(payload)
+    return HookReply(body=body, **meta)
 
 
 def main(argv: list[str]) -> int:
@@ -413,8 +420,8 @@ class DecisionProcess:
     async def hook(
         self, runtime: str, body: bytes, *, env: dict[str, str], fail_open: bool
     ) -> HookReply:
-        meta = orjson.dumps({"runtime": runtime, "env": env, "fail_open": fail_open})
-        return decode_hook_reply(await self.call(KIND_HOOK, META.pack(len(meta)) + meta + body))
+        event = join_meta({"runtime": runtime, "env": env, "fail_open": fail_open}, body)
+        return decode_hook_reply(await self.call(KIND_HOOK, event))
 
     def _flush(self) -> None:
         self._flush_scheduled = False
