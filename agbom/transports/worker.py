@@ -249,8 +249,12 @@ def split_meta(payload: bytes) -> tuple[dict[str, Any], bytes]:
 
 
 def encode_hook_reply(reply: HookReply) -> bytes:
-    status = {"exit_code": reply.exit_code, "stderr": reply.stderr}
-    return join_meta({**status, "http_status": reply.http_status}, reply.body)
+    status = {
+        "exit_code": reply.exit_code,
+        "stderr": reply.stderr,
+        "http_status": reply.http_status,
+    }
+    return join_meta(status, reply.body)
 
 
 def decode_hook_reply(payload: bytes) -> HookReply:
