@@ -113,7 +113,7 @@ def test_a_batch_and_bad_json_in_frames(decision_socket: tuple[socket.socket, Pa
 def test_a_hook_event_is_decided_in_the_decision_process(
     decision_socket: tuple[socket.socket, Path],
 ) -> None:
-    sock, _ = decision_socket
+    sock, db = decision_socket
     event = {
         "session_id": "hook-session",
         "hook_event_name": "PreToolUse",
@@ -123,8 +123,11 @@ def test_a_hook_event_is_decided_in_the_decision_process(
     meta = orjson.dumps({"runtime": "claude-code", "env": {}, "fail_open": False})
     sock.sendall(frame(5, KIND_HOOK, META.pack(len(meta)) + meta + orjson.dumps(event)))
     reply = decode_hook_reply(read_replies(sock, 1)[5])
-    assert reply.http_status == 200 and reply.exit_code in (0, 2)
-    assert isinstance(orjson.loads(reply.body or b"{}"), dict)
+    assert reply.http_status == 200 and reply.exit_code == 0, reply  # `ls` is allowed
+    # The decision is in the session's chain: the hook went through the Guardian.
+    with SqliteStore.open(db) as store:
+        steps = [e["step_type"] for e in store.chain_entries("hook-session")]
+    assert steps[-1] == "steps/toolCallRequest"
 
 
 def test_an_oversized_frame_closes_the_link(decision_socket: tuple[socket.socket, Path]) -> None:
