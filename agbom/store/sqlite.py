@@ -63,6 +63,22 @@ MAX_ENTRY_BYTES = 32 << 20  # one audit entry or one AgBOM document
 MAX_ID = 512
 WAL_LIMIT_BYTES = 64 << 20
 """WAL size at which the background checkpointer makes SQLite start the WAL over."""
+PROBE_BUSY_TIMEOUT_S = 0.5
+"""How long :meth:`SqliteStore.check_writable` waits for another writer's lock."""
+_RECONNECT_CODES = frozenset(
+    {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN}
+)
+"""Failures after which a connection may be stuck in a state the file has since left. SQLite
+opens a file it may not write (chmod, ``chattr +i``, a read-only remount) read-only and keeps
+it so for the connection's life, so only a new connection sees that it is writable again."""
+_UNWRITABLE_CODES = _RECONNECT_CODES | {
+    sqlite3.SQLITE_BUSY,
+    sqlite3.SQLITE_LOCKED,
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_PERM,
+    sqlite3.SQLITE_PROTOCOL,
+}
+"""Failures that say the store cannot take writes now (as opposed to a refused row)."""
 
 IMPORT_FORMAT = "agbom-skill-approvals"
 IMPORT_VERSION = 1
@@ -90,10 +106,11 @@ def _guarded(method: Callable[P, R]) -> Callable[P, R]:
         with self._lock:
             if self._conn is None:
                 raise StoreError(f"store {self.path} is closed")
+            self._reconnect_if_due()
             try:
                 return method(*args, **kwargs)
             except sqlite3.Error as exc:
-                raise StoreError(_describe(exc, self.path)) from exc
+                raise StoreError(self._failed(exc)) from exc
 
     return wrapper
 
@@ -267,6 +284,10 @@ class SqliteStore:
         self._lock = threading.RLock()
         self._checkpointer: tuple[threading.Thread, threading.Event] | None = None
         self._wal_restart_due = False  # set by the checkpointer thread, acted on by the writer
+        self._busy_timeout = BUSY_TIMEOUT_S
+        self._write_failure: str | None = None
+        self._reconnect_due = False
+        self._checkpoint_settings: tuple[float, int] = (0.25, WAL_LIMIT_BYTES)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -292,6 +313,7 @@ class SqliteStore:
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             store = cls(path, conn)
+            store._busy_timeout = busy_timeout
             store._configure(busy_timeout)
             store._migrate()
         except sqlite3.Error as exc:
@@ -395,6 +417,7 @@ class SqliteStore:
             if self._checkpointer is not None:
                 return
             self._require().execute("PRAGMA wal_autocheckpoint = 0")
+            self._checkpoint_settings = (interval_s, wal_limit_bytes)
             stop = threading.Event()
 
             page_size = int(self._require().execute("PRAGMA page_size").fetchone()[0])
@@ -408,7 +431,9 @@ class SqliteStore:
                             if frames * page_size > wal_limit_bytes:
                                 self._wal_restart_due = True
                         except sqlite3.Error:
-                            continue  # busy or locked now; the next round catches up
+                            # Busy or locked now: the next round catches up. A connection left
+                            # read-only is replaced with the writer's (_reconnect_if_due).
+                            continue
                 finally:
                     conn.close()
 
@@ -419,14 +444,17 @@ class SqliteStore:
     def close(self) -> None:
         """Close the connection; later calls raise :class:`StoreError`."""
         with self._lock:
-            if self._checkpointer is not None:
-                thread, stop = self._checkpointer
-                stop.set()
-                thread.join(timeout=5)
-                self._checkpointer = None
+            self._stop_checkpoints()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+    def _stop_checkpoints(self) -> None:
+        if self._checkpointer is not None:
+            thread, stop = self._checkpointer
+            stop.set()
+            thread.join(timeout=5)
+            self._checkpointer = None
 
     def __enter__(self) -> SqliteStore:
         return self
@@ -452,6 +480,88 @@ class SqliteStore:
             raise
         else:
             conn.execute("COMMIT")
+            self._write_failure = None
+
+    # -- write health ----------------------------------------------------------------------
+
+    @property
+    def write_failure(self) -> str | None:
+        """Why the store could not take the last write, or ``None``.
+
+        Set by a failure that says the store cannot write now (read-only, locked past the busy
+        timeout, I/O error, disk full), not by a refused row; cleared by the next write that
+        commits, or by :meth:`check_writable`. A server answers its health check with an
+        error while it is set.
+        """
+        return self._write_failure
+
+    def check_writable(self) -> str | None:
+        """Commit one write that changes nothing; return why it failed, or ``None``.
+
+        The write sets ``user_version`` to the value it has: a real commit of the database
+        header through the WAL, which fails wherever a chain entry would. A connection that a
+        failure may have left read-only is replaced first, so a store that became writable
+        again is writable here, without a restart. Waits at most
+        :data:`PROBE_BUSY_TIMEOUT_S` for another writer's lock.
+        """
+        with self._lock:
+            self._require()
+            self._reconnect_if_due()
+            conn = self._require()
+            conn.execute(f"PRAGMA busy_timeout = {int(PROBE_BUSY_TIMEOUT_S * 1000)}")
+            try:
+                with self._write():
+                    (version,) = conn.execute("PRAGMA user_version").fetchone()
+                    conn.execute(f"PRAGMA user_version = {int(version)}")
+            except sqlite3.Error as exc:
+                return self._failed(exc)
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+            return None
+
+    def _failed(self, exc: sqlite3.Error) -> str:
+        """Describe a failure, and note it when it says the store cannot take writes now."""
+        text = _describe(exc, self.path)
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF in _UNWRITABLE_CODES:
+            self._write_failure = text
+            if code & 0xFF in _RECONNECT_CODES:
+                self._reconnect_due = True
+        return text
+
+    def _reconnect_if_due(self) -> None:
+        """Replace a connection that a failure may have left read-only (see _RECONNECT_CODES).
+
+        SQLite shares one shared-memory index (``-shm``) between all the connections of a
+        process to a file, opened read-only if the first of them could not write it. So every
+        connection of this store closes (the checkpointer's too) before a new one opens; the
+        checkpointer then starts again on a connection of its own. If the file cannot be
+        opened at all, calls fail with a clear error and the next one tries again.
+        """
+        old = self._conn
+        if not self._reconnect_due or old is None or old.in_transaction:
+            return
+        checkpoints = self._checkpoint_settings if self._checkpointer is not None else None
+        self._stop_checkpoints()
+        with contextlib.suppress(sqlite3.Error):
+            old.close()
+        try:
+            conn = sqlite3.connect(
+                str(self.path),
+                timeout=self._busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error:
+            return  # the closed connection stays: its calls fail until a reconnect works
+        self._conn = conn
+        self.db = sqlite_utils.Database(conn, execute_plugins=False)
+        self._reconnect_due = False
+        if checkpoints is not None:
+            self.start_background_checkpoints(*checkpoints)
 
     # -- skills ----------------------------------------------------------------------------
 
@@ -985,6 +1095,7 @@ class SqliteStore:
                 f"session {session_id!r}: previous_hash {previous_hash!r} is not the chain "
                 f"head {head!r}"
             )
+        self._write_failure = None
         self._restart_wal_if_due(self._require())
         return int(row[0][0])
 
@@ -1002,6 +1113,8 @@ class SqliteStore:
         if not rows:
             return []
         with self._lock:
+            self._require()
+            self._reconnect_if_due()
             conn = self._require()
             try:
                 if _linked_in_order(rows):
@@ -1010,6 +1123,7 @@ class SqliteStore:
                         # RETURNING order is unspecified: match rows by (session, entry hash)
                         seqs = {(sid, digest): seq for sid, digest, seq in stored.fetchall()}
                         if len(seqs) == len(rows):
+                            self._write_failure = None
                             self._restart_wal_if_due(conn)
                             return [seqs[(row[0], row[2])] for row in rows]
                     except sqlite3.IntegrityError:
@@ -1019,7 +1133,7 @@ class SqliteStore:
                 if conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
                         conn.execute("ROLLBACK")
-                return [StoreError(_describe(exc, self.path))] * len(rows)
+                return [StoreError(self._failed(exc))] * len(rows)
 
     def _restart_wal_if_due(self, conn: sqlite3.Connection) -> None:
         """Start the WAL over when the background checkpointer says it has grown too long.
@@ -1038,7 +1152,7 @@ class SqliteStore:
         except sqlite3.Error:
             pass  # a reader holds an old snapshot: the checkpointer asks again next round
         finally:
-            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
 
     def _append_one_by_one(
         self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]
@@ -1061,6 +1175,7 @@ class SqliteStore:
                 )
             )
         conn.execute("COMMIT")
+        self._write_failure = None
         return outcomes
 
     @_guarded
