@@ -26,11 +26,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -50,6 +52,11 @@ KIND_ACS = 1
 KIND_HOOK = 2
 CONTROL_TAG = 0
 READY = b"ready"
+STORE_WRITABLE = b"store: writable"
+STORE_UNWRITABLE = b"store: unwritable: "
+"""Control frames the decision process sends when its store stops or starts taking writes."""
+PROBE_INTERVAL_S = 0.25
+"""How often a decision process whose store cannot write tries a write of its own."""
 FRAME_SLACK = 1 << 20
 """Bytes a frame may carry beyond the body limit (a hook's headers and metadata)."""
 START_TIMEOUT_S = 60.0
@@ -67,6 +74,8 @@ class WorkerSpec:
     rules: str | None = None
     mode: str = "enforce"
     secret_file: str | None = None
+    key_id: str | None = None
+    keys_file: str | None = None
     config: dict[str, Any] = field(default_factory=dict)
     limits: dict[str, int] = field(default_factory=dict)
 
@@ -80,15 +89,21 @@ class WorkerSpec:
         secret_file: os.PathLike[str] | str | None,
         config: GuardianConfig,
         limits: Limits,
+        key_id: str | None = None,
+        keys_file: os.PathLike[str] | str | None = None,
     ) -> WorkerSpec:
         settings = asdict(config)
         settings["mode"] = str(config.mode)
-        settings["transports"] = list(config.transports)
+        for name, value in settings.items():
+            if isinstance(value, tuple):
+                settings[name] = list(value)  # JSON has no tuples; guardian_config turns back
         return cls(
             db=os.fspath(db),
             rules=None if rules is None else os.fspath(rules),
             mode=mode,
             secret_file=None if secret_file is None else os.fspath(secret_file),
+            key_id=key_id,
+            keys_file=None if keys_file is None else os.fspath(keys_file),
             config=settings,
             limits=asdict(limits),
         )
@@ -104,8 +119,9 @@ class WorkerSpec:
         settings = dict(self.config)
         if "mode" in settings:
             settings["mode"] = Mode(settings["mode"])
-        if "transports" in settings:
-            settings["transports"] = tuple(settings["transports"])
+        for name, value in settings.items():
+            if isinstance(value, list):
+                settings[name] = tuple(value)
         return GuardianConfig(**settings)
 
     def build(self) -> Guardian:
@@ -116,7 +132,10 @@ class WorkerSpec:
             self.rules,
             mode=self.mode,
             secret_file=self.secret_file,
+            key_id=self.key_id,
+            keys_file=self.keys_file,
             config=self.guardian_config(),
+            transport="http",  # the decision process answers the HTTP front only
         )
 
 
@@ -132,21 +151,40 @@ class DecisionServer:
         self.max_frame = limits.max_body_bytes + FRAME_SLACK
         self._scheduled: list[Callable[[], None]] = []
         self._out: list[bytes] = []
+        self._reported: str | None = None  # the store's write failure the front last heard of
+        self._next_probe = 0.0
 
     def serve(self, sock: socket.socket) -> bool:
         """Answer frames until the front process closes the socket (True), or sends something
-        that is not a frame (False, after saying so on stderr). Closes the socket."""
+        that is not a frame (False, after saying so on stderr). Closes the socket.
+
+        Also tells the front process whether the store takes writes (it answers ``/healthz``
+        with 503 while not). While it does not, the loop wakes every
+        :data:`PROBE_INTERVAL_S` to try a write of its own, so it sees the store come back
+        even when no request arrives."""
         self.guardian.start_pipelined_commits(self._scheduled.append)
         buffer = bytearray()
         try:
+            # A store that is read-only from the start (for example, reopened while it was)
+            # is reported before the front process hears that we are ready.
+            self._store_health(sock, probe=True)
             sock.sendall(REPLY.pack(len(READY), CONTROL_TAG) + READY)
-            while chunk := sock.recv(1 << 20):
+            while True:
+                if self._reported is not None:
+                    wait = self._next_probe - time.monotonic()
+                    if wait <= 0 or not select.select([sock], [], [], wait)[0]:
+                        self._store_health(sock, probe=True)
+                        continue
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    break
                 buffer += chunk
                 consumed = self.answer_frames(buffer)
                 del buffer[:consumed]
                 # Commit the entries of everything just decided, which releases their replies.
                 while self._scheduled:
                     self._scheduled.pop(0)()
+                self._store_health(sock)
                 if self._out:
                     sock.sendall(b"".join(self._out))
                     self._out.clear()
@@ -157,6 +195,33 @@ class DecisionServer:
             self.guardian.stop_pipelined_commits()
             sock.close()
         return True
+
+    def _store_health(self, sock: socket.socket, *, probe: bool = False) -> None:
+        """Queue a control frame when the store's ability to write changed since the last one
+        (``probe``: try a write first), and wake up to probe while it cannot write."""
+        store = self.guardian.store
+        if probe:
+            problem = store.check_writable()
+            self._next_probe = time.monotonic() + PROBE_INTERVAL_S
+        else:
+            problem = store.write_failure
+        if problem == self._reported:
+            return
+        if self._reported is None:
+            self._next_probe = time.monotonic() + PROBE_INTERVAL_S
+        self._reported = problem
+        frame = STORE_WRITABLE if problem is None else STORE_UNWRITABLE + problem.encode()
+        self._out.append(REPLY.pack(len(frame), CONTROL_TAG))
+        self._out.append(frame)
+        if probe:
+            sock.sendall(b"".join(self._out))
+            self._out.clear()
+        print(
+            "agbom: decision process: the store takes writes again"
+            if problem is None
+            else f"agbom: decision process: {problem}",
+            file=sys.stderr,
+        )
 
     def answer_frames(self, buffer: bytearray) -> int:
         """Decide every complete frame in ``buffer``; return how many bytes were used."""
@@ -336,10 +401,21 @@ class DecisionProcess:
         self._flush_scheduled = False
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.store_problem: str | None = None
+        """Why the decision process's store cannot write now, as it last said; ``None`` if it
+        can. Requests are still forwarded meanwhile: they are answered with the store's error
+        (nothing is allowed without its chain entry), and the process sees the store recover
+        on its own (it tries a write every :data:`PROBE_INTERVAL_S`)."""
+
+    @property
+    def running(self) -> bool:
+        """The process is up and takes frames."""
+        return self._ready is not None and self._ready.done() and self._link is not None
 
     @property
     def ready(self) -> bool:
-        return self._ready is not None and self._ready.done() and self._link is not None
+        """Running, and its store takes writes (what ``/healthz`` reports)."""
+        return self.running and self.store_problem is None
 
     async def start(self) -> None:
         """Start the process and wait until its Guardian is built."""
@@ -363,6 +439,7 @@ class DecisionProcess:
             )
         finally:
             theirs.close()
+        self.store_problem = None  # the new process says so first if its store cannot write
         self._ready = self._loop.create_future()
         _, self._link = await self._loop.create_unix_connection(lambda: _Link(self), sock=ours)
         try:
@@ -388,7 +465,7 @@ class DecisionProcess:
     async def call(self, kind: int, payload: bytes) -> bytes:
         """Send one frame and wait for its reply."""
         link = self._link
-        if link is None or link.transport is None or not self.ready:
+        if link is None or link.transport is None or not self.running:
             raise DecisionUnavailable("the decision process is not running")
         assert self._loop is not None
         tag = self._next_tag
@@ -436,6 +513,13 @@ class DecisionProcess:
 
     def _reply(self, tag: int, payload: bytes) -> None:
         if tag == CONTROL_TAG:
+            if payload == STORE_WRITABLE:
+                self.store_problem = None
+                return
+            if payload.startswith(STORE_UNWRITABLE):
+                text = payload[len(STORE_UNWRITABLE) :].decode("utf-8", "replace")
+                self.store_problem = text or "the store cannot write"
+                return
             if self._ready is None or self._ready.done():
                 return
             if payload == READY:
