@@ -480,12 +480,27 @@ def digest_cmd(
     path: Path = typer.Argument(..., help="A skill folder."),
     fmt: DigestFormat = typer.Option(DigestFormat.TEXT, "--format", help="text or json."),
 ) -> None:
-    """Print the agbom-skill-digest/1 digest of a skill folder (ALG:HEX)."""
+    """Print the agbom-skill-digest/2 digest of a skill folder (ALG:HEX)."""
     from agbom.inventory.skill_digest import digest_skill_folder
 
     result = digest_skill_folder(path)
     for skipped in result.skipped:
         typer.echo(f"note: skipped {skipped}", err=True)
+    for name in result.hardlinked:
+        typer.echo(
+            f"note: {name} has other hard links: its content can change through a name "
+            "outside this folder (the digest will then change too)",
+            err=True,
+        )
+    if result.v1_value is not None:
+        # Approvals of the /1 value pinned link text, not the code the links reach.
+        typer.echo(
+            f"note: this folder holds symbolic links, so its digest changed in {result.format}; "
+            f"its agbom-skill-digest/1 value was {result.algorithm}:{result.v1_value}. "
+            "Revoke approvals of that value (agbom skills revoke SKILL_ID --digest "
+            f"{result.algorithm}:{result.v1_value}) and approve the new one after review.",
+            err=True,
+        )
     if fmt is DigestFormat.JSON:
         write_output(_json(result.to_json()), None)
     else:

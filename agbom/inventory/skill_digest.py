@@ -1,4 +1,4 @@
-"""The agbom skill folder digest (``agbom-skill-digest/1``): one SHA-256 over a whole folder.
+"""The agbom skill folder digest (``agbom-skill-digest/2``): one SHA-256 over a whole folder.
 
 An Agent Skill is a folder (``SKILL.md`` plus scripts, references and assets), and an approval
 must pin all of it: a changed ``scripts/run.sh`` under an unchanged ``SKILL.md`` is a different
@@ -8,39 +8,56 @@ that agent frameworks can reproduce it; in short:
 1. Walk the folder. Regular files and symbolic links are entries; directories only contribute
    the entries below them (an empty directory changes nothing). Entries named ``.git`` (a
    repository or a worktree pointer) are skipped and reported in :attr:`SkillDigest.skipped`.
-2. A symbolic link is hashed as a link (its target text, never followed). It must be relative
-   and resolve inside the folder; anything else, and FIFOs, sockets and devices, is refused.
+2. A symbolic link is *followed*: it must be relative, stay inside the folder at every step
+   and end at a regular file there (``.git`` included: nothing a link reaches is skipped). Its
+   entry commits to that file's content and executable bit and to where it points. Links to
+   folders, links that loop or point at nothing, FIFOs, sockets and devices are refused, and
+   so are two names in one folder that differ only by case (one hides the other on a
+   case-insensitive file system).
 3. Sort entries by the UTF-8 bytes of their relative POSIX path.
 4. Write one manifest line per entry:
-   ``KIND SP EXEC SP SIZE SP SHA256 SP PATHLEN SP PATH LF`` where KIND is ``f`` (file) or
-   ``l`` (link), EXEC is ``x`` when the owner-executable bit is set and ``-`` otherwise (always
-   ``-`` for links), SIZE the content length in bytes, SHA256 the lowercase hex digest of the
-   content (a link's content is its target text), PATHLEN the byte length of PATH.
-5. The digest is SHA-256 of ``agbom-skill-digest/1 LF`` followed by the manifest lines.
+   ``f SP EXEC SP SIZE SP SHA256 SP PATHLEN SP PATH LF`` for a file and
+   ``l SP EXEC SP SIZE SP SHA256 SP PATHLEN SP PATH SP TARGETLEN SP TARGET LF`` for a link,
+   where EXEC is ``x`` when the owner-executable bit is set and ``-`` otherwise, SIZE and
+   SHA256 the length and lowercase hex digest of the (target's) content, PATHLEN the byte
+   length of PATH and TARGET the folder-relative path of the file the link ends at.
+5. The digest is SHA-256 of a header line followed by the manifest lines. The header is
+   ``agbom-skill-digest/2 LF`` when the manifest holds a link and ``agbom-skill-digest/1 LF``
+   when it holds only files: a folder without links digests exactly as it did under ``/1``, so
+   its approvals stay valid, and a folder with links can never collide with a ``/1`` value.
 
-The length prefix on PATH makes the framing unambiguous even for names holding spaces or
-newlines. This module is pure: no global state, nothing written.
+The length prefixes make the framing unambiguous even for names holding spaces or newlines.
+Files with more than one hard link are digested like any file and listed in
+:attr:`SkillDigest.hardlinked`: their content can be changed through a name outside the
+folder. This module is pure: no global state, nothing written.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import posixpath
 import stat
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from agbom.errors import AgbomError
 
 ALGORITHM = "sha256"
-FORMAT_TAG = b"agbom-skill-digest/1\n"
+FORMAT = "agbom-skill-digest/2"
+FORMAT_V1 = "agbom-skill-digest/1"
+_HEADER_V1 = b"agbom-skill-digest/1\n"
+_HEADER_V2 = b"agbom-skill-digest/2\n"
 
 DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_FILES = 10_000
 DEFAULT_MAX_DEPTH = 32
 _CHUNK = 1024 * 1024
 
-# Names skipped at any depth; reported, never silently dropped.
+# Names skipped at any depth when walking; reported, never silently dropped. A link into
+# them is still followed and its target digested.
 SKIPPED_NAMES = frozenset({".git"})
 
 
@@ -53,10 +70,12 @@ class SkillFile:
     """One entry of a digested skill folder."""
 
     path: str  # relative POSIX path inside the folder
-    size: int  # bytes of content (a link's content is its target text)
-    executable: bool  # owner-executable bit (always False for links)
+    size: int  # bytes of content (a link's: its target file's)
+    executable: bool  # owner-executable bit (a link's: its target file's)
     sha256: str  # lowercase hex of the content
     symlink: bool = False
+    target: str | None = None  # a link's target file, relative to the folder
+    link_text: str | None = None  # a link's target text as stored (for the /1 value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,28 +86,42 @@ class SkillDigest:
     value: str
     files: tuple[SkillFile, ...]
     skipped: tuple[str, ...] = ()
+    hardlinked: tuple[str, ...] = ()
+    format: str = FORMAT
+    # The agbom-skill-digest/1 value of the same folder when it differs from ``value`` (the
+    # folder holds links); an approval of that value pinned the link text, not the code.
+    v1_value: str | None = None
 
     def to_json(self) -> dict[str, object]:
         """The wire form used by ``agbom skills digest --format json`` and scan reports."""
         return {
             "algorithm": self.algorithm,
             "value": self.value,
+            "format": self.format,
             "files": [
                 {
                     "path": f.path,
                     "size": f.size,
                     "executable": f.executable,
                     "sha256": f.sha256,
-                    **({"symlink": True} if f.symlink else {}),
+                    **({"symlink": True, "target": f.target} if f.symlink else {}),
                 }
                 for f in self.files
             ],
             "skipped": list(self.skipped),
+            "hardlinked": list(self.hardlinked),
+            **({"v1_value": self.v1_value} if self.v1_value is not None else {}),
         }
 
 
-def _hash_file(full: str, rel: str, size_hint: int, max_file_bytes: int) -> tuple[int, str]:
-    """Hash one regular file, refusing it when it is (or grows) over the size limit."""
+def _hash_file(
+    full: str, rel: str, size_hint: int, max_file_bytes: int, expect: tuple[int, int]
+) -> tuple[int, str]:
+    """Hash one regular file, refusing it when it is (or grows) over the size limit.
+
+    ``expect`` is the (device, inode) seen when the file was listed: a swap in between is
+    refused rather than hashed.
+    """
     if size_hint > max_file_bytes:
         raise SkillDigestError(
             f"{rel}: {size_hint} bytes is over the {max_file_bytes} byte limit for skill files"
@@ -103,8 +136,9 @@ def _hash_file(full: str, rel: str, size_hint: int, max_file_bytes: int) -> tupl
     except OSError as exc:
         raise SkillDigestError(f"{rel}: cannot open: {exc.strerror or exc}") from exc
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SkillDigestError(f"{rel}: is no longer a regular file")
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != expect:
+            raise SkillDigestError(f"{rel}: changed while it was being digested")
         while chunk := os.read(fd, _CHUNK):
             total += len(chunk)
             if total > max_file_bytes:
@@ -123,6 +157,122 @@ def _inside(root_real: str, target: str) -> bool:
     return target == root_real or target.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
+def _fold(name: str) -> str:
+    """The form under which a case-insensitive file system (APFS, NTFS) compares names."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "device file"
+
+
+class _Walk:
+    """One digest computation: the limits, the folder's real path, and what was hashed."""
+
+    def __init__(self, root: str, max_file_bytes: int) -> None:
+        self.root = root
+        self.root_real = os.path.realpath(root)
+        self.max_file_bytes = max_file_bytes
+        # (device, inode) -> (size, sha256): each file is read once however many names
+        # (links, hard links) reach it, so links to one big file cost one read.
+        self.hashed: dict[tuple[int, int], tuple[int, str]] = {}
+        self.hardlinked: set[str] = set()
+
+    def file(self, full: str, rel: str, st: os.stat_result) -> tuple[int, str]:
+        key = (st.st_dev, st.st_ino)
+        known = self.hashed.get(key)
+        if known is None:
+            known = _hash_file(full, rel, st.st_size, self.max_file_bytes, key)
+            self.hashed[key] = known
+        if st.st_nlink > 1:
+            self.hardlinked.add(rel)
+        return known
+
+    def link(self, full: str, rel: str) -> SkillFile:
+        try:
+            text = os.readlink(full)
+        except OSError as exc:
+            raise SkillDigestError(f"{rel}: cannot read link: {exc.strerror or exc}") from exc
+        if os.path.isabs(text):
+            raise SkillDigestError(f"{rel}: symbolic link to an absolute path ({text}) is refused")
+        # Every hop must stay inside: the link text itself, and where it finally resolves
+        # (a hop through a link outside the folder would let someone else retarget it).
+        lexical = posixpath.normpath(posixpath.join(posixpath.dirname(rel), text))
+        if lexical == ".." or lexical.startswith("../"):
+            raise SkillDigestError(f"{rel}: symbolic link leaves the skill folder")
+        try:
+            resolved = os.path.realpath(full, strict=True)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise SkillDigestError(f"{rel}: symbolic link loops") from exc
+            if exc.errno == errno.ENOENT:
+                raise SkillDigestError(f"{rel}: symbolic link points at nothing") from exc
+            raise SkillDigestError(f"{rel}: cannot follow link: {exc.strerror or exc}") from exc
+        if not _inside(self.root_real, resolved):
+            raise SkillDigestError(f"{rel}: symbolic link leaves the skill folder")
+        target = os.path.relpath(resolved, self.root_real).replace(os.sep, "/")
+        try:
+            st = os.stat(resolved, follow_symlinks=False)
+        except OSError as exc:
+            raise SkillDigestError(f"{rel}: cannot follow link: {exc.strerror or exc}") from exc
+        if stat.S_ISDIR(st.st_mode):
+            raise SkillDigestError(
+                f"{rel}: symbolic link to a folder ({target}) is refused; copy the folder"
+            )
+        if not stat.S_ISREG(st.st_mode):
+            raise SkillDigestError(f"{rel}: symbolic link to a {_kind(st.st_mode)} is refused")
+        size, sha = self.file(resolved, target, st)
+        return SkillFile(
+            path=rel,
+            size=size,
+            executable=bool(st.st_mode & stat.S_IXUSR),
+            sha256=sha,
+            symlink=True,
+            target=target,
+            link_text=text,
+        )
+
+
+def _manifest(entries: list[tuple[bytes, SkillFile]]) -> str:
+    has_links = any(entry.symlink for _, entry in entries)
+    manifest = hashlib.sha256(_HEADER_V2 if has_links else _HEADER_V1)
+    for path_bytes, entry in entries:
+        exe = b"x" if entry.executable else b"-"
+        line = b"%s %s %d %s %d %s" % (
+            b"l" if entry.symlink else b"f",
+            exe,
+            entry.size,
+            entry.sha256.encode(),
+            len(path_bytes),
+            path_bytes,
+        )
+        if entry.symlink:
+            target = os.fsencode(entry.target or "")
+            line += b" %d %s" % (len(target), target)
+        manifest.update(line + b"\n")
+    return manifest.hexdigest()
+
+
+def _manifest_v1(entries: list[tuple[bytes, SkillFile]]) -> str:
+    """What ``agbom-skill-digest/1`` gave: a link hashed as its target text, never followed."""
+    manifest = hashlib.sha256(_HEADER_V1)
+    for path_bytes, entry in entries:
+        if entry.symlink:
+            data = os.fsencode(entry.link_text or "")
+            kind, exe, size, sha = b"l", b"-", len(data), hashlib.sha256(data).hexdigest()
+        else:
+            kind, exe = b"f", b"x" if entry.executable else b"-"
+            size, sha = entry.size, entry.sha256
+        manifest.update(
+            b"%s %s %d %s %d %s\n" % (kind, exe, size, sha.encode(), len(path_bytes), path_bytes)
+        )
+    return manifest.hexdigest()
+
+
 def digest_skill_folder(
     path: Path,
     *,
@@ -130,11 +280,12 @@ def digest_skill_folder(
     max_files: int = DEFAULT_MAX_FILES,
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> SkillDigest:
-    """Compute the ``agbom-skill-digest/1`` digest of the skill folder ``path``.
+    """Compute the ``agbom-skill-digest/2`` digest of the skill folder ``path``.
 
-    Raises :class:`SkillDigestError` naming the file for a symlink that is absolute or leaves
-    the folder, a FIFO, socket or device, a file over ``max_file_bytes``, more than
-    ``max_files`` entries, or nesting deeper than ``max_depth``.
+    Raises :class:`SkillDigestError` naming the file for a symbolic link that is absolute,
+    leaves the folder, loops, points at nothing or at a folder; a FIFO, socket or device; two
+    names differing only by case; a file over ``max_file_bytes``; more than ``max_files``
+    entries; or nesting deeper than ``max_depth``.
     """
     root = os.fspath(path)
     try:
@@ -143,7 +294,7 @@ def digest_skill_folder(
     except OSError as exc:
         raise SkillDigestError(f"{path}: {exc.strerror or exc}") from exc
 
-    root_real: str | None = None  # resolved lazily: only links need it
+    walk = _Walk(root, max_file_bytes)
     entries: list[tuple[bytes, SkillFile]] = []
     skipped: list[str] = []
     stack: list[tuple[str, str, int]] = [(root, "", 0)]
@@ -156,6 +307,15 @@ def digest_skill_folder(
                 items = list(listing)
         except OSError as exc:
             raise SkillDigestError(f"{prefix or '.'}: cannot list: {exc.strerror or exc}") from exc
+        folded: dict[str, str] = {}
+        for item in items:
+            other = folded.setdefault(_fold(item.name), item.name)
+            if other != item.name:
+                first, second = sorted((other, item.name))
+                raise SkillDigestError(
+                    f"{prefix}{second}: name differs from {prefix}{first} only by case "
+                    "(one hides the other on a case-insensitive file system)"
+                )
         for item in items:
             rel = prefix + item.name
             if item.name in SKIPPED_NAMES:
@@ -172,54 +332,26 @@ def digest_skill_folder(
             if len(entries) >= max_files:
                 raise SkillDigestError(f"{rel}: the folder holds more than {max_files} files")
             if stat.S_ISLNK(mode):
-                target = os.readlink(item.path)
-                if os.path.isabs(target):
-                    raise SkillDigestError(
-                        f"{rel}: symbolic link to an absolute path ({target}) is refused"
-                    )
-                if root_real is None:
-                    root_real = os.path.realpath(root)
-                resolved = os.path.realpath(os.path.join(os.path.dirname(item.path), target))
-                if not _inside(root_real, resolved):
-                    raise SkillDigestError(f"{rel}: symbolic link leaves the skill folder")
-                data = os.fsencode(target)
-                entry = SkillFile(
-                    path=rel,
-                    size=len(data),
-                    executable=False,
-                    sha256=hashlib.sha256(data).hexdigest(),
-                    symlink=True,
-                )
+                entry = walk.link(item.path, rel)
             elif stat.S_ISREG(mode):
-                size, sha = _hash_file(item.path, rel, st.st_size, max_file_bytes)
+                size, sha = walk.file(item.path, rel, st)
                 entry = SkillFile(
                     path=rel, size=size, executable=bool(mode & stat.S_IXUSR), sha256=sha
                 )
             else:
-                kind = (
-                    "FIFO"
-                    if stat.S_ISFIFO(mode)
-                    else "socket"
-                    if stat.S_ISSOCK(mode)
-                    else "device file"
-                )
-                raise SkillDigestError(f"{rel}: {kind} is refused in a skill folder")
+                raise SkillDigestError(f"{rel}: {_kind(mode)} is refused in a skill folder")
             entries.append((os.fsencode(rel), entry))
 
     entries.sort(key=lambda pair: pair[0])
-    manifest = hashlib.sha256(FORMAT_TAG)
-    for path_bytes, entry in entries:
-        kind_tag = b"l" if entry.symlink else b"f"
-        exe = b"x" if entry.executable else b"-"
-        manifest.update(
-            b"%s %s %d %s %d %s\n"
-            % (kind_tag, exe, entry.size, entry.sha256.encode(), len(path_bytes), path_bytes)
-        )
+    value = _manifest(entries)
+    has_links = any(entry.symlink for _, entry in entries)
     return SkillDigest(
         algorithm=ALGORITHM,
-        value=manifest.hexdigest(),
+        value=value,
         files=tuple(entry for _, entry in entries),
         skipped=tuple(sorted(skipped)),
+        hardlinked=tuple(sorted(walk.hardlinked)),
+        v1_value=_manifest_v1(entries) if has_links else None,
     )
 
 
@@ -227,6 +359,8 @@ __all__ = [
     "ALGORITHM",
     "DEFAULT_MAX_FILES",
     "DEFAULT_MAX_FILE_BYTES",
+    "FORMAT",
+    "FORMAT_V1",
     "SkillDigest",
     "SkillDigestError",
     "SkillFile",

@@ -205,6 +205,11 @@ class SkillReader:
             component["metadata"] = {str(k): str(v) for k, v in metadata.items()}
         if digest.skipped:
             component["digest_skipped"] = list(digest.skipped)
+        if digest.hardlinked:
+            component["digest_hardlinked"] = list(digest.hardlinked)
+        if digest.v1_value is not None:
+            # The folder holds links: approvals of this older value pinned link text only.
+            component["digest_v1"] = {"algorithm": digest.algorithm, "value": digest.v1_value}
         if result.errors:
             component["valid"] = False
         result.components.append(component)
