@@ -646,12 +646,6 @@ def run_member(run: Run, member: Mapping[str, Any]) -> Outcome:
     )
     if cls.kind not in ("wire", "observation"):
         return outcome
-    if cls.deployment == "ask-incapable":
-        outcome.note = (
-            "blocked: needs a deployment whose policy escalates records.lookup to ASK and that "
-            "declares the agent unable to answer ASK; not expressible with the default rule pack"
-        )
-        return outcome
     runner = RUNNERS.get(member["family"], run_draft_wire)
     if member["id"] in OBSERVATION_RUNNERS:
         runner = OBSERVATION_RUNNERS[member["id"]]
@@ -905,6 +899,62 @@ def observe_request_ref(run: Run, member: Mapping[str, Any], outcome: Outcome) -
         )
 
 
+ESCALATING_PACK = """\
+pack: vectors-escalate
+description: The policy acs-f-9 va200b64093301e14 assumes (records.lookup needs approval).
+rules:
+  - id: VEC-ASK-001
+    kind: ban
+    severity: high
+    action: ask
+    message: "{component.name} needs an approver"
+    match: {type: tool, name: records.lookup}
+"""
+
+
+def run_ask_incapable(run: Run, member: Mapping[str, Any], outcome: Outcome) -> None:
+    """acs-f-9: the policy escalates (a rule pack that asks for records.lookup) and the agent
+    cannot answer ASK (``--no-ask``): the answer must be DEFER with timeout_decision deny, or
+    DENY approver_unavailable, never ASK. An agent not so declared gets the ASK, so the
+    member is not passed by a policy that never escalates."""
+    payload = member["payload"]
+    if "ask-incapable" not in run.deployments:
+        rules = run.workdir / "ask-rules"
+        rules.mkdir(parents=True, exist_ok=True)
+        (rules / "escalate.yaml").write_text(ESCALATING_PACK)
+        dep = Deployment(
+            "ask-incapable",
+            {CORE_KEY_ID: run.core_secret},
+            run.workdir / "ask-incapable",
+            extra=["--rules", str(rules), "--no-ask", DEFAULT_AGENT_ID],
+        )
+        dep.start(run.flags)
+        run.deployments["ask-incapable"] = dep
+    dep = run.deployments["ask-incapable"]
+    ex = Exchange(dep, outcome, CORE_KEY_ID)
+    answers = {}
+    for agent in (f"{DEFAULT_AGENT_ID}-with-approver", DEFAULT_AGENT_ID):
+        ids = IdMap()
+        envelope = from_draft(payload["request"], ids, None)
+        envelope["params"]["metadata"]["agent_id"] = agent
+        sid = envelope["params"]["metadata"]["session_id"]
+        if not ex.prelude(client_hello(sid, [], agent)):
+            return
+        answers[agent] = ex.send(envelope)
+    control = (answers[f"{DEFAULT_AGENT_ID}-with-approver"].get("result") or {}).get("decision")
+    result = answers[DEFAULT_AGENT_ID].get("result") or {}
+    decision = result.get("decision")
+    deferred = (
+        decision == "defer"
+        and (result.get("defer_details") or {}).get("timeout_decision") == "deny"
+    )
+    denied = decision == "deny" and "approver_unavailable" in (result.get("reason_codes") or [])
+    outcome.got = (
+        f"{verdict_of(answers[DEFAULT_AGENT_ID])[2]} (an agent with an approver: {control})"
+    )
+    outcome.passed = control == "ask" and (deferred or denied)
+
+
 RUNNERS: dict[str, Callable[[Run, Mapping[str, Any], Outcome], None]] = {
     "acs-f-13": run_key_member,
 }
@@ -915,6 +965,7 @@ OBSERVATION_RUNNERS: dict[str, Callable[[Run, Mapping[str, Any], Outcome], None]
     "v8557c978bf12ca55": observe_request_hash,
     "v6daaec0f6f0c8a14": observe_seal,
     "v986429a577e03404": observe_seal,
+    "va200b64093301e14": run_ask_incapable,
     "v7b0219cc72681b5a": observe_response_label,
     "vb3c19387fb98e20f": observe_response_label,
 }
