@@ -106,7 +106,6 @@ def _guarded(method: Callable[P, R]) -> Callable[P, R]:
         with self._lock:
             if self._conn is None:
                 raise StoreError(f"store {self.path} is closed")
-            self._reconnect_if_due()
             try:
                 return method(*args, **kwargs)
             except sqlite3.Error as exc:
@@ -468,19 +467,35 @@ class SqliteStore:
         return self._conn
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """A ``BEGIN IMMEDIATE`` transaction: take the write lock before reading."""
+    def _write(self, *, busy_timeout: float | None = None) -> Iterator[sqlite3.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction: take the write lock before reading.
+
+        ``busy_timeout``: wait this long for another writer's lock, instead of the store's
+        own timeout."""
+        self._reconnect_if_due()
         conn = self._require()
-        conn.execute("BEGIN IMMEDIATE")
+        if busy_timeout is not None:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         try:
-            yield conn
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
-            self._write_failure = None
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+                self._wrote()
+        finally:
+            if busy_timeout is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+
+    def _wrote(self) -> None:
+        """A write committed: the store takes writes, on this connection."""
+        self._write_failure = None
+        self._reconnect_due = False
 
     # -- write health ----------------------------------------------------------------------
 
@@ -506,18 +521,12 @@ class SqliteStore:
         """
         with self._lock:
             self._require()
-            self._reconnect_if_due()
-            conn = self._require()
-            conn.execute(f"PRAGMA busy_timeout = {int(PROBE_BUSY_TIMEOUT_S * 1000)}")
             try:
-                with self._write():
+                with self._write(busy_timeout=PROBE_BUSY_TIMEOUT_S) as conn:
                     (version,) = conn.execute("PRAGMA user_version").fetchone()
                     conn.execute(f"PRAGMA user_version = {int(version)}")
             except sqlite3.Error as exc:
                 return self._failed(exc)
-            finally:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
             return None
 
     def _failed(self, exc: sqlite3.Error) -> str:
@@ -559,7 +568,7 @@ class SqliteStore:
             return  # the closed connection stays: its calls fail until a reconnect works
         self._conn = conn
         self.db = sqlite_utils.Database(conn, execute_plugins=False)
-        self._reconnect_due = False
+        # Still due: this one may be read-only too, if the file still is. A commit clears it.
         if checkpoints is not None:
             self.start_background_checkpoints(*checkpoints)
 
@@ -1084,6 +1093,7 @@ class SqliteStore:
         row_values = _append_row(
             ChainAppend(session_id, entry, entry_hash, previous_hash, request_id, nonce)
         )
+        self._reconnect_if_due()
         try:
             # exhaust the cursor so the statement finishes and commits now
             row = self._require().execute(_APPEND_SQL, row_values).fetchall()
@@ -1095,7 +1105,7 @@ class SqliteStore:
                 f"session {session_id!r}: previous_hash {previous_hash!r} is not the chain "
                 f"head {head!r}"
             )
-        self._write_failure = None
+        self._wrote()
         self._restart_wal_if_due(self._require())
         return int(row[0][0])
 
@@ -1123,7 +1133,7 @@ class SqliteStore:
                         # RETURNING order is unspecified: match rows by (session, entry hash)
                         seqs = {(sid, digest): seq for sid, digest, seq in stored.fetchall()}
                         if len(seqs) == len(rows):
-                            self._write_failure = None
+                            self._wrote()
                             self._restart_wal_if_due(conn)
                             return [seqs[(row[0], row[2])] for row in rows]
                     except sqlite3.IntegrityError:
@@ -1175,7 +1185,7 @@ class SqliteStore:
                 )
             )
         conn.execute("COMMIT")
-        self._write_failure = None
+        self._wrote()
         return outcomes
 
     @_guarded
