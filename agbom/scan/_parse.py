@@ -21,6 +21,9 @@ BOM = b"\xef\xbb\xbf"
 _TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _TOML_EOD = re.compile(r"\s*\(at end of document\)\s*$")
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# A config or a frontmatter needs a few hundred values and a handful of levels.
+YAML_MAX_NODES = 100_000
+YAML_MAX_DEPTH = 64
 
 
 class ParseFailure(Exception):
@@ -165,10 +168,66 @@ def load_toml(data: bytes) -> dict[str, Any]:
         raise ParseFailure(FileError("not valid TOML: nested too deeply")) from None
 
 
-def load_yaml(text: str, *, line_offset: int = 0) -> Any:
-    """Parse one YAML document with the safe loader; ``line_offset`` shifts reported lines."""
+def _check_yaml_tree(root: Any, line_offset: int, max_nodes: int, max_depth: int) -> None:
+    """Refuse aliases and bound the node graph *before* anything is constructed from it.
+
+    The composer turns an alias into a second reference to the anchored node, so a billion
+    laughs document is a tiny graph here; it only explodes later, when the values are walked
+    or serialized. A node reached twice is therefore an alias, and it is refused at once.
+    """
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            mark = node.start_mark
+            raise ParseFailure(
+                FileError(
+                    "YAML anchors and aliases are not allowed (the anchored value is here)",
+                    mark.line + 1 + line_offset,
+                    mark.column + 1,
+                )
+            )
+        seen.add(id(node))
+        if len(seen) > max_nodes:
+            raise ParseFailure(FileError(f"YAML document has more than {max_nodes} values"))
+        if depth > max_depth:
+            mark = node.start_mark
+            raise ParseFailure(
+                FileError(
+                    f"YAML document is nested deeper than {max_depth} levels",
+                    mark.line + 1 + line_offset,
+                    mark.column + 1,
+                )
+            )
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append((key, depth + 1))
+                stack.append((value, depth + 1))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, depth + 1) for item in node.value)
+
+
+def load_yaml(
+    text: str,
+    *,
+    line_offset: int = 0,
+    max_nodes: int = YAML_MAX_NODES,
+    max_depth: int = YAML_MAX_DEPTH,
+) -> Any:
+    """Parse one YAML document with the safe loader; ``line_offset`` shifts reported lines.
+
+    Anchors and aliases are refused and the document is bounded to ``max_nodes`` values and
+    ``max_depth`` levels of nesting, all checked on the composed graph before construction,
+    so an alias bomb costs what its text costs.
+    """
+    loader = _YAML_LOADER(text)
     try:
-        return yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a SafeLoader variant
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_yaml_tree(node, line_offset, max_nodes, max_depth)
+        return loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "syntax error"
@@ -181,3 +240,5 @@ def load_yaml(text: str, *, line_offset: int = 0) -> Any:
         raise ParseFailure(FileError(f"not valid YAML: {type(exc).__name__}")) from None
     except RecursionError:
         raise ParseFailure(FileError("not valid YAML: nested too deeply")) from None
+    finally:
+        loader.dispose()
