@@ -233,6 +233,12 @@ def _join(display_root: str, rel: str) -> str:
     return display_root.rstrip("/") + "/" + rel
 
 
+def _unreadable(path: str, display: str, roots: tuple[Path, ...], reason: str) -> _Candidate:
+    """An entry the walk could not look at: a per-file error, never the end of the scan."""
+    report = FileReport(display, None, FileStatus.ERROR, (FileError(reason),))
+    return _Candidate(Path(path), display, None, roots, report)
+
+
 def _walk(
     root: Path, display_root: str, roots: tuple[Path, ...], counters: dict[str, int]
 ) -> Iterator[_Candidate]:
@@ -261,7 +267,9 @@ def _walk(
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
+            except OSError as exc:
+                yield _unreadable(entry.path, _join(display_root, "/".join((*parts, name))),
+                                  roots, f"cannot read: {exc.strerror or exc}")  # fmt: skip
                 continue
             if is_dir:
                 if name in SKIP_DIRS:
@@ -271,8 +279,21 @@ def _walk(
                 continue
             reader = _MATCHER.match(name, match_parts)
             if reader is None:
-                if is_link and entry.is_dir():
-                    counters["skipped_dirs"] += 1  # folder links are never followed
+                if is_link:
+                    # A link that loops or cannot be followed may hide a folder of manifests:
+                    # say so for this entry and go on. A dangling link is simply nothing.
+                    try:
+                        if stat.S_ISDIR(os.stat(entry.path).st_mode):
+                            counters["skipped_dirs"] += 1  # folder links are never followed
+                    except FileNotFoundError:
+                        pass
+                    except OSError as exc:
+                        yield _unreadable(
+                            entry.path,
+                            _join(display_root, "/".join((*parts, name))),
+                            roots,
+                            f"cannot follow symbolic link: {exc.strerror or exc}",
+                        )
                 continue
             counters["files"] += 1
             if counters["files"] > MAX_FILES:
@@ -456,8 +477,13 @@ def _candidates(
         given = os.fspath(path)
         try:
             st = os.stat(path)
-        except OSError as exc:
+        except (FileNotFoundError, NotADirectoryError) as exc:
             raise ScanError(f"{given}: {exc.strerror or 'cannot access'}") from exc
+        except OSError as exc:
+            # It exists but cannot be followed (a link loop, no permission): that path's
+            # error, while every other path is still scanned.
+            yield _unreadable(given, given, (), f"cannot read: {exc.strerror or exc}"), True
+            continue
         if stat.S_ISDIR(st.st_mode):
             root = Path(os.path.realpath(path))
             display_root = "" if given in (".", "./") else given.rstrip("/")
@@ -468,7 +494,7 @@ def _candidates(
             reader = reader_for(Path(os.path.abspath(path)))
             yield _Candidate(path, given, reader, (real.parent,)), True
     if home is not None:
-        if not home.is_dir():
+        if not _is_dir(home):
             raise ScanError(f"--home {home}: not a folder")
         root = Path(os.path.realpath(home))
         for rel in HOME_FILES:
@@ -478,9 +504,24 @@ def _candidates(
                 yield _Candidate(full, f"~/{rel}", reader, (root,)), False
         for rel in HOME_DIRS:
             full = root / rel
-            if full.is_dir() and not full.is_symlink():
+            try:
+                st = os.lstat(full)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError as exc:
+                yield _unreadable(os.fspath(full), f"~/{rel}", (root,),
+                                  f"cannot read: {exc.strerror or exc}"), False  # fmt: skip
+                continue
+            if stat.S_ISDIR(st.st_mode):  # lstat: a folder link is never followed
                 for candidate in _walk(full, f"~/{rel}", (root,), counters):
                     yield candidate, False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 _Outcome = tuple[FileReport | None, list[dict[str, Any]], list[Finding]]
