@@ -8,6 +8,7 @@ from agbom.guardian.config import GuardianConfig, Mode
 from agbom.guardian.core import Guardian
 from agbom.guardian.decision import Decision, PolicyReference, clamp
 from agbom.protocol import KeyRing
+from agbom.protocol.signatures import DEFAULT_KEY_ID
 
 __all__ = [
     "Decision",
@@ -26,9 +27,17 @@ def build_guardian(
     *,
     mode: str = "enforce",
     secret_file: Path | str | None = None,
+    key_id: str | None = None,
+    keys_file: Path | str | None = None,
     config: GuardianConfig | None = None,
+    transport: str | None = None,
 ) -> Guardian:
-    """Open the store, compile the rules and return a ready Guardian (the entry points' helper)."""
+    """Open the store, compile the rules and return a ready Guardian (the entry points' helper).
+
+    ``secret_file`` holds one key (its id ``key_id``, default ``default``); ``keys_file`` holds
+    several, for a rotation (``key_id`` then names the primary one). ``transport`` is what the
+    Guardian is served over, checked against each ClientHello.
+    """
     from dataclasses import replace
 
     from agbom.rules import load_rules
@@ -36,11 +45,16 @@ def build_guardian(
 
     ruleset = load_rules(Path(rules) if rules is not None else None)
     store = SqliteStore.open(db)
-    keyring = KeyRing.from_file(secret_file) if secret_file is not None else None
+    keyring: KeyRing | None = None
+    if keys_file is not None:
+        keyring = KeyRing.from_keys_file(keys_file, key_id)
+    elif secret_file is not None:
+        keyring = KeyRing.from_file(secret_file, key_id or DEFAULT_KEY_ID)
     base = config or GuardianConfig()
     return Guardian(
         store=store,
         rules=ruleset,
         config=replace(base, mode=Mode(mode)),
         keyring=keyring,
+        transport=transport,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fnmatch import fnmatchcase
 
 
 class Mode(StrEnum):
@@ -39,3 +40,22 @@ class GuardianConfig:
     policy_requires_provenance: bool = False
     transports: tuple[str, ...] = field(default=("http", "stdio"))
     skill_churn_threshold: int = 3
+    # After a handshake, the first step of a session without steps/sessionStart opens it
+    # (spec §8 MAY); True refuses such steps with -32003 no_session instead.
+    require_session_start: bool = False
+    # Clients that cannot apply MODIFY / answer ASK, as globs on agent_id (§6.5, §9.2).
+    no_modify_agents: tuple[str, ...] = ()
+    no_ask_agents: tuple[str, ...] = ()
+    # What ASK becomes for an ASK-incapable client: "defer" (timeout_decision deny) where
+    # the hook allows DEFER, else DENY approver_unavailable; "deny" always denies.
+    ask_fallback: str = "defer"
+
+    def __post_init__(self) -> None:
+        if self.ask_fallback not in ("defer", "deny"):
+            raise ValueError("ask_fallback must be defer or deny")
+
+    def client_can_modify(self, agent_id: str) -> bool:
+        return not any(fnmatchcase(agent_id, glob) for glob in self.no_modify_agents)
+
+    def client_can_ask(self, agent_id: str) -> bool:
+        return not any(fnmatchcase(agent_id, glob) for glob in self.no_ask_agents)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agbom.guardian.config import GuardianConfig
-from agbom.guardian.decision import Decision, clamp
+from agbom.guardian.decision import Decision, clamp, defer_details
 from agbom.guardian.policies import Policies
 from agbom.guardian.session import RECENT_REQUEST_IDS, SessionState
 from agbom.inventory import AgBOM
@@ -34,7 +34,6 @@ from agbom.protocol import (
     entry_hash,
     lookup,
     request_hash,
-    sign_envelope,
     validate_envelope,
     validate_payload,
     version_supported,
@@ -46,8 +45,14 @@ from agbom.store.interface import utc_timestamp
 
 Clock = Callable[[], float]
 
-AGBOM_SERIALIZATIONS = ("canonical", "cyclonedx-1.6", "cyclonedx-1.7")
+AGBOM_SERIALIZATIONS = ("canonical", "cyclonedx-1.6")
+"""What the ServerHello advertises: only values of the handshake schema's enum (agbom also
+renders CycloneDX 1.7 on request, which that enum has no value for)."""
 PROFILES = ("acs-core", "acs-inspect", "acs-inspect-dynamic", "acs-audit")
+APPROVER_TYPES = ("human",)
+"""Approver types that ASK answers name (``ask_details.approver.type``)."""
+LEGACY_ORIGIN = "legacy"
+"""Sessions stored before origins were recorded: either entry point may continue them."""
 MAX_SESSIONS_IN_MEMORY = 2048
 """Sessions whose state a Guardian keeps in memory; others are restored from the store."""
 
@@ -90,6 +95,7 @@ class _Pipelined:
     response: dict[str, Any] | None = None
     outcome: int | StoreError | None = None
     sent: bool = False
+    signer: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def answer(self, response: dict[str, Any]) -> None:
         self.response = response
@@ -111,12 +117,24 @@ class _Pipelined:
         else:
             # The decision was made but its entry is not in the chain: it must not stand.
             err = AcsError(codes.INTERNAL_ERROR, "audit_append_failed", str(self.outcome))
-        self.reply(codes.error_response(self.request_id, err))
+        response = codes.error_response(self.request_id, err)
+        self.reply(self.signer(response) if self.signer is not None else response)
 
 
 def _replay_error(exc: DuplicateRequest) -> AcsError:
     """A request id or nonce the store already holds, as the -32005 the client gets."""
     return AcsError(codes.REPLAY_DETECTED, f"duplicate_{exc.field}", str(exc))
+
+
+@dataclass(slots=True)
+class _Request:
+    """What the Guardian has learnt of the request it is answering, for its error answer:
+    the session (once known to have a handshake) and the key that signs the answer."""
+
+    request_id: str | None = None
+    session: SessionState | None = None
+    session_id: str | None = None
+    key_id: str | None = None
 
 
 def _parse_timestamp(value: str) -> float | None:
@@ -145,12 +163,17 @@ class Guardian:
         config: GuardianConfig | None = None,
         keyring: KeyRing | None = None,
         clock: Clock = time.time,
+        transport: str | None = None,
     ) -> None:
         self.store = store
         self.rules = rules
         self.config = config or GuardianConfig()
         self.keyring = keyring
         self.clock = clock
+        # The transport requests arrive on ("http", "stdio"); None in process (replay, tests),
+        # where a ClientHello's transports_supported is not checked against it.
+        self.transport = transport
+        self._request: _Request | None = None
         self._sessions: dict[str, SessionState] = {}
         self._lock = threading.RLock()
         self.policies = Policies(self)
@@ -244,13 +267,31 @@ class Guardian:
             return None
 
     def _answer(self, request: Any) -> dict[str, Any]:
+        self._request = context = _Request()
         try:
             return self._handle(request)
         except AcsError as exc:
-            return codes.error_response(_response_id(request), exc)
+            err = exc
         except Exception as exc:  # noqa: BLE001 - a Guardian answers, it does not crash
             err = AcsError(codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}")
-            return codes.error_response(_response_id(request), err)
+        finally:
+            self._request = None
+        session = context.session
+        if session is not None and context.request_id and err.code != codes.REPLAY_DETECTED:
+            # A replay of a refused request must be told it is a replay, not refused again
+            # for its first reason (which may since have gone away).
+            session.remember_refused(context.request_id)
+        return self._error_answer(request, err, context)
+
+    def _error_answer(self, request: Any, err: AcsError, context: _Request) -> dict[str, Any]:
+        response = codes.error_response(_response_id(request), err)
+        if context.key_id is not None and context.session_id is not None:
+            return self._sign(response, context.session_id, context.key_id)
+        return response
+
+    def _sign(self, response: dict[str, Any], session_id: str, key_id: str) -> dict[str, Any]:
+        assert self.keyring is not None
+        return self.keyring.sign(response, session_id, key_id)
 
     def decide(
         self,
@@ -274,7 +315,14 @@ class Guardian:
             session = self._session(session_id, agent_id, tenant_id)
             if session.negotiated is None:
                 session.negotiated = frozenset(METHODS)
+                session.origin = "hook"
                 self._persist_session(session, status="negotiated")
+            elif session.origin == "acs":
+                raise AcsError(
+                    codes.SESSION_REFUSED,
+                    "acs_session",
+                    "this session was opened by an ACS handshake; a runtime hook cannot drive it",
+                )
             if not session.started and method != "steps/sessionStart":
                 self._run(
                     "steps/sessionStart",
@@ -344,31 +392,21 @@ class Guardian:
                 data={"supported_versions": [ACS_VERSION]},
             )
         spec = lookup(method)
+        context = self._request
+        assert context is not None
+        context.session_id = session_id
         # (2) signature: ping is exempt and never authenticated
-        signed = "signature" in params
+        key_id: str | None = None
         if method != "system/ping":
-            if signed:
-                if self.keyring is None:
-                    raise AcsError(
-                        codes.SIGNATURE_INVALID,
-                        "no_key_configured",
-                        "request is signed but this Guardian has no key to verify it",
-                    )
-                # SignatureInvalid is an AcsError (-32004) carrying the precise reason.
-                self.keyring.verify(request, session_id)
-            elif self.config.require_signatures:
-                raise AcsError(
-                    codes.SIGNATURE_INVALID,
-                    "signature_required",
-                    "this Guardian requires signed requests",
-                )
+            key_id = self._authenticate(request, method, session_id, context)
         # (3) method
         if spec is None:
             raise AcsError(codes.METHOD_NOT_FOUND, "method_not_found", f"unknown method {method}")
         if method == "system/ping":
             return self._ping(request, spec)
         if method == "handshake/hello":
-            return self._respond(request, self._hello(request, spec), signed=signed)
+            hello = self._hello(request, spec, key_id)
+            return self._respond(request, hello, key_id=key_id)
         # (4) negotiation and session
         session = self._session(session_id, metadata.get("agent_id"), params.get("tenant_id"))
         if session.negotiated is None:
@@ -377,6 +415,23 @@ class Guardian:
                 "no_handshake",
                 "no handshake/hello for this session",
                 data={"method": method},
+            )
+        if session.origin == "hook":
+            raise AcsError(
+                codes.SESSION_REFUSED,
+                "hook_session",
+                "this session belongs to a runtime hook; it cannot be driven over ACS",
+            )
+        request_id: str = params["request_id"]
+        context.session, context.request_id = session, request_id
+        # (5) replay, before anything else can refuse it: a request id seen in this session,
+        # decided or refused, is a replay. Older decided ids still fail on the store's unique
+        # index when their entry is appended.
+        if session.seen_request(request_id):
+            raise AcsError(
+                codes.REPLAY_DETECTED,
+                "duplicate_request_id",
+                "request_id was already used in this session",
             )
         negotiated_name = (
             "protocols/MCP/*" if method.startswith(("protocols/", "wrapped:")) else method
@@ -388,7 +443,8 @@ class Guardian:
                 f"{method} was not negotiated for this session",
                 data={"method": method},
             )
-        if method != "steps/sessionStart" and not session.started:
+        implicit_start = method != "steps/sessionStart" and not session.started
+        if implicit_start and self.config.require_session_start:
             raise AcsError(
                 codes.CAPABILITY_NOT_NEGOTIATED,
                 "no_session",
@@ -407,17 +463,7 @@ class Guardian:
                 "session_already_started",
                 "sessionStart was already received",
             )
-        # (5) replay
         now = self.clock()
-        request_id: str = params["request_id"]
-        # Recent ids are in memory (seeded from the store when a session is restored); an older
-        # replay still fails on the store's unique index when its entry is appended.
-        if request_id in session.recent_request_ids:
-            raise AcsError(
-                codes.REPLAY_DETECTED,
-                "duplicate_request_id",
-                "request_id was already used in this session",
-            )
         nonce = params.get("nonce")
         if (
             nonce is not None
@@ -447,6 +493,12 @@ class Guardian:
                 "chain_mismatch",
                 "session_state.chain_hash is not the current chain head",
             )
+        if implicit_start and spec.audited:
+            # Spec §8: with no sessionStart, the first step opens the session; its entry is the
+            # chain root and says so.
+            session.started = True
+            session.implicit_start = True
+            self._persist_session(session, status="open")
         # (7)..(10)
         decision, chain_hash, elapsed = self._run(
             method, params, session, spec=spec, started=started
@@ -455,8 +507,63 @@ class Guardian:
             session.remember_nonce(nonce, now, self.config.nonce_window_ms / 1000)
         # (11)
         return self._respond(
-            request, decision, signed=signed, chain_hash=chain_hash, elapsed_ms=elapsed
+            request, decision, key_id=key_id, chain_hash=chain_hash, elapsed_ms=elapsed
         )
+
+    def _authenticate(
+        self, request: dict[str, Any], method: str, session_id: str, context: _Request
+    ) -> str | None:
+        """Verify the request's signature; return the key id that signed it, or None when it
+        is unsigned and may be. Sets the key that signs the error answer as soon as one is
+        known: the key the request names, else the key of the session's signed handshake."""
+        params = request["params"]
+        keyring = self.keyring
+        if "signature" not in params:
+            signed_key = self._signed_key_of(session_id) if keyring is not None else None
+            if keyring is not None and signed_key is not None:
+                context.key_id = signed_key if signed_key in keyring.key_ids else None
+                raise AcsError(
+                    codes.SIGNATURE_INVALID,
+                    "signature_required",
+                    "this session's handshake was signed: every request in it must be",
+                )
+            if self.config.require_signatures:
+                raise AcsError(
+                    codes.SIGNATURE_INVALID,
+                    "signature_required",
+                    "this Guardian requires signed requests",
+                )
+            return None
+        if keyring is None:
+            if method == "handshake/hello":
+                return None  # answered, unsigned, with signature_algorithms_supported: []
+            raise AcsError(
+                codes.SIGNATURE_INVALID,
+                "signing_not_configured",
+                "the request is signed, but this Guardian has no key and its ServerHello "
+                "advertises no signature algorithm; send requests unsigned",
+                data={"signature_algorithms_supported": []},
+            )
+        named = params["signature"].get("key_id") if isinstance(params["signature"], dict) else None
+        if isinstance(named, str) and named in keyring.key_ids:
+            context.key_id = named
+        else:
+            signed_key = self._signed_key_of(session_id)
+            context.key_id = signed_key if signed_key in keyring.key_ids else None
+        # SignatureInvalid is an AcsError (-32004) carrying the precise reason.
+        return keyring.verify(request, session_id)
+
+    def _signed_key_of(self, session_id: str) -> str | None:
+        """The key id of the session's signed handshake, if it had one (without creating or
+        restoring the session)."""
+        session = self._sessions.get(session_id)
+        if session is not None:
+            return session.signed_key
+        stored = self.store.get_session(session_id)
+        negotiated = stored.get("negotiated") if stored is not None else None
+        if isinstance(negotiated, Mapping) and isinstance(negotiated.get("signed_key"), str):
+            return str(negotiated["signed_key"])
+        return None
 
     def _run(
         self,
@@ -477,8 +584,9 @@ class Guardian:
         validate_payload(spec, payload)
         # (8) policy
         decision = self.policies.evaluate(method, spec, params, session)
-        # (9) never a disposition the hook does not allow
+        # (9) never a disposition the hook does not allow, nor one the client cannot apply
         decision = clamp(decision, spec)
+        decision, substitution = self._substitute(decision, spec, session)
         if decision.disposition is Disposition.DEFER:
             session.deferrals += 1
             if session.deferrals > self.config.max_deferrals_per_session:
@@ -488,15 +596,76 @@ class Guardian:
         # (10) chain append, committed before anyone hears the answer
         chain_hash = None
         if spec.audited:
-            chain_hash, _ = self._append(method, params, session, decision)
+            chain_hash, _ = self._append(method, params, session, decision, substitution)
         self.policies.after_commit(method, params, session, decision)
         if session.closed:
             # An ended session refuses everything and its state is in the store: free it.
             self._sessions.pop(session.session_id, None)
         return decision, chain_hash, (time.perf_counter() - started) * 1000
 
+    def _substitute(
+        self, decision: Decision, spec: MethodSpec, session: SessionState
+    ) -> tuple[Decision, dict[str, str] | None]:
+        """Replace a MODIFY or ASK the client cannot apply (spec §6.5, §9.2).
+
+        Returns the decision to send and, when it was substituted, the audit record of the
+        substitution that goes into the chain entry.
+        """
+        wanted = decision.disposition
+        if wanted is Disposition.MODIFY and not session.can_modify:
+            intended = _describe_modifications(decision.modifications)
+            if Disposition.DENY in spec.allowed:
+                new = replace(
+                    decision,
+                    disposition=Disposition.DENY,
+                    modifications=None,
+                    reasoning=f"{decision.reasoning or 'modification required'}; this client "
+                    f"cannot apply MODIFY, so the step is denied (intended: {intended})",
+                    reason_codes=(*decision.reason_codes, "modify_unsupported"),
+                )
+            else:  # postCompact: compaction already happened and DENY is not legal there
+                new = replace(
+                    decision,
+                    disposition=Disposition.ALLOW,
+                    modifications=None,
+                    reasoning=f"this client cannot apply MODIFY; the original stands and the "
+                    f"intended rewrite was not delivered ({intended})",
+                    reason_codes=(*decision.reason_codes, "modify_unsupported"),
+                )
+            reason = "modify_unsupported"
+        elif wanted is Disposition.ASK and not session.can_ask:
+            if self.config.ask_fallback == "defer" and Disposition.DEFER in spec.allowed:
+                new = replace(
+                    decision,
+                    disposition=Disposition.DEFER,
+                    ask_details=None,
+                    defer_details=defer_details(),
+                    reasoning=f"{decision.reasoning or 'approval required'}; this client cannot "
+                    "route ASK to an approver, so the step is deferred (denied on timeout)",
+                    reason_codes=(*decision.reason_codes, "approver_unavailable"),
+                )
+            else:
+                new = replace(
+                    decision,
+                    disposition=Disposition.DENY,
+                    ask_details=None,
+                    reasoning=f"{decision.reasoning or 'approval required'}; this client cannot "
+                    "route ASK to an approver, so the step is denied",
+                    reason_codes=(*decision.reason_codes, "approver_unavailable"),
+                )
+            reason = "approver_unavailable"
+        else:
+            return decision, None
+        new = clamp(new, spec)
+        return new, {"from": wanted.value, "to": new.disposition.value, "reason": reason}
+
     def _append(
-        self, method: str, params: dict[str, Any], session: SessionState, decision: Decision
+        self,
+        method: str,
+        params: dict[str, Any],
+        session: SessionState,
+        decision: Decision,
+        substitution: Mapping[str, str] | None = None,
     ) -> tuple[str, int]:
         """Commit the step's ContextEntry; return its hash (the new chain head) and seq."""
         request_id = params["request_id"]
@@ -515,6 +684,10 @@ class Guardian:
         turn_id = params["metadata"].get("turn_id") or session.turn_id
         if turn_id:
             entry["turn_id"] = turn_id
+        if substitution is not None:
+            entry["substitution"] = dict(substitution)
+        if session.seq == 0 and session.implicit_start:
+            entry["session_start"] = "implicit"
         extra = self.policies.entry_extras(method, session)
         entry.update(extra)
         pipelined = self._pipelined
@@ -580,7 +753,7 @@ class Guardian:
             ),
         }
 
-    def _hello(self, request: dict[str, Any], spec: MethodSpec) -> Decision:
+    def _hello(self, request: dict[str, Any], spec: MethodSpec, key_id: str | None) -> Decision:
         params = request["params"]
         validate_payload(spec, params.get("payload"))
         hello: dict[str, Any] = params["payload"]
@@ -598,11 +771,25 @@ class Guardian:
                 "provenance_required",
                 "this Guardian's policy requires deterministic provenance",
             )
-        transports = [
-            t
-            for t in hello["transports_supported"]
-            if t in self.config.transports or t == "https" and "http" in self.config.transports
-        ]
+        offered = list(dict.fromkeys(hello["transports_supported"]))
+        if self.transport is not None:
+            # The hello arrived on a transport: the client must have offered it. "https" also
+            # covers plain HTTP here, for a client behind a TLS-terminating proxy.
+            arrival = ("http", "https") if self.transport == "http" else (self.transport,)
+            transports = [t for t in offered if t in arrival]
+            if not transports:
+                raise AcsError(
+                    codes.SESSION_REFUSED,
+                    "transport_not_offered",
+                    f"the hello arrived over {self.transport}, which its transports_supported "
+                    f"({', '.join(offered)}) does not list",
+                )
+        else:
+            transports = [
+                t
+                for t in offered
+                if t in self.config.transports or t == "https" and "http" in self.config.transports
+            ]
         if not transports:
             raise AcsError(codes.SESSION_REFUSED, "no_common_transport", "no transport in common")
         implemented = [m for m in hello["methods_implemented"] if lookup(m) is not None]
@@ -611,6 +798,12 @@ class Guardian:
         session = self._session(
             metadata["session_id"], metadata.get("agent_id"), params.get("tenant_id")
         )
+        if session.origin == "hook":
+            raise AcsError(
+                codes.SESSION_REFUSED,
+                "hook_session",
+                "this session belongs to a runtime hook; it cannot be driven over ACS",
+            )
         if session.started:
             raise AcsError(
                 codes.SESSION_REFUSED,
@@ -621,24 +814,38 @@ class Guardian:
         if any(m.startswith(("protocols/", "wrapped:")) for m in implemented):
             negotiated.add("protocols/MCP/*")
         session.negotiated = frozenset(negotiated)
+        session.origin = "acs"
+        session.signed_key = key_id
+        # What the client can apply: the operator's declaration, narrowed (never widened) by
+        # what the ClientHello says of itself.
+        declared = hello.get("client_capabilities")
+        declared = declared if isinstance(declared, Mapping) else {}
+        agent_id = session.agent_id
+        session.can_modify = (
+            self.config.client_can_modify(agent_id) and declared.get("modify", True) is not False
+        )
+        session.can_ask = (
+            self.config.client_can_ask(agent_id) and declared.get("ask", True) is not False
+        )
         self._persist_session(session, status="negotiated")
+        offered_profiles = hello.get("profiles_supported") or []
         server_hello = {
             "negotiated_version": max(versions, key=lambda v: tuple(int(p) for p in v.split("."))),
             "methods_evaluated": evaluated,
             "selected_transport": transports[0],
             "timeout_config": {"default_ms": self.config.default_timeout_ms, "per_method_ms": {}},
             "signature_algorithms_supported": list(SUPPORTED_SIGNATURE_ALGORITHMS)
-            if self.keyring
+            if self.keyring is not None
             else [],
             "skew_window_ms": self.config.skew_window_ms,
             "on_decision_failure": "deny"
             if self.config.on_decision_failure == "deny"
             else "proceed",
-            "approver_types_supported": [],
+            "approver_types_supported": list(APPROVER_TYPES) if session.can_ask else [],
             "policy_requires_provenance": self.config.policy_requires_provenance,
             "agbom_serializations_supported": list(AGBOM_SERIALIZATIONS),
-            "profiles_accepted": [p for p in hello.get("profiles_supported", []) if p in PROFILES]
-            or ["acs-core"],
+            # Only profiles the client offered (and agbom implements): an empty offer gets [].
+            "profiles_accepted": [p for p in dict.fromkeys(offered_profiles) if p in PROFILES],
         }
         return Decision(disposition=Disposition.ALLOW, payload=server_hello)
 
@@ -647,7 +854,7 @@ class Guardian:
         request: dict[str, Any],
         decision: Decision,
         *,
-        signed: bool,
+        key_id: str | None,
         chain_hash: str | None = None,
         elapsed_ms: float | None = None,
     ) -> dict[str, Any]:
@@ -662,9 +869,9 @@ class Guardian:
                 evaluation_duration_ms=elapsed_ms,
             )
         response = {"jsonrpc": "2.0", "id": request.get("id"), "result": result}
-        if signed and self.keyring is not None:
-            key = self.keyring.session_key(params["metadata"]["session_id"])
-            response = sign_envelope(response, key, self.keyring.key_id)
+        if key_id is not None:
+            # Signed with the key the request used (a rotation keeps both keys in the ring).
+            response = self._sign(response, params["metadata"]["session_id"], key_id)
         return response
 
     # -- sessions ------------------------------------------------------------------------------
@@ -706,6 +913,14 @@ class Guardian:
             else None,
             parent_session_id=stored.get("parent_session_id"),
         )
+        if isinstance(negotiated, Mapping):
+            session.origin = str(negotiated.get("origin") or LEGACY_ORIGIN)
+            signed_key = negotiated.get("signed_key")
+            session.signed_key = signed_key if isinstance(signed_key, str) else None
+            client = negotiated.get("client")
+            if isinstance(client, Mapping):
+                session.can_modify = client.get("modify") is not False
+                session.can_ask = client.get("ask") is not False
         status = stored.get("status")
         session.started = status in ("open", "closed")
         session.closed = status == "closed"
@@ -715,6 +930,11 @@ class Guardian:
         for entry in entries[-RECENT_REQUEST_IDS:]:
             if isinstance(entry.get("step_id"), str):
                 session.remember_request(entry["step_id"])
+        for entry in entries:
+            skill = entry.get("skill") if entry.get("step_type") == "steps/skillRegister" else None
+            if isinstance(skill, Mapping):
+                pair = (str(skill["skill_id"]), str(skill["algorithm"]), str(skill["value"]))
+                session.remember_registration(pair, entry.get("decision") != "deny")
         for entry in entries[-64:]:
             if entry.get("turn_id"):
                 session.turn_id = entry["turn_id"]
@@ -735,7 +955,12 @@ class Guardian:
             parent_session_id=session.parent_session_id,
             status=status,
             ended_at=now if status == "closed" else None,
-            negotiated={"methods": sorted(session.negotiated or ())},
+            negotiated={
+                "methods": sorted(session.negotiated or ()),
+                "origin": session.origin,
+                "signed_key": session.signed_key,
+                "client": {"modify": session.can_modify, "ask": session.can_ask},
+            },
         )
 
     def forget_sessions(self) -> None:
@@ -750,3 +975,21 @@ def _response_id(request: Any) -> str | int | None:
     if not isinstance(request_id, str | int) or isinstance(request_id, bool):
         return None
     return request_id
+
+
+def _describe_modifications(modifications: Mapping[str, Any] | None) -> str:
+    """What a MODIFY would have changed, named without its values (they may be secrets)."""
+    if not modifications:
+        return "a rewrite of the payload"
+    parts: list[str] = []
+    redactions = modifications.get("redactions")
+    if isinstance(redactions, list) and redactions:
+        paths = [str(r.get("path")) for r in redactions[:5] if isinstance(r, Mapping)]
+        more = f" and {len(redactions) - 5} more" if len(redactions) > 5 else ""
+        parts.append(f"redact {', '.join(paths)}{more}")
+    overrides = modifications.get("parameter_overrides")
+    if isinstance(overrides, Mapping) and overrides:
+        parts.append(f"override {', '.join(sorted(str(k) for k in overrides)[:5])}")
+    if "modified_content" in modifications:
+        parts.append("replace the content")
+    return "; ".join(parts) or "a rewrite of the payload"

@@ -118,9 +118,25 @@ class Decision:
             "evaluator_version": EVALUATOR_VERSION,
         }
         if evaluation_duration_ms is not None:
-            metadata["evaluation_duration_ms"] = round(evaluation_duration_ms, 4)
+            # The schema types it as an integer: whole milliseconds, rounded half up.
+            metadata["evaluation_duration_ms"] = int(evaluation_duration_ms + 0.5)
         result["metadata"] = metadata
         return result
+
+
+DEFER_TIMEOUT_MS = 300_000
+
+
+def defer_details(*, reason: str = "pending_dependency") -> dict[str, Any]:
+    """Complete ``defer_details`` for a DEFER the Guardian cannot resolve on the wire: a human
+    may decide out of band; past the timeout the client applies ``deny``."""
+    return {
+        "reason": reason,
+        "resolution_method": "human_approval",
+        "resolution_timeout_ms": DEFER_TIMEOUT_MS,
+        "timeout_decision": "deny",
+        "required_context": [],
+    }
 
 
 def clamp(decision: Decision, spec: MethodSpec) -> Decision:
@@ -147,12 +163,7 @@ def clamp(decision: Decision, spec: MethodSpec) -> Decision:
                     decision,
                     disposition=Disposition.DEFER,
                     ask_details=None,
-                    defer_details={
-                        "reason": "pending_dependency",
-                        "resolution_method": "human_approval",
-                        "resolution_timeout_ms": 300_000,
-                        "timeout_decision": "deny",
-                    },
+                    defer_details=defer_details(),
                     reason_codes=(*decision.reason_codes, "approver_unavailable"),
                 )
             return replace(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.decision import Decision, DecisionCollector, PolicyReference
 from agbom.guardian.secrets import REDACTED, secret_pointers
+from agbom.guardian.session import SkillPair
 from agbom.inventory import (
     AgBOM,
     AgBOMDiff,
@@ -69,6 +70,7 @@ class _Pending:
     findings: list[Finding] | None = None
     diff: AgBOMDiff | None = None
     change: Mapping[str, Any] | None = None
+    skill_pair: SkillPair | None = None  # the (skill_id, digest) a skillRegister names
 
 
 def _reference(finding: Finding) -> PolicyReference:
@@ -108,6 +110,10 @@ class Policies:
         pending = self._pending
         if pending is not None and pending.agbom is not None:
             return {"agbom_hash": pending.agbom.agbom_hash}
+        if pending is not None and pending.skill_pair is not None:
+            # On the record so that a restored session knows how its registrations went.
+            skill_id, algorithm, value = pending.skill_pair
+            return {"skill": {"skill_id": skill_id, "algorithm": algorithm, "value": value}}
         return {}
 
     def after_commit(
@@ -132,6 +138,8 @@ class Policies:
             session.turn_id = None
         elif method == "steps/skillLoad" and allowed:
             store.record_skill_event(session.session_id, params["payload"]["skill_id"], "load")
+        if pending is not None and pending.skill_pair is not None:
+            session.remember_registration(pending.skill_pair, allowed)
         elif method == "steps/subagentStart" and allowed:
             child = (params.get("payload") or {}).get("subagent_session_id")
             if isinstance(child, str):
@@ -438,6 +446,8 @@ class Policies:
             digest = Digest.from_wire(definition["digest"])
         except StoreError as exc:
             raise AcsError(codes.INVALID_PARAMS, "invalid_digest", str(exc)) from exc
+        if self._pending is not None:
+            self._pending.skill_pair = (skill_id, digest.algorithm, digest.value)
         composition = payload.get("composition") or {}
         declared = [str(c) for c in payload.get("declared_capabilities") or []]
         previously_approved = [d for d in store.approved_digests(skill_id) if d != digest]
@@ -619,6 +629,15 @@ class Policies:
                 )
             )
 
+        # A load stands on the registration of its pair: one this session saw denied (over-broad,
+        # beyond its approval, ...) cannot be loaded, whatever the load message itself carries.
+        if session.registrations.get((skill_id, digest.algorithm, digest.value)) is False:
+            deny(
+                f"the registration of skill {skill_id} {digest} in this session was denied; "
+                "a load cannot stand on it (register the skill again once it is approved)",
+                "registration_denied",
+                "skill-load-registration",
+            )
         # The Guardian checks the binding itself; digest_verified from the framework is ignored.
         verdict = store.verdict(
             skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id

@@ -9,6 +9,16 @@ from typing import Any
 from agbom.inventory import AgBOM, ComponentGraph
 
 RECENT_REQUEST_IDS = 4096
+"""Request ids of decided steps each in-memory session remembers (older ones are caught by the
+store's unique index when their entry is appended)."""
+REFUSED_REQUEST_IDS = 1024
+"""Request ids of refused requests each in-memory session remembers, so that a replay of a
+refused request is answered -32005 rather than refused again for its first reason."""
+SKILL_REGISTRATIONS = 1024
+"""Outcomes of skillRegister per (skill_id, digest) each in-memory session remembers."""
+
+SkillPair = tuple[str, str, str]
+"""(skill_id, digest algorithm, digest value)."""
 
 
 @dataclass(slots=True)
@@ -32,11 +42,37 @@ class SessionState:
     recent_request_ids: OrderedDict[str, None] = field(default_factory=OrderedDict)
     nonces: OrderedDict[str, float] = field(default_factory=OrderedDict)
     deferrals: int = 0
+    # "acs": opened by handshake/hello; "hook": opened by a runtime hook (Guardian.decide).
+    # The two never mix: /acs cannot drive a hook session, nor a hook an ACS session.
+    origin: str = "acs"
+    implicit_start: bool = False  # opened by its first step, without steps/sessionStart
+    # Key id of a signed handshake: every later request must be signed, every answer is.
+    signed_key: str | None = None
+    # What the client can apply (operator declaration, narrowed by the ClientHello).
+    can_modify: bool = True
+    can_ask: bool = True
+    refused_request_ids: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    # Latest skillRegister outcome (allowed?) per pair in this session.
+    registrations: OrderedDict[SkillPair, bool] = field(default_factory=OrderedDict)
 
     def remember_request(self, request_id: str) -> None:
         self.recent_request_ids[request_id] = None
         if len(self.recent_request_ids) > RECENT_REQUEST_IDS:
             self.recent_request_ids.popitem(last=False)
+
+    def remember_refused(self, request_id: str) -> None:
+        self.refused_request_ids[request_id] = None
+        if len(self.refused_request_ids) > REFUSED_REQUEST_IDS:
+            self.refused_request_ids.popitem(last=False)
+
+    def seen_request(self, request_id: str) -> bool:
+        return request_id in self.recent_request_ids or request_id in self.refused_request_ids
+
+    def remember_registration(self, pair: SkillPair, allowed: bool) -> None:
+        self.registrations.pop(pair, None)
+        self.registrations[pair] = allowed
+        if len(self.registrations) > SKILL_REGISTRATIONS:
+            self.registrations.popitem(last=False)
 
     def remember_nonce(self, nonce: str, now: float, window_s: float) -> None:
         self.nonces[nonce] = now

@@ -196,68 +196,157 @@ def parse_key_material(raw: bytes) -> bytes:
     return stripped.encode("utf-8")
 
 
-class KeyRing:
-    """Deployment key material and the session keys derived from it.
+MAX_KEYS = 64
+"""Most keys a keys file may list (a rotation needs two or three)."""
+_KEY_ID = re.compile(r"[A-Za-z0-9._:@/+-]{1,128}")
 
-    The secret is never shown by ``repr`` or ``str``. Session keys are cached; the cache is
-    cleared when it reaches ``max_cached`` sessions so memory stays bounded.
+
+def _check_key_id(key_id: object) -> str:
+    if not isinstance(key_id, str) or not _KEY_ID.fullmatch(key_id):
+        raise KeyMaterialError(
+            f"key_id {str(key_id)[:40]!r} must be 1-128 characters of letters, digits and ._:@/+-"
+        )
+    return key_id
+
+
+def _read_secret(file: Path) -> bytes:
+    try:
+        size = file.stat().st_size
+        if size > MAX_KEY_FILE_BYTES:
+            raise KeyMaterialError(f"key file {file} is {size} bytes; the limit is 64 KiB")
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise KeyMaterialError(f"cannot read key file {file}: {exc.strerror}") from exc
+    if not raw.strip():
+        raise KeyMaterialError(f"key file {file} is empty")
+    return raw
+
+
+def _checked_material(material: bytes, where: str) -> bytes:
+    if len(material) < MIN_KEY_MATERIAL:
+        raise KeyMaterialError(
+            f"{where} holds {len(material)} bytes of key material; "
+            f"at least {MIN_KEY_MATERIAL} are needed (try: openssl rand -hex 32)"
+        )
+    return material
+
+
+class KeyRing:
+    """Deployment key material, by key id, and the session keys derived from it.
+
+    A ring holds one key or several (a rotation: the old key and the new one side by side).
+    A request signed with any listed key verifies; the answer is signed with the key the
+    request used. ``key_id`` is the primary key, used where no request names one.
+
+    The secrets are never shown by ``repr`` or ``str``. Session keys are cached; the cache is
+    cleared when it reaches ``max_cached`` entries so memory stays bounded.
     """
 
     __slots__ = ("_ikm", "_cache", "_max_cached", "key_id")
 
-    def __init__(self, material: bytes, key_id: str = DEFAULT_KEY_ID, *, max_cached: int = 4096):
-        if len(material) < MIN_KEY_MATERIAL:
-            raise KeyMaterialError(
-                f"key material is {len(material)} bytes; at least {MIN_KEY_MATERIAL} are needed"
-            )
+    def __init__(
+        self,
+        material: bytes | Mapping[str, bytes],
+        key_id: str = DEFAULT_KEY_ID,
+        *,
+        max_cached: int = 4096,
+    ):
+        keys = {key_id: material} if isinstance(material, bytes | bytearray) else dict(material)
+        if not keys:
+            raise KeyMaterialError("a key ring needs at least one key")
+        if len(keys) > MAX_KEYS:
+            raise KeyMaterialError(f"{len(keys)} keys listed; the limit is {MAX_KEYS}")
         if not key_id:
             raise KeyMaterialError("key_id must not be empty")
-        self._ikm = bytes(material)
+        self._ikm: dict[str, bytes] = {}
+        for kid, ikm in keys.items():
+            _check_key_id(kid)
+            if len(ikm) < MIN_KEY_MATERIAL:
+                raise KeyMaterialError(
+                    f"key material is {len(ikm)} bytes; at least {MIN_KEY_MATERIAL} are needed"
+                )
+            self._ikm[kid] = bytes(ikm)
+        if key_id not in self._ikm:
+            key_id = next(iter(self._ikm)) if isinstance(material, Mapping) else key_id
         self.key_id = key_id
-        self._cache: dict[str, bytes] = {}
+        self._cache: dict[tuple[str, str], bytes] = {}
         self._max_cached = max_cached
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], key_id: str = DEFAULT_KEY_ID) -> KeyRing:
-        """Read key material from a secret file (formats in :func:`parse_key_material`)."""
+        """Read one key's material from a secret file (formats in :func:`parse_key_material`)."""
         file = Path(path)
-        try:
-            size = file.stat().st_size
-            if size > MAX_KEY_FILE_BYTES:
-                raise KeyMaterialError(f"key file {file} is {size} bytes; the limit is 64 KiB")
-            raw = file.read_bytes()
-        except OSError as exc:
-            raise KeyMaterialError(f"cannot read key file {file}: {exc.strerror}") from exc
-        if not raw.strip():
-            raise KeyMaterialError(f"key file {file} is empty")
-        material = parse_key_material(raw)
-        if len(material) < MIN_KEY_MATERIAL:
-            raise KeyMaterialError(
-                f"key file {file} holds {len(material)} bytes of key material; "
-                f"at least {MIN_KEY_MATERIAL} are needed (try: openssl rand -hex 32)"
-            )
-        return cls(material, key_id)
+        material = _checked_material(parse_key_material(_read_secret(file)), f"key file {file}")
+        return cls(material, _check_key_id(key_id))
 
-    def session_key(self, session_id: str) -> bytes:
-        """The HKDF-derived HMAC key for ``session_id`` (cached)."""
-        key = self._cache.get(session_id)
+    @classmethod
+    def from_keys_file(cls, path: str | os.PathLike[str], primary: str | None = None) -> KeyRing:
+        """Read several keys from a JSON object ``{"key_id": "material", ...}``.
+
+        Each material is written as a secret file's content would be (``hex:…``,
+        ``base64:…``, bare hex, or text). ``primary`` (default: the first listed) is the key
+        used where no request names one.
+        """
+        import json
+
+        file = Path(path)
+        raw = _read_secret(file)
+        try:
+            listed = json.loads(raw)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise KeyMaterialError(
+                f"keys file {file} is not JSON: write an object of key_id to material"
+            ) from exc
+        if not isinstance(listed, dict) or not listed:
+            raise KeyMaterialError(f"keys file {file} must be a non-empty JSON object")
+        keys: dict[str, bytes] = {}
+        for kid, text in listed.items():
+            _check_key_id(kid)
+            if not isinstance(text, str):
+                raise KeyMaterialError(f"keys file {file}: key {kid!r} is not a string")
+            material = parse_key_material(text.encode("utf-8"))
+            keys[kid] = _checked_material(material, f"keys file {file}, key {kid!r},")
+        if primary is not None and primary not in keys:
+            raise KeyMaterialError(f"keys file {file} lists no key {primary!r}")
+        return cls(keys, primary or next(iter(keys)))
+
+    @property
+    def key_ids(self) -> tuple[str, ...]:
+        """Every key id this ring verifies."""
+        return tuple(self._ikm)
+
+    def session_key(self, session_id: str, key_id: str | None = None) -> bytes:
+        """The HKDF-derived HMAC key for ``session_id`` under ``key_id`` (default: primary)."""
+        kid = key_id or self.key_id
+        key = self._cache.get((kid, session_id))
         if key is None:
+            ikm = self._ikm.get(kid)
+            if ikm is None:
+                raise SignatureInvalid("signature_key_unknown", "signature names an unknown key_id")
             if len(self._cache) >= self._max_cached:
                 self._cache.clear()
-            key = derive_session_key(self._ikm, session_id)
-            self._cache[session_id] = key
+            key = derive_session_key(ikm, session_id)
+            self._cache[(kid, session_id)] = key
         return key
 
-    def sign(self, envelope: Mapping[str, Any], session_id: str) -> dict[str, Any]:
-        """``envelope`` signed with this ring's key for ``session_id``."""
-        return sign_envelope(envelope, self.session_key(session_id), self.key_id)
+    def sign(
+        self, envelope: Mapping[str, Any], session_id: str, key_id: str | None = None
+    ) -> dict[str, Any]:
+        """``envelope`` signed for ``session_id`` with ``key_id`` (default: primary)."""
+        kid = key_id or self.key_id
+        return sign_envelope(envelope, self.session_key(session_id, kid), kid)
 
-    def verify(self, envelope: Mapping[str, Any], session_id: str) -> None:
-        """Verify ``envelope`` for ``session_id``; the signature must name this ring's key_id."""
+    def verify(self, envelope: Mapping[str, Any], session_id: str) -> str:
+        """Verify ``envelope`` for ``session_id`` with the key its signature names; return that
+        key id. A key id this ring does not hold is ``signature_key_unknown``."""
         sig = signature_of(envelope)
-        if sig is not None and sig.get("key_id") != self.key_id:
+        if sig is None:
+            raise SignatureInvalid("signature_missing", "the envelope carries no signature")
+        kid = sig.get("key_id")
+        if not isinstance(kid, str) or kid not in self._ikm:
             raise SignatureInvalid("signature_key_unknown", "signature names an unknown key_id")
-        verify_envelope(envelope, self.session_key(session_id))
+        verify_envelope(envelope, self.session_key(session_id, kid))
+        return kid
 
     def __repr__(self) -> str:
-        return f"KeyRing(key_id={self.key_id!r}, material=<redacted>)"
+        return f"KeyRing(key_ids={list(self._ikm)!r}, material=<redacted>)"

@@ -177,11 +177,17 @@ def test_no_handshake_and_not_negotiated_are_32003(guardian: Guardian) -> None:
     ok(guardian.handle(request("steps/sessionStart", {}, session_id=sid2)))
     error = err(guardian.handle(request("steps/userMessage", {"content": "x"}, session_id=sid2)))
     assert error["code"] == -32003 and error["data"]["reason"] == "method_not_negotiated"
-    # Steps before sessionStart: no session.
-    sid3 = new_session_id()
-    ok(guardian.handle(hello(sid3)))
-    error = err(guardian.handle(request("steps/userMessage", {"content": "x"}, session_id=sid3)))
+
+
+
+def test_steps_before_session_start_are_refused_when_it_is_required(tmp_path: Path) -> None:
+    g = build_guardian(tmp_path / "s.db", config=GuardianConfig(require_session_start=True))
+    sid = new_session_id()
+    ok(g.handle(hello(sid)))
+    error = err(g.handle(request("steps/userMessage", {"content": "x"}, session_id=sid)))
     assert error["code"] == -32003 and error["data"]["reason"] == "no_session"
+    assert g.store.chain_entries(sid) == []
+    g.store.close()
 
 
 def test_replay_of_request_id_and_nonce(guardian: Guardian) -> None:
