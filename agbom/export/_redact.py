@@ -2,8 +2,9 @@
 
 An SBOM travels far (tickets, dashboards, vendors), so exporters never publish a value that
 may be a credential: environment and header maps are reduced to their key names, values of
-secret-looking keys become ``<redacted>``, and so do the arguments of secret-looking flags in
-command lines (``--token X``, ``--api-key=X``, ``GITHUB_TOKEN=X``, ``Bearer X``).
+secret-looking keys become ``<redacted>``, and command lines and argument vectors go through
+the scanner's redaction pass (``--token X``, ``--api-key=X``, ``GITHUB_TOKEN=X``,
+``Bearer X``, URL credentials, token-shaped values; see :mod:`agbom.scan.redact`).
 """
 
 from __future__ import annotations
@@ -21,39 +22,18 @@ SECRET_KEY = re.compile(
 # Maps whose values are never exported, only their keys.
 KEYS_ONLY_FIELDS = frozenset({"env", "environment", "headers", "secrets", "http_headers"})
 
-_FLAG_WITH_VALUE = re.compile(r"^(--?[A-Za-z0-9][\w.-]*)=(.*)$", re.S)
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
-
 
 def redact_args(args: list[str]) -> list[str]:
-    """Redact flag arguments and ``KEY=VALUE`` words whose name looks like a secret."""
-    out: list[str] = []
-    hide_next = False
-    for word in args:
-        if hide_next:
-            out.append(REDACTED)
-            hide_next = False
-            continue
-        flag = _FLAG_WITH_VALUE.match(word)
-        assignment = _ASSIGNMENT.match(word)
-        if flag and SECRET_KEY.search(flag.group(1)):
-            out.append(f"{flag.group(1)}={REDACTED}")
-        elif assignment and SECRET_KEY.search(assignment.group(1)):
-            out.append(f"{assignment.group(1)}={REDACTED}")
-        elif word.startswith("-") and SECRET_KEY.search(word):
-            out.append(word)
-            hide_next = True
-        elif word.lower() in ("bearer", "basic"):
-            out.append(word)
-            hide_next = True
-        else:
-            out.append(word)
-    return out
+    """The argument vector with every secret hidden: the scanner's one redaction pass
+    (:mod:`agbom.scan.redact`), so a document exported here hides what a scan hides."""
+    from agbom.scan.redact import redact_args as redact_argv  # the scan layer loads on use
+
+    return redact_argv(args)[0]
 
 
 def redact_command(command: str) -> str:
-    """A command line with secret-looking arguments replaced (split on whitespace)."""
-    return " ".join(redact_args(command.split()))
+    """A command line with its secrets hidden (split shell-style, redacted word by word)."""
+    return redact_args([command])[0]
 
 
 def redact_value(key: str, value: Any, *, depth: int = 0) -> Any:

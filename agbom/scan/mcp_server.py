@@ -8,6 +8,7 @@ copied; arguments and URLs go through :mod:`agbom.scan.redact`.
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -63,10 +64,22 @@ def _key_names(value: Any, field: str) -> list[str]:
     raise EntryError(f"{field!r} must be an object, not {type(value).__name__}")
 
 
-def _local_id(command: str, args: list[str]) -> str:
-    base = command.replace("\\", "/").rsplit("/", 1)[-1] or "command"
-    digest = hashlib.sha256("\0".join([command, *args]).encode("utf-8")).hexdigest()[:12]
-    return f"mcp:cmd/{base}-{digest}"
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def _program_name(command: str) -> str:
+    """The program a (redacted) command runs, for a readable id: its file name, first word."""
+    first = command.strip().split(maxsplit=1)[0] if " " in command.strip() else command
+    base = first.replace("\\", "/").rsplit("/", 1)[-1]
+    return _ID_UNSAFE.sub("_", base)[:64].strip("_") or "command"
+
+
+def _local_id(safe_command: str, safe_args: list[str]) -> str:
+    """An id from the *redacted* command line only: neither the name nor the hash may carry
+    a secret (a hash of a short password can be searched)."""
+    text = "\0".join([safe_command, *safe_args])
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return f"mcp:cmd/{_program_name(safe_command)}-{digest}"
 
 
 def package_component(
@@ -169,14 +182,17 @@ def server_component(
             if not isinstance(command_value, str) or not command_value.strip():
                 raise EntryError(f"{command_field!r} must be a non-empty string")
             command, args = command_value, _string_list(entry.get("args"), "args")
-        safe_args, hits = redact_args(args)
-        redacted.extend(f"args[{i}]" for i in hits)
-        common["command"] = shlex.join([command, *safe_args])
+        # The command goes through the same pass as its arguments: a whole command line in
+        # "command" ("node --token=X srv.js") is redacted like one argument holding spaces.
+        safe_argv, hits = redact_args([command, *args])
+        safe_command, safe_args = safe_argv[0], safe_argv[1:]
+        redacted.extend("command" if i == 0 else f"args[{i - 1}]" for i in hits)
+        common["command"] = shlex.join(safe_argv)
         common["args"] = safe_args
         if redacted:
             common["redacted"] = redacted
         transport = declared if declared and declared != "streamable-http" else "stdio"
-        package = package_from_command(command, args)
+        package = package_from_command(safe_command, safe_args)
         if package is not None:
             component = package_component(
                 name=key, package=package, transport=transport, extra=common
@@ -185,7 +201,7 @@ def server_component(
                 findings.append(unpinned_finding(component, display))
             return component, findings
         component = {
-            "id": _local_id(command, safe_args),
+            "id": _local_id(safe_command, safe_args),
             "type": "mcp_server",
             "name": key,
             "version": None,

@@ -124,13 +124,14 @@ class McpbReader:
         if isinstance(config, Mapping) and _text(config, "command"):
             raw_args = config.get("args")
             args = [str(a) for a in raw_args] if isinstance(raw_args, list) else []
-            safe, hits = redact_args(args)
-            component["command"] = shlex.join([config["command"], *safe])
+            safe_argv, hits = redact_args([config["command"], *args])  # the command too
+            safe = safe_argv[1:]
+            component["command"] = shlex.join(safe_argv)
             component["args"] = safe
             env = config.get("env")
             if isinstance(env, Mapping) and env:
                 component["env_keys"] = sorted(str(k) for k in env)
-            redacted = [f"args[{i}]" for i in hits]
+            redacted = ["command" if i == 0 else f"args[{i - 1}]" for i in hits]
             if redacted:
                 component["redacted"] = redacted
         tools = doc.get("tools")

@@ -109,6 +109,35 @@ def test_errors_do_not_quote_file_content(tmp_path: Path) -> None:
         (["Authorization: Bearer abc.def"], ["Authorization: Bearer <redacted>"]),
         (["xoxb-1234567890-abcdefghij"], ["<redacted>"]),
         (["--verbose", "/data", "mode=fast"], ["--verbose", "/data", "mode=fast"]),
+        # Issue 13 item 6: every rule on every part of every argument.
+        (["DATABASE_URL=postgres://u:pw@h/db"], ["DATABASE_URL=postgres://u:<redacted>@h/db"]),
+        (
+            ["-c", "curl -H 'Authorization: Bearer X1' https://h.example/a"],
+            ["-c", "curl -H 'Authorization: Bearer <redacted>' https://h.example/a"],
+        ),
+        (["run", "--env=API_KEY=X1", "img:1"], ["run", "--env=API_KEY=<redacted>", "img:1"]),
+        (["--header=X-Api-Key: X1"], ["--header=X-Api-Key: <redacted>"]),
+        (["-k", "X1"], ["-k", "<redacted>"]),
+        (["--api_key:X1"], ["--api_key:<redacted>"]),
+        (["token: X1"], ["token: <redacted>"]),
+        (["/apikey:X1"], ["/apikey:<redacted>"]),
+        (["node --token=X1 srv.js"], ["node --token=<redacted> srv.js"]),
+        (["srv --token", "X1"], ["srv --token", "<redacted>"]),
+        (["--password=two words"], ["--password=<redacted>"]),
+        (
+            ["-H", "Authorization:", "Bearer", "X1"],
+            ["-H", "Authorization:", "Bearer", "<redacted>"],
+        ),
+        (['--config={"apiKey":"X1","port":1}'], ['--config={"apiKey":"<redacted>","port":1}']),
+        (["--opts=user=a,password=X1"], ["--opts=user=a,password=<redacted>"]),
+        (["--proxy=user:X1@proxy.example:8080"], ["--proxy=user:<redacted>@proxy.example:8080"]),
+        (["--token:https://h.example/x"], ["--token:<redacted>"]),
+        (["https://h.example/ghp_" + "a" * 36 + "/mcp"], ["https://h.example/<redacted>/mcp"]),
+        # Harmless text is kept exactly as written, quoting included.
+        (
+            ["sh -c 'echo \"hi\"'", "C:\\Users\\x\\srv.exe", "--no-auth", "--port", "1"],
+            ["sh -c 'echo \"hi\"'", "C:\\Users\\x\\srv.exe", "--no-auth", "--port", "1"],
+        ),
     ],
 )
 def test_redact_args(args: list[str], expected: list[str]) -> None:
