@@ -931,6 +931,8 @@ class Guardian:
             if isinstance(entry.get("step_id"), str):
                 session.remember_request(entry["step_id"])
         for entry in entries:
+            if entry.get("step_type") == "steps/toolCallRequest":
+                session.remember_tool_call(str(entry.get("step_id")))
             skill = entry.get("skill") if entry.get("step_type") == "steps/skillRegister" else None
             if isinstance(skill, Mapping):
                 pair = (str(skill["skill_id"]), str(skill["algorithm"]), str(skill["value"]))

@@ -71,6 +71,7 @@ class _Pending:
     diff: AgBOMDiff | None = None
     change: Mapping[str, Any] | None = None
     skill_pair: SkillPair | None = None  # the (skill_id, digest) a skillRegister names
+    entry: dict[str, Any] | None = None  # more fields for the step's chain entry
 
 
 def _reference(finding: Finding) -> PolicyReference:
@@ -110,6 +111,8 @@ class Policies:
         pending = self._pending
         if pending is not None and pending.agbom is not None:
             return {"agbom_hash": pending.agbom.agbom_hash}
+        if pending is not None and pending.entry:
+            return dict(pending.entry)
         if pending is not None and pending.skill_pair is not None:
             # On the record so that a restored session knows how its registrations went.
             skill_id, algorithm, value = pending.skill_pair
@@ -136,6 +139,8 @@ class Policies:
             ].get("turn_id")
         elif method == "steps/turnEnd":
             session.turn_id = None
+        elif method == "steps/toolCallRequest":
+            session.remember_tool_call(params["request_id"])
         elif method == "steps/skillLoad" and allowed:
             store.record_skill_event(session.session_id, params["payload"]["skill_id"], "load")
         if pending is not None and pending.skill_pair is not None:
@@ -411,6 +416,24 @@ class Policies:
             if server is not None and server.type is ComponentType.MCP_SERVER:
                 findings.extend(self.g.rules.evaluate_component(server, graph, context=context))
         return self._findings_decision(findings, what=f"tool {name}")
+
+    def _tool_result(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        ref = payload.get("request_id_ref")
+        if isinstance(ref, str) and ref not in session.tool_calls:
+            # A result that names no toolCallRequest of this session (none, or another
+            # session's): recorded as a finding; whether it is grounds to deny is policy.
+            if self._pending is not None:
+                self._pending.entry = {
+                    "request_id_ref": ref,
+                    "finding": "request_id_ref_unresolved",
+                }
+            return Decision.allow(
+                reason_codes=("request_id_ref_unresolved",),
+                reasoning=f"request_id_ref {ref[:80]} names no toolCallRequest of this session",
+            )
+        return Decision.allow()
 
     def _mcp_message(
         self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
@@ -805,6 +828,7 @@ _HANDLERS = {
     "agbom/snapshot": Policies._snapshot,
     "agbom/changed": Policies._changed,
     "steps/toolCallRequest": Policies._tool_call,
+    "steps/toolCallResult": Policies._tool_result,
     "steps/skillRegister": Policies._skill_register,
     "steps/skillLoad": Policies._skill_load,
     "steps/skillUnload": Policies._skill_unload,

@@ -54,6 +54,9 @@ class SessionState:
     refused_request_ids: OrderedDict[str, None] = field(default_factory=OrderedDict)
     # Latest skillRegister outcome (allowed?) per pair in this session.
     registrations: OrderedDict[SkillPair, bool] = field(default_factory=OrderedDict)
+    # request_ids of this session's toolCallRequests, which a toolCallResult's request_id_ref
+    # must name.
+    tool_calls: OrderedDict[str, None] = field(default_factory=OrderedDict)
 
     def remember_request(self, request_id: str) -> None:
         self.recent_request_ids[request_id] = None
@@ -73,6 +76,11 @@ class SessionState:
         self.registrations[pair] = allowed
         if len(self.registrations) > SKILL_REGISTRATIONS:
             self.registrations.popitem(last=False)
+
+    def remember_tool_call(self, request_id: str) -> None:
+        self.tool_calls[request_id] = None
+        if len(self.tool_calls) > RECENT_REQUEST_IDS:
+            self.tool_calls.popitem(last=False)
 
     def remember_nonce(self, nonce: str, now: float, window_s: float) -> None:
         self.nonces[nonce] = now

@@ -37,18 +37,9 @@ _IBAC = (
     "agbom does not enforce intent (section 8.4 IBAC, OPTIONAL): a tool outside the session's "
     "committed Intent.parsed is not denied"
 )
-_REF = (
-    "agbom does not resolve toolCallResult.request_id_ref against the session's "
-    "toolCallRequests, so an unresolved reference is not recorded in the chain entry "
-    "(hooks.md at pull request 272: MUST record it)"
-)
 KNOWN_FAILURES: dict[str, str] = {
     "v661266c5c87cb206": _IBAC,
     "vc333473269d1b3a9": _IBAC,
-    "v2d172bf817c9b0ca": _REF,
-    "v317a035acc0101c3": _REF,
-    "v47ac76a1803fdb29": _REF,
-    "v650e4e7924e597b8": _REF,
 }
 
 

@@ -306,3 +306,41 @@ def test_an_acs_session_cannot_be_driven_by_a_hook(tmp_path: Path) -> None:
         g.decide("steps/sessionEnd", {"reason": "completed"}, session_id=sid, agent_id="agent-1")
     assert refused.value.reason == "acs_session"
     assert [e["step_type"] for e in entries(g, sid)] == ["steps/sessionStart"]
+
+
+# -- toolCallResult.request_id_ref --------------------------------------------------------------
+
+
+def test_an_unresolved_request_id_ref_is_recorded(tmp_path: Path) -> None:
+    g = guardian_with(tmp_path)
+    sid, other = open_session(g), open_session(g)
+    call = request(
+        "steps/toolCallRequest", {"tool": {"name": "Bash"}, "arguments": {}}, session_id=sid
+    )
+    ok(g.handle(call))
+    foreign = request(
+        "steps/toolCallRequest", {"tool": {"name": "Bash"}, "arguments": {}}, session_id=other
+    )
+    ok(g.handle(foreign))
+
+    def result_for(ref: str) -> dict[str, Any]:
+        payload = {
+            "tool": {"name": "Bash"},
+            "exit_status": "success",
+            "outputs": [],
+            "request_id_ref": ref,
+        }
+        return ok(g.handle(request("steps/toolCallResult", payload, session_id=sid)))
+
+    resolved = result_for(call["params"]["request_id"])
+    assert "request_id_ref_unresolved" not in resolved.get("reason_codes", [])
+    assert "finding" not in entries(g, sid)[-1]
+    for ref in (foreign["params"]["request_id"], str(uuid.uuid4())):
+        unresolved = result_for(ref)
+        assert "request_id_ref_unresolved" in unresolved["reason_codes"]
+        last = entries(g, sid)[-1]
+        assert last["request_id_ref"] == ref and last["finding"] == "request_id_ref_unresolved"
+    g.forget_sessions()  # the session's tool calls are read back from its chain
+    assert "request_id_ref_unresolved" not in result_for(call["params"]["request_id"]).get(
+        "reason_codes", []
+    )
