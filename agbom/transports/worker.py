@@ -431,8 +431,11 @@ class DecisionProcess:
         assert self._loop is not None
         ours, theirs = socket.socketpair()
         try:
+            # -P: the working directory (maybe a checkout an agent wrote to) is never put on
+            # sys.path, so a planted orjson.py or agbom.py cannot run in the Guardian. Not -I:
+            # PYTHONPATH and the user site are the operator's, and this process uses them too.
             self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                [sys.executable, "-m", "agbom.transports.worker", str(theirs.fileno())]
+                [sys.executable, "-P", "-m", "agbom.transports.worker", str(theirs.fileno())]
                 + [self.spec.to_json()],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,

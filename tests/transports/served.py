@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,9 @@ class Served:
     extra: list[str] = field(default_factory=list)
     port: int = 0
     proc: subprocess.Popen[bytes] | None = None
+    cwd: Path | None = None
+    env: dict[str, str] | None = None
+    preexec_fn: Callable[[], None] | None = None
 
     @property
     def url(self) -> str:
@@ -74,7 +78,14 @@ class Served:
             *self.extra,
         ]
         with self.log.open("ab") as sink:
-            self.proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                command,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                cwd=self.cwd,
+                env=self.env,
+                preexec_fn=self.preexec_fn,  # resource limits for the server under test
+            )
         deadline = time.monotonic() + timeout
         while True:
             if self.proc.poll() is not None:
