@@ -11,6 +11,7 @@ import click
 import typer
 
 from agbom import __version__
+from agbom.display import visible
 from agbom.errors import AgbomError
 
 try:  # typer >= 0.2x vendors its own click: its usage errors are not click.ClickException
@@ -86,7 +87,7 @@ def run(args: list[str]) -> int:
         return 130
     except _CLICK_ERRORS as exc:
         # Usage errors: keep click's wording, on one line, exit 2.
-        message = exc.format_message().replace("\n", " ")
+        message = visible(exc.format_message().replace("\n", " "))
         hint = ""
         if isinstance(exc, _USAGE_ERRORS) and getattr(exc, "ctx", None) is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
@@ -95,7 +96,7 @@ def run(args: list[str]) -> int:
     except AgbomError as exc:
         if verbose:
             traceback.print_exc()
-        typer.echo(f"agbom: error: {exc.diagnostics()}", err=True)
+        typer.echo(f"agbom: error: {visible(exc.diagnostics())}", err=True)
         return getattr(exc, "exit_code", 1)
     except KeyboardInterrupt:
         typer.echo("agbom: interrupted", err=True)
@@ -104,13 +105,13 @@ def run(args: list[str]) -> int:
         if verbose:
             traceback.print_exc()
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
-        typer.echo(f"agbom: error:{where} {exc.strerror or exc}", err=True)
+        typer.echo(visible(f"agbom: error:{where} {exc.strerror or exc}"), err=True)
         return 1
     except Exception as exc:  # noqa: BLE001 - the one place that must never show a traceback
         if verbose:
             traceback.print_exc()
         typer.echo(
-            f"agbom: internal error: {type(exc).__name__}: {exc} "
+            f"agbom: internal error: {type(exc).__name__}: {visible(exc)} "
             "(set AGBOM_DEBUG=1 for a traceback and please report it)",
             err=True,
         )

@@ -10,6 +10,7 @@ import orjson
 import typer
 
 from agbom.cli.common import db_option, output_option, read_bytes, rules_option, write_output
+from agbom.display import visible
 from agbom.errors import AgbomError, InputError
 
 audit_app = typer.Typer(
@@ -255,12 +256,12 @@ def audit_verify(
             if failure is None:
                 tip = entries[-1]["entry_hash"] if entries else "-"
                 sealed = "  sealed" if stored.get("sealed_head") else ""
-                typer.echo(f"ok      {sid}  {len(entries)} entries  head {tip}{sealed}")
+                typer.echo(f"ok      {visible(sid)}  {len(entries)} entries  head {tip}{sealed}")
             else:
                 broken += 1
                 typer.echo(
-                    f"BROKEN  {sid}  at entry index {failure.index}"
-                    f" (entry_id {failure.entry_id}): {failure.reason}"
+                    f"BROKEN  {visible(sid)}  at entry index {failure.index}"
+                    f" (entry_id {visible(failure.entry_id)}): {visible(failure.reason)}"
                 )
     if broken:
         raise ChainBroken(f"{broken} of {len(sessions)} chain(s) broken")
@@ -269,7 +270,7 @@ def audit_verify(
 
 def _cell(row: dict[str, Any], column: str) -> str:
     value = row.get(column)
-    return "-" if value is None else str(value)
+    return "-" if value is None else visible(value)  # agent-controlled ids: escaped
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:

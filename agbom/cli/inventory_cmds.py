@@ -9,6 +9,7 @@ import orjson
 import typer
 
 from agbom.cli.common import load_agbom_input, output_option, write_output
+from agbom.display import visible
 from agbom.errors import AgbomError
 
 _EXPORT_FORMATS_HELP = (
@@ -35,7 +36,10 @@ def export_cmd(
     data = exporter.export(agbom)
     write_output(data, output)
     if output is not None and str(output) != "-":
-        typer.echo(f"agbom: wrote {exporter.name} ({len(agbom)} components) to {output}", err=True)
+        typer.echo(
+            visible(f"agbom: wrote {exporter.name} ({len(agbom)} components) to {output}"),
+            err=True,
+        )
 
 
 def graph_cmd(
@@ -71,6 +75,7 @@ def _table(diff: Any) -> str:
         rows.append(("header changed", "", "", ""))
     if not rows:
         return "no differences\n"
+    rows = [(visible(a), visible(b), visible(c), visible(d)) for a, b, c, d in rows]
     header = ("CHANGE", "TYPE", "ID", "DETAIL")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     lines = [

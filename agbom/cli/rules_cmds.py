@@ -15,6 +15,7 @@ from agbom.cli.common import (
     rules_option,
     write_output,
 )
+from agbom.display import visible
 
 rules_app = typer.Typer(
     name="rules",
@@ -172,7 +173,7 @@ def explain_cmd(
                 if len(f.path) > 1:
                     lines.append(f"    path: {' -> '.join(f.path)}")
                 lines.append(f"    why: {f.explanation}")
-        text = "\n".join(lines)
+        text = "\n".join(visible(line) for line in lines)  # ids and messages: escaped
     write_output(text, output)
 
 
@@ -186,7 +187,7 @@ def rules_check_cmd(
     ruleset = load_rules(path)
     typer.echo(f"ok: {len(ruleset.sources)} pack(s), {len(ruleset)} rule(s)")
     for source in ruleset.sources:
-        typer.echo(f"  {source}")
+        typer.echo(f"  {visible(source)}")
 
 
 @rules_app.command("test")
@@ -206,9 +207,9 @@ def rules_test_cmd(
         if result.passed and not verbose:
             continue
         status = "PASS" if result.passed else "FAIL"
-        typer.echo(f"{status} {result.file} cases[{result.index}] {result.note}")
+        typer.echo(visible(f"{status} {result.file} cases[{result.index}] {result.note}"))
         for problem in result.problems:
-            typer.echo(f"    {problem}")
+            typer.echo(f"    {visible(problem)}")
     typer.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     if failed:
         raise typer.Exit(1)

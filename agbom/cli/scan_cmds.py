@@ -19,6 +19,7 @@ import orjson
 import typer
 
 from agbom.cli.common import output_option, rules_option, write_output
+from agbom.display import visible
 
 if TYPE_CHECKING:
     from agbom.inventory import AgBOM, Component
@@ -44,7 +45,7 @@ class ScanFormat(StrEnum):
 
 
 def _cell(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
+    text = " ".join(visible(text).split())  # escaped first: a CR or ESC shows, never acts
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -75,7 +76,7 @@ def inventory_table(agbom: AgBOM) -> str:
     rows = [("TYPE", "ID", "VERSION", "DETAIL", "FOUND IN")]
     for component in sorted(agbom, key=lambda c: (c.type.value, c.id)):
         found = component.data.get("found_in") or []
-        where = found[0]["path"] if found else "-"
+        where = visible(found[0]["path"]) if found else "-"
         if len(found) > 1:
             where += f" (+{len(found) - 1})"
         rows.append(
@@ -174,7 +175,7 @@ def _report_errors(result: ScanResult) -> None:
         where = path
         if error.line is not None:
             where += f":{error.line}" + (f":{error.column}" if error.column else "")
-        typer.echo(f"agbom: {where}: {error.reason}", err=True)
+        typer.echo(f"agbom: {visible(where)}: {visible(error.reason)}", err=True)
     if len(errors) > MAX_ERRORS_SHOWN:
         typer.echo(
             f"agbom: ... and {len(errors) - MAX_ERRORS_SHOWN} more errors (see --format json)",
@@ -265,7 +266,7 @@ def scan_cmd(
         f"with errors, {summary['skipped']} skipped): {summary['components']} component(s), "
         f"{len(findings)} finding(s)"
         + (f", {len(failing)} at or above {threshold}" if threshold else "")
-        + (f"; wrote {output}" if output is not None and str(output) != "-" else ""),
+        + (f"; wrote {visible(output)}" if output is not None and str(output) != "-" else ""),
         err=True,
     )
     if failing:

@@ -20,6 +20,7 @@ import typer
 import yaml
 
 from agbom.cli.common import db_option, output_option, read_bytes, write_output
+from agbom.display import visible
 from agbom.errors import InputError
 from agbom.store import (
     Digest,
@@ -133,7 +134,13 @@ def _scope_text(record: SkillRecord) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
-    """Left-aligned columns separated by two spaces; stable for ``grep`` and ``awk``."""
+    """Left-aligned columns separated by two spaces; stable for ``grep`` and ``awk``.
+
+    Cells hold what agents registered (skill ids, refs, capabilities, agent ids): each is
+    escaped, so an ESC, CR or LF in one shows as ``\\x1b``/``\\r``/``\\n`` instead of
+    forging or hiding a row.
+    """
+    rows = [[visible(cell) for cell in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
@@ -245,25 +252,25 @@ def show_cmd(
         doc["history"] = history
         write_output(_json(doc), None)
         return
-    out = [f"skill {skill_id}\n"]
+    out = [f"skill {visible(skill_id)}\n"]
     for r in records:
         out.append(f"\n  digest        {r.digest}\n")
         out.append(f"  status        {r.status}\n")
         if r.decided_by:
-            out.append(f"  decided       {format_timestamp(r.decided_at)} by {r.decided_by}\n")
+            by = visible(r.decided_by)
+            out.append(f"  decided       {format_timestamp(r.decided_at)} by {by}\n")
         if r.reason:
-            out.append(f"  reason        {r.reason}\n")
+            out.append(f"  reason        {visible(r.reason)}\n")
         out.append(f"  expires       {format_timestamp(r.expires_at) or 'never'}\n")
-        out.append(f"  scope         {_scope_text(r)}\n")
-        out.append(f"  ref           {r.ref or '-'}\n")
-        caps = ", ".join(r.declared_capabilities) or "-"
+        out.append(f"  scope         {visible(_scope_text(r))}\n")
+        out.append(f"  ref           {visible(r.ref or '-')}\n")
+        caps = visible(", ".join(r.declared_capabilities) or "-")
         out.append(f"  capabilities  {caps}\n")
         seen = format_timestamp(r.first_seen)
         if seen:
             last = format_timestamp(r.last_seen)
-            out.append(
-                f"  seen          {seen} .. {last} (first by {r.registered_by_agent or '-'})\n"
-            )
+            agent = visible(r.registered_by_agent or "-")
+            out.append(f"  seen          {seen} .. {last} (first by {agent})\n")
         else:
             out.append("  seen          never registered\n")
     out.append("\nhistory\n")
@@ -305,7 +312,7 @@ def _decide(
         expiry = format_timestamp(record.expires_at) or "never"
         caps = ", ".join(record.declared_capabilities) or "none"
         detail = f" (scope: {_scope_text(record)}; expires: {expiry}; capabilities: {caps})"
-    typer.echo(f"{skill_id} {pair}: {was} -> {record.status}{detail}", err=True)
+    typer.echo(visible(f"{skill_id} {pair}: {was} -> {record.status}{detail}"), err=True)
     if before is None or before.first_seen is None:
         typer.echo("note: this pair has not been registered by any agent yet", err=True)
         if status is SkillStatus.APPROVED and not record.declared_capabilities:
@@ -316,7 +323,7 @@ def _decide(
             )
     if status is SkillStatus.APPROVED and others:
         listed = ", ".join(str(d) for d in others)
-        typer.echo(f"note: other approved digests of {skill_id}: {listed}", err=True)
+        typer.echo(visible(f"note: other approved digests of {skill_id}: {listed}"), err=True)
 
 
 @skills_app.command("approve")
@@ -449,7 +456,9 @@ def import_cmd(
     with SqliteStore.open(db) as store:
         changed = store.import_approvals(doc, actor=by or _default_actor())
     total = len(doc.get("approvals", [])) if isinstance(doc, dict) else 0
-    typer.echo(f"imported {file}: {changed} of {total} entries changed the store", err=True)
+    typer.echo(
+        visible(f"imported {file}: {changed} of {total} entries changed the store"), err=True
+    )
 
 
 def dump_approvals(doc: dict[str, Any], fmt: ExportFormat) -> str:
@@ -472,7 +481,7 @@ def export_cmd(
         doc = store.export_approvals()
     write_output(dump_approvals(doc, fmt), output)
     if output is not None:
-        typer.echo(f"wrote {len(doc['approvals'])} decisions to {output}", err=True)
+        typer.echo(visible(f"wrote {len(doc['approvals'])} decisions to {output}"), err=True)
 
 
 @skills_app.command("digest")
@@ -485,7 +494,7 @@ def digest_cmd(
 
     result = digest_skill_folder(path)
     for skipped in result.skipped:
-        typer.echo(f"note: skipped {skipped}", err=True)
+        typer.echo(f"note: skipped {visible(skipped)}", err=True)
     for name in result.hardlinked:
         typer.echo(
             f"note: {name} has other hard links: its content can change through a name "

@@ -9,6 +9,7 @@ from typing import Any, Literal
 import orjson
 
 from agbom import __version__
+from agbom.display import visible
 from agbom.rules.interface import Finding, RuleError, Severity
 
 Format = Literal["table", "json", "sarif"]
@@ -68,13 +69,15 @@ def render_table(findings: Sequence[Finding]) -> str:
     if not findings:
         return "No findings."
     rows = [("SEVERITY", "ACTION", "RULE", "COMPONENT", "MESSAGE")]
+    # Rule ids, component ids and messages may carry what an agent or a file wrote: every
+    # cell is escaped so control characters cannot forge or hide rows.
     rows.extend(
         (
             f.severity.value,
             f.action.value,
-            f.rule_id,
-            f.components[0] if f.components else "-",
-            f.message,
+            visible(f.rule_id),
+            visible(f.components[0]) if f.components else "-",
+            visible(f.message),
         )
         for f in findings
     )
@@ -88,7 +91,7 @@ def render_table(findings: Sequence[Finding]) -> str:
             continue
         finding = findings[index - 1]
         if len(finding.path) > 1:
-            lines.append("    path: " + " -> ".join(finding.path))
+            lines.append("    path: " + " -> ".join(visible(node) for node in finding.path))
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.severity.value] = counts.get(f.severity.value, 0) + 1
