@@ -26,7 +26,7 @@ import orjson
 import rfc8785
 
 from agbom.inventory import AgBOM, ComponentType, InvalidAgBOM
-from agbom.inventory.model import Component, check_references
+from agbom.inventory.model import Component, check_references, parse_component
 from agbom.scan._parse import ParseFailure, load_json
 from agbom.scan.a2a import AgentCardReader, looks_like_card
 from agbom.scan.acs import AgBOMReader, TranscriptReader, looks_like_agbom
@@ -636,20 +636,22 @@ def scan_paths(
     try:
         agbom = AgBOM.from_document(document, source="scan result")
     except InvalidAgBOM:
-        # Rare (a number RFC 8785 cannot represent, in an AgBOM read from disk): find the
-        # offending components, report them against their file, build without them.
-        keep = []
+        # Rare (an id over 512 characters from a very long URL or command, a number RFC 8785
+        # cannot represent in an AgBOM read from disk): find the offending components, report
+        # them against their file, build without them.
+        keep: dict[str, dict[str, Any]] = {}
         for component in document["components"]:
-            try:
-                rfc8785.dumps(component)
-            except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
-                path = component["found_in"][0]["path"]
-                merge_errors.setdefault(path, []).append(
-                    FileError(f"component {component['id']!r} cannot be canonicalized: {exc}")
-                )
+            problem = _component_problem(component)
+            if problem is not None:
+                cid = str(component["id"])
+                shown = cid if len(cid) <= 80 else cid[:80] + "..."
+                error = FileError(f"component {shown!r} left out of the AgBOM: {problem}")
+                for path in dict.fromkeys(place["path"] for place in component["found_in"]):
+                    merge_errors.setdefault(path, []).append(error)  # every file it came from
                 continue
-            keep.append(component)
-        document["components"] = keep
+            keep[component["id"]] = component
+        _drop_dangling(keep, merge_errors)  # a reference to a component left out
+        document["components"] = [keep[cid] for cid in sorted(keep)]
         agbom = AgBOM.from_document(document, source="scan result")
     if merge_errors:
         reports = [
@@ -668,6 +670,18 @@ def scan_paths(
     findings.sort(key=lambda f: (f.path, f.component_id, f.rule_id))
     return ScanResult(agbom=agbom, files=reports, findings=findings,
                       skipped_dirs=counters["skipped_dirs"])  # fmt: skip
+
+
+def _component_problem(component: dict[str, Any]) -> str | None:
+    """Why ``component`` cannot be part of an AgBOM on its own, or ``None``."""
+    try:
+        parse_component(component)
+        rfc8785.dumps(component)
+    except InvalidAgBOM as exc:
+        return "; ".join(problem.message for problem in exc.problems)
+    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+        return f"cannot be canonicalized: {exc}"
+    return None
 
 
 def report_json_bytes(result: ScanResult, findings: Sequence[Mapping[str, Any]] | None) -> bytes:

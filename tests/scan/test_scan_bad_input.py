@@ -234,3 +234,33 @@ def test_any_bytes_give_a_report_never_an_exception(tmp_path: Path, name: str, d
         assert all(not e.reason.startswith("internal error") for e in report.errors), report
     finally:
         path.unlink()
+
+
+def test_an_id_over_512_characters_is_an_error_of_its_file(
+    write: Callable[..., Path], tmp_path: Path
+) -> None:
+    """A 600-character URL used to end the scan with 'scan result is not a valid AgBOM'."""
+    long_url = "https://a.example/" + "p" * 600
+    path = write(
+        ".mcp.json",
+        {"mcpServers": {"long": {"url": long_url}, "ok": {"url": "https://ok.example/mcp"}}},
+    )
+    report, result = _only(path)
+    assert report.status is FileStatus.ERROR
+    (error,) = report.errors
+    assert error.reason.startswith("component 'mcp:https://a.example/ppp")
+    assert error.reason.endswith(
+        "left out of the AgBOM: field 'id' must be shorter than or equal to 512 characters"
+    )
+    assert [c.id for c in result.agbom] == ["mcp:https://ok.example/mcp"]
+
+
+def test_a_left_out_component_is_an_error_of_every_file_it_came_from(
+    write: Callable[..., Path], tmp_path: Path
+) -> None:
+    config = {"mcpServers": {"long": {"url": "https://a.example/" + "p" * 600}}}
+    write("a/.mcp.json", config)
+    write("b/.cursor/mcp.json", config)
+    result = scan_paths([tmp_path])
+    assert [(f.status, len(f.errors)) for f in result.files] == [(FileStatus.ERROR, 1)] * 2
+    assert len(result.agbom) == 0
