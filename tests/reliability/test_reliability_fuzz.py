@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import time
 import tracemalloc
 import uuid
@@ -27,6 +28,7 @@ from agbom.errors import AgbomError
 from agbom.guardian import Guardian, build_guardian
 from agbom.inventory import AgBOM, InvalidAgBOM
 from agbom.protocol import METHODS
+from agbom.scan import FileStatus
 from agbom.transports.interface import Limits, handle_body
 from tests.guardian.acs import ALL_METHODS, hello, request
 
@@ -385,9 +387,56 @@ MANIFEST_NAMES = [
     "tool.mcpb",
     "agent.py",
 ]
+YAML_NAMES = ["pdf/SKILL.md", ".config/goose/config.yaml", ".continue/mcpServers/x.yaml"]
+
+# Manifest strings reach past the limits that matter for them: 512 characters for a component
+# id (a server name, URL or command becomes one), 64 for a skill name, 1,024 for a description.
+# (The JSON-RPC fuzzers above keep their short strings.)
+manifest_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.text(
+    st.characters(blacklist_categories=("Cs",)), min_size=500, max_size=1100
+)
+manifest_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | manifest_text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(manifest_text, inner, max_size=4),
+    max_leaves=12,
+)
+server_entries = st.fixed_dictionaries(
+    {},
+    optional={
+        "command": manifest_text,
+        "args": st.lists(manifest_text, max_size=3),
+        "url": manifest_text.map(lambda s: "https://h.example/" + s),
+        "env": st.dictionaries(manifest_text, manifest_text, max_size=2),
+    },
+)
+mcp_configs = st.dictionaries(manifest_text, server_entries, max_size=3).map(
+    lambda servers: encode({"mcpServers": servers})
+)
+
+
+def billion_laughs(indent: str = "") -> bytes:
+    """Nine levels of ten aliases: 10^9 strings once expanded, a few hundred bytes as text."""
+    lines = [f'{indent}l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"{indent}l{n}: &l{n} [{','.join([f'*l{n - 1}'] * 10)}]" for n in range(1, 9)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+ALIAS_BOMBS = {
+    "pdf/SKILL.md": b"---\nname: pdf\ndescription: d\n"
+    + billion_laughs()
+    + b"allowed-tools: *l8\n---\n",
+    ".config/goose/config.yaml": billion_laughs()
+    + b"extensions:\n  x:\n    cmd: npx\n    args: *l8\n",
+    ".continue/mcpServers/x.yaml": billion_laughs() + b"mcpServers:\n  - name: x\n    args: *l8\n",
+}
 manifest_bodies = st.one_of(
     st.binary(max_size=400),
-    json_values.map(encode),
+    manifest_json.map(encode),
+    mcp_configs,
     st.sampled_from(
         [
             b'{"mcpServers": {"x": {"command": 1, "args": {"a": 1}, "env": [1]}}}',
@@ -405,33 +454,181 @@ manifest_bodies = st.one_of(
             b"PK\x03\x04" + b"\x00" * 100,
             b"MCPServerStdio(params={**x})\nHostedMCPTool(tool_config=1)\n",
             b"MCPServerStdio(" + b"[" * 5_000 + b")\n",
+            *ALIAS_BOMBS.values(),
         ]
     ),
 )
 
+LOOP = "cannot read: Too many levels of symbolic links"
+# Links at a manifest's name, and what the scan must say about each.
+LINK_KINDS = {
+    "self": LOOP,
+    "loop": LOOP,
+    "dangling": "cannot read: No such file or directory",
+    "escape": "symbolic link leaves the scanned tree; not followed",
+    "into-git": None,  # read like the file it reaches: whatever that file earns
+}
+
+
+def _make_link(kind: str, target: Path, outside: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "self":
+        os.symlink(target.name, target)
+    elif kind == "loop":
+        os.symlink(target.name + ".b", target)
+        os.symlink(target.name, target.parent / (target.name + ".b"))
+    elif kind == "dangling":
+        os.symlink("missing-" + target.name, target)
+    elif kind == "escape":
+        os.symlink(os.path.relpath(outside, target.parent), target)
+    else:
+        git = target.parent / ".git"
+        git.mkdir(exist_ok=True)
+        (git / target.name).write_bytes(b'{"mcpServers": {}}')
+        os.symlink(f".git/{target.name}", target)
+
+
+def _yaml_quoted(text: str) -> str:
+    """A YAML double-quoted scalar for any text: printable ASCII as is, the rest escaped."""
+    return (
+        '"'
+        + "".join(c if " " <= c <= "~" and c not in '"\\' else f"\\U{ord(c):08x}" for c in text)
+        + '"'
+    )
+
+
+def _skill_frontmatter(name: str, description: str) -> bytes:
+    return (
+        f"---\nname: {_yaml_quoted(name)}\ndescription: {_yaml_quoted(description)}\n---\n"
+    ).encode()
+
+
+manifest_cases = st.fixed_dictionaries(
+    {
+        "bodies": st.lists(
+            st.tuples(st.sampled_from(MANIFEST_NAMES), manifest_bodies), min_size=1, max_size=4
+        ),
+        "links": st.lists(
+            st.tuples(st.sampled_from(sorted(LINK_KINDS)), st.sampled_from(MANIFEST_NAMES)),
+            max_size=3,
+        ),
+        "bombs": st.lists(st.sampled_from(YAML_NAMES), max_size=2),
+        "skills": st.lists(
+            st.tuples(st.sampled_from(["pdf"]) | manifest_text, manifest_text), max_size=2
+        ),
+        "skill_links": st.lists(st.sampled_from(["into-git", "loop", "escape"]), max_size=2),
+        "url_lengths": st.lists(st.integers(min_value=400, max_value=620), max_size=2),
+    }
+)
+
+
+def _check_located(report: Any, root: Path) -> None:
+    """A report names an entry that exists, and an error line is a line of that file."""
+    display = report.path
+    path = root / display[2:] if display.startswith("~/") else Path(display)
+    assert os.path.lexists(path), display
+    assert isinstance(report.status, FileStatus)
+    if report.status is FileStatus.OK:
+        assert report.errors == ()
+    elif report.status is FileStatus.ERROR:
+        assert report.errors, display
+    else:
+        assert report.errors == () and report.skip_reason
+    for error in report.errors:
+        assert isinstance(error.reason, str) and error.reason
+        assert not error.reason.startswith("internal error"), (display, error.reason)
+        if error.line is not None and path.is_file() and not path.is_symlink():
+            lines = path.read_bytes().count(b"\n") + 1
+            assert 1 <= error.line <= lines, (display, error.line, lines)
+
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(st.tuples(st.sampled_from(MANIFEST_NAMES), manifest_bodies), min_size=1, max_size=4)
-)
-def test_manifest_parsers_report_instead_of_raising(files: list[tuple[str, bytes]]) -> None:
+@given(manifest_cases)
+def test_manifest_parsers_report_instead_of_raising(case: dict[str, Any]) -> None:
     import tempfile
 
-    from agbom.scan import FileStatus, scan_paths
+    from agbom.scan import scan_paths
 
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        for name, body in files:
+        root = Path(tmp) / "root"
+        root.mkdir()
+        outside = Path(tmp) / "outside.json"
+        outside.write_bytes(b'{"mcpServers": {"o": {"url": "https://outside.example/mcp"}}}')
+        for name, body in case["bodies"]:
             target = root / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(body)
+        # Each exact expectation: display path -> (status, reason prefix or None).
+        expected: dict[str, tuple[FileStatus, str | None]] = {}
+        for i, (kind, name) in enumerate(case["links"]):
+            target = root / "links" / str(i) / name
+            _make_link(kind, target, outside)
+            if LINK_KINDS[kind] is not None:
+                expected[str(target)] = (FileStatus.ERROR, LINK_KINDS[kind])
+        for i, name in enumerate(case["bombs"]):
+            target = root / "bombs" / str(i) / name
+            target.parent.mkdir(parents=True)
+            target.write_bytes(ALIAS_BOMBS[name])
+            expected[str(target)] = (FileStatus.ERROR, "YAML anchors and aliases are not allowed")
+        for i, (name, description) in enumerate(case["skills"]):
+            target = root / "skills" / str(i) / "pdf" / "SKILL.md"
+            target.parent.mkdir(parents=True)
+            target.write_bytes(_skill_frontmatter(name, description))
+            valid = name == "pdf" and bool(description.strip()) and len(description) <= 1024
+            expected[str(target)] = (FileStatus.OK if valid else FileStatus.ERROR, None)
+        for i, kind in enumerate(case["skill_links"]):
+            folder = root / "skill-links" / str(i) / "pdf"
+            (folder / "scripts").mkdir(parents=True)
+            (folder / "SKILL.md").write_bytes(_skill_frontmatter("pdf", "Reads PDFs."))
+            if kind == "into-git":
+                (folder / ".git").mkdir()
+                (folder / ".git" / "impl.sh").write_bytes(b"echo " * (i + 1))
+                os.symlink("../.git/impl.sh", folder / "scripts" / "run.sh")
+                expected[str(folder / "SKILL.md")] = (FileStatus.OK, None)
+            elif kind == "loop":
+                os.symlink("run.sh", folder / "scripts" / "run.sh")
+                expected[str(folder / "SKILL.md")] = (
+                    FileStatus.ERROR,
+                    "skill folder refused: scripts/run.sh: symbolic link loops",
+                )
+            else:
+                os.symlink("../../../../../outside.json", folder / "scripts" / "run.sh")
+                expected[str(folder / "SKILL.md")] = (
+                    FileStatus.ERROR,
+                    "skill folder refused: scripts/run.sh: symbolic link leaves the skill folder",
+                )
+        for i, length in enumerate(case["url_lengths"]):
+            target = root / "urls" / str(i) / ".mcp.json"
+            target.parent.mkdir(parents=True)
+            url = "https://h.example/" + "p" * length
+            target.write_bytes(encode({"mcpServers": {"s": {"url": url}}}))
+            fits = len("mcp:" + url) <= 512
+            expected[str(target)] = (
+                (FileStatus.OK, None) if fits else (FileStatus.ERROR, f"component 'mcp:{url[:76]}")
+            )
+
         started = time.perf_counter()
         outcome = scan_paths([root], home=root)
         assert time.perf_counter() - started < 10
+        by_path = {report.path: report for report in outcome.files}
         for report in outcome.files:
-            assert report.status in tuple(FileStatus)
-            for error in report.errors:
-                assert isinstance(error.reason, str) and error.reason
+            _check_located(report, root)
+        for display, (status, reason) in expected.items():
+            report = by_path[display]
+            assert report.status is status, (display, report.errors)
+            if reason is not None:
+                assert report.errors[0].reason.startswith(reason), (display, report.errors)
+        for component in outcome.agbom:
+            assert len(component.id) <= 512
+        for i, kind in enumerate(case["skill_links"]):
+            if kind == "into-git":  # the link's target content is what the digest covers
+                skill = next(
+                    c for c in outcome.agbom
+                    if c.get("definition", {}).get("ref", "").endswith(f"skill-links/{i}/pdf")
+                )  # fmt: skip
+                impl = len(b"echo " * (i + 1))
+                assert skill.get("size") == len(_skill_frontmatter("pdf", "Reads PDFs.")) + impl
+                assert "digest_v1" in skill.data
 
 
 def test_the_fuzzed_session_chain_still_verifies(guardian: Guardian, session: str) -> None:
