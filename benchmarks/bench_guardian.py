@@ -312,6 +312,7 @@ def open_http_session(port: int, session: str) -> None:
         reply = httpx.post(
             f"http://127.0.0.1:{port}/acs",
             content=orjson.dumps(envelope(method, payload, session_id=session)),
+            headers={"Content-Type": "application/json"},
             timeout=5,
         ).json()
         if "error" in reply:

@@ -109,7 +109,11 @@ def client(url: str, counter: Counter, steps: int, out: list[tuple[float, float]
                 if not counter.take():
                     return
                 began = time.perf_counter()
-                reply = http.post(f"{url}/acs", content=orjson.dumps(message))
+                reply = http.post(
+                    f"{url}/acs",
+                    content=orjson.dumps(message),
+                    headers={"Content-Type": "application/json"},
+                )
                 done = time.perf_counter()
                 out.append((done, done - began))
                 if reply.status_code != 200 or b'"error"' in reply.content:

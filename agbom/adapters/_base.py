@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from agbom.adapters import replies
+from agbom.adapters.headers import MAX_EVENT_BYTES, TOO_LARGE_CODE, too_large_reason
 from agbom.adapters.interface import HookReply, MalformedEvent, StepCall, Verdict
 from agbom.errors import AgbomError
 
@@ -22,8 +23,7 @@ log = logging.getLogger("agbom.adapters")
 # The CLI reports on stderr itself; servers that configure logging still receive these records.
 log.addHandler(logging.NullHandler())
 
-# Hook events are small, but Claude Code PostToolUse carries whole tool outputs.
-MAX_EVENT_BYTES = 8 * 1024 * 1024
+# MAX_EVENT_BYTES (imported above) is shared with thin mode and the server's /hooks endpoint.
 MAX_EVENT_DEPTH = 64
 # Tool outputs and prompt text kept in the audit record are clipped to this many characters.
 MAX_TEXT_IN_STEP = 16 * 1024
@@ -32,10 +32,14 @@ AGENT_ID_ENV = "AGBOM_AGENT_ID"
 HOOK_ID_ENV = "AGBOM_HOOK_ID"
 
 
+class EventTooLarge(MalformedEvent):
+    """An event over :data:`MAX_EVENT_BYTES`: always denied, whatever the failure mode."""
+
+
 def parse_event(raw: bytes) -> dict[str, Any]:
     """The event object in ``raw``: bounded in size and depth, or :class:`MalformedEvent`."""
     if len(raw) > MAX_EVENT_BYTES:
-        raise MalformedEvent(f"event larger than {MAX_EVENT_BYTES} bytes")
+        raise EventTooLarge(too_large_reason())
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     if not raw.strip():
@@ -173,6 +177,11 @@ class BaseAdapter:
         # (1) bounded parse and (2) translation: a bad event is answered per the failure mode.
         try:
             call = self.translate(parse_event(raw), env=env)
+        except EventTooLarge as exc:
+            # A deny in both failure modes: fail-open is for agbom's own failures, and padding
+            # an event must not buy an allow. The event was not read whole, so its name is
+            # unknown and each runtime gets its blocking failure reply.
+            return self.malformed(str(exc), fail_open=False, code=TOO_LARGE_CODE, hook_id=hook_id)
         except MalformedEvent as exc:
             event = replies.event_name(self.name, raw[:MAX_EVENT_BYTES])
             return self.malformed(str(exc), fail_open=fail_open, event=event, hook_id=hook_id)

@@ -1,4 +1,4 @@
-"""Hook context carried as HTTP headers (stdlib only: thin mode imports this).
+"""Hook context carried as HTTP headers, and the hook size limit (stdlib only: thin imports it).
 
 A command hook gets context from its environment (``OSCOVA_HOOK_*``, ``--agent-id``); over HTTP
 the same context travels as headers: Oscova's HTTP handlers send ``X-Oscova-Hook-*`` themselves,
@@ -29,10 +29,29 @@ HEADER_TO_ENV = {
     "x-agbom-hook-id": "AGBOM_HOOK_ID",
 }
 ENV_TO_HEADER = {env: header for header, env in HEADER_TO_ENV.items()}
-# Thin mode passes this so the server answers with the client's failure mode.
+# Thin mode passes its failure mode; the server's own setting wins (see fail_open_from_headers).
 FAIL_OPEN_HEADER = "x-agbom-fail-open"
+# Every /hooks answer carries both: thin mode takes an answer without them for a failure, not
+# for a decision (a stray HTTP server answering "200 {}" is not an allow).
 EXIT_CODE_HEADER = "x-agbom-exit-code"
+RUNTIME_HEADER = "x-agbom-runtime"
 MAX_HEADER_VALUE = 512
+
+MAX_EVENT_BYTES = 1024 * 1024
+"""The largest hook event decided, in every mode: standalone, thin and ``POST /hooks/RUNTIME``.
+
+One number, so that thin mode refuses locally exactly what the server would refuse: an event
+over it is denied whatever the failure mode (padding an event must never turn a deny into a
+"server unreachable" that ``--fail-open`` allows). It does not follow ``--max-body-bytes``,
+which bounds ``/acs`` bodies. 1 MiB is what the server always accepted on ``/hooks`` by
+default; it also bounds the memory one connection can pin.
+"""
+TOO_LARGE_CODE = "event_too_large"
+
+
+def too_large_reason() -> str:
+    """The one-line reason given for an event over :data:`MAX_EVENT_BYTES`, in every mode."""
+    return f"event larger than {MAX_EVENT_BYTES} bytes (denied whatever the failure mode)"
 
 
 def env_from_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -56,9 +75,15 @@ def headers_from_env(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def fail_open_from_headers(headers: Mapping[str, str], default: bool) -> bool:
-    """The failure mode a thin client asked for, else ``default``."""
+def fail_open_from_headers(headers: Mapping[str, str], server_fail_open: bool) -> bool:
+    """The failure mode for one hook request: the server's, or stricter if the client asks.
+
+    A client may turn a fail-open server fail-closed for its own requests, never the other way
+    round: any client can send the header, and a fail-closed server must stay fail-closed.
+    """
+    if not server_fail_open:
+        return False
     value = headers.get(FAIL_OPEN_HEADER)
     if value is None:
-        return default
+        return True
     return value.strip().lower() in ("1", "true", "yes")

@@ -3,8 +3,10 @@
 A command hook starts one process per tool call, so this path imports nothing but the standard
 library: it reads the event from stdin, POSTs it to ``URL/hooks/RUNTIME`` on a running
 ``agbom serve`` and prints the server's answer, exiting with the code the server chose
-(``X-Agbom-Exit-Code``). When the server is down, slow or answers an error, it answers the way
-the runtime expects a failure to be answered, fail-closed unless ``--fail-open`` is given.
+(``X-Agbom-Exit-Code``). When the server is down, slow, answers an error or answers something
+that is not an agbom hook reply, it answers the way the runtime expects a failure to be
+answered, fail-closed unless ``--fail-open`` is given. An event over the size limit the server
+applies (:data:`~agbom.adapters.headers.MAX_EVENT_BYTES`) is denied here, in both modes.
 
 Options: ``--server URL`` (required), ``--fail-open`` / ``--fail-closed`` (default closed),
 ``--timeout SECONDS`` (default 3, the whole exchange), ``--agent-id ID``, ``--hook-id ID``.
@@ -12,14 +14,27 @@ Options: ``--server URL`` (required), ``--fail-open`` / ``--fail-closed`` (defau
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
 from agbom.adapters import headers as _headers
 from agbom.adapters import replies
 
-MAX_STDIN_BYTES = 8 * 1024 * 1024
+MAX_STDIN_BYTES = _headers.MAX_EVENT_BYTES
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+# The exit codes each runtime's replies use (see replies.py); any other is not an agbom answer.
+EXIT_CODES = {
+    replies.OSCOVA: frozenset(
+        {
+            replies.OSCOVA_EXIT_ALLOW,
+            replies.OSCOVA_EXIT_DENY,
+            replies.OSCOVA_EXIT_DEFERRAL_UNSUPPORTED,
+        }
+    ),
+    replies.MEERKAT: frozenset({0}),
+    replies.CLAUDE_CODE: frozenset({0, 2}),
+}
 DEFAULT_TIMEOUT = 3.0
 USAGE = (
     "usage: agbom hook {oscova,meerkat,claude-code} --server URL [--fail-open|--fail-closed] "
@@ -94,11 +109,11 @@ class _BadResponse(Exception):
     pass
 
 
-_Answer = tuple[int, bytes, int, str]
+_Answer = tuple[int, bytes, dict[str, str]]
 
 
 def _post(url: str, runtime: str, body: bytes, head: dict[str, str], timeout: float) -> _Answer:
-    """POST the event; returns ``(status, body, exit_code, diagnostic)``.
+    """POST the event; returns ``(status, body, header fields)`` (names in lower case).
 
     A minimal HTTP/1.1 exchange on a socket (one request, ``Connection: close``, read to EOF)
     rather than :mod:`http.client`: importing that pulls in :mod:`email` and :mod:`ssl` and
@@ -169,11 +184,36 @@ def _parse_response(data: bytes) -> _Answer:
         if length < 0 or len(payload) < length:
             raise _BadResponse("truncated HTTP answer")
         payload = payload[:length]
+    return int(rest[:3]), payload, fields
+
+
+def _not_agbom(runtime: str, fields: dict[str, str], payload: bytes) -> str | None:
+    """Why an HTTP 200 answer is not agbom's reply for ``runtime`` (None when it is).
+
+    Only an answer of the server's ``/hooks`` endpoint is a decision; anything else that says
+    200 (a proxy page, another service on the port, a server answering ``{}``) is a failure.
+    """
+    if fields.get(_headers.RUNTIME_HEADER) != runtime:
+        return f"no {_headers.RUNTIME_HEADER}: {runtime} header"
+    code = fields.get(_headers.EXIT_CODE_HEADER, "")
+    if not (code.isdigit() and int(code) in EXIT_CODES[runtime]):
+        return f"no valid {_headers.EXIT_CODE_HEADER} header"
+    if fields.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        return "not JSON"
+    if not payload.strip():
+        # Claude Code's blocking failure is an empty body with exit code 2.
+        return None if runtime == replies.CLAUDE_CODE and code == "2" else "empty body"
     try:
-        exit_code = int(fields.get(_headers.EXIT_CODE_HEADER) or 0)
-    except ValueError:
-        exit_code = -1
-    return int(rest[:3]), payload, exit_code, fields.get("x-agbom-diagnostic", "")
+        doc = json.loads(payload)
+    except (ValueError, RecursionError):
+        return "body is not JSON"
+    if not isinstance(doc, dict):
+        return "body is not a JSON object"
+    if runtime == replies.OSCOVA and doc.get("decision") not in ("allow", "deny"):
+        return "no Oscova decision in the body"
+    if runtime == replies.MEERKAT and doc and not isinstance(doc.get("decision"), dict):
+        return "no Meerkat decision in the body"
+    return None
 
 
 def _dechunk(data: bytes) -> bytes:
@@ -208,22 +248,24 @@ def main(args: list[str]) -> int:
     timeout = float(opts["timeout"])  # type: ignore[arg-type]
     raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
 
-    def fail(reason: str, code: str) -> int:
+    def fail(reason: str, code: str, *, open_on_failure: bool = fail_open) -> int:
         body, exit_code = replies.failure(
             runtime,
             reason,
-            fail_open=fail_open,
+            fail_open=open_on_failure,
             event=replies.event_name(runtime, raw[:MAX_STDIN_BYTES]),
             code=code,
             hook_id=str(opts["hook_id"] or replies.DEFAULT_HOOK_ID),
         )
-        mode = "fail-open" if fail_open else "fail-closed"
+        mode = "fail-open" if open_on_failure else "fail-closed"
         sys.stderr.write(f"agbom: {runtime} hook: {reason} ({mode})\n")
         _emit(body)
         return exit_code
 
     if len(raw) > MAX_STDIN_BYTES:
-        return fail(f"event larger than {MAX_STDIN_BYTES} bytes", "malformed_input")
+        # The server would refuse it: denied here, never sent, so that it cannot end up as a
+        # transport failure that --fail-open allows.
+        return fail(_headers.too_large_reason(), _headers.TOO_LARGE_CODE, open_on_failure=False)
     env = dict(os.environ)
     if opts["agent_id"]:
         env["AGBOM_AGENT_ID"] = str(opts["agent_id"])
@@ -245,9 +287,7 @@ def main(args: list[str]) -> int:
         signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         try:
-            status, body, exit_code, diagnostic = _post(
-                str(opts["server"]), runtime, raw, head, timeout
-            )
+            status, body, fields = _post(str(opts["server"]), runtime, raw, head, timeout)
         finally:
             # Cancelled before any failure reply is written, so it cannot interrupt that.
             if has_alarm:
@@ -262,12 +302,20 @@ def main(args: list[str]) -> int:
         return fail(f"server {opts['server']} unreachable: {exc.strerror or exc}", "server_down")
     except _BadResponse as exc:
         return fail(f"bad answer from {opts['server']}: {exc}", "server_error")
-    if status != 200 or exit_code < 0:
+    if status == 413:
+        # A server (or a proxy before it) with a lower limit: still the event's fault, a deny.
+        reason = f"{opts['server']} refused the event as too large (HTTP 413)"
+        return fail(reason, _headers.TOO_LARGE_CODE, open_on_failure=False)
+    if status != 200:
         return fail(f"server answered HTTP {status}", "server_error")
+    problem = _not_agbom(runtime, fields, body)
+    if problem is not None:
+        return fail(f"not an agbom hook answer from {opts['server']}: {problem}", "server_error")
+    diagnostic = fields.get("x-agbom-diagnostic", "")
     if diagnostic:
         sys.stderr.write(diagnostic.replace("\n", " ") + "\n")
     _emit(body)
-    return exit_code
+    return int(fields[_headers.EXIT_CODE_HEADER])
 
 
 def _emit(body: bytes) -> None:

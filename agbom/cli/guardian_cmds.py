@@ -93,6 +93,34 @@ def serve(
         help="Decide in the HTTP process instead of a decision process of its own "
         "(one core; for debugging and constrained hosts).",
     ),
+    allowed_hosts: list[str] = typer.Option(
+        [],
+        "--allowed-host",
+        help="Another Host header value to answer (NAME or NAME:PORT; repeatable; '*' for any). "
+        "By default only the bound address and localhost, 127.0.0.1, [::1] with the port.",
+    ),
+    allowed_origins: list[str] = typer.Option(
+        [],
+        "--allowed-origin",
+        help="A browser origin (scheme://host[:port]) allowed to call (repeatable). Requests "
+        "carrying any other Origin header are refused.",
+    ),
+    public_read_api: bool = typer.Option(
+        False,
+        "--public-read-api",
+        help="Serve the /v1 read API without --api-token-file on a non-loopback --host.",
+    ),
+    header_timeout: float = typer.Option(
+        10.0, "--header-timeout", help="Seconds a connection may take to send request headers."
+    ),
+    body_timeout: float = typer.Option(
+        30.0, "--body-timeout", help="Seconds a request may take to send its body."
+    ),
+    max_connections: int = typer.Option(
+        1024,
+        "--max-connections",
+        help="Open connections at most (lowered to fit the file descriptor limit).",
+    ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
     from agbom.guardian import build_guardian
@@ -107,6 +135,18 @@ def serve(
     if skew_window_ms <= 0 or max_load_path_depth <= 0 or max_body_bytes <= 0:
         raise typer.BadParameter(
             "--skew-window-ms, --max-load-path-depth and --max-body-bytes must be positive"
+        )
+    policy = None
+    if not stdio:  # (usage errors first, before the store is opened)
+        policy = _front_policy(
+            host,
+            port,
+            allowed_hosts,
+            allowed_origins,
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
+            max_connections=max_connections,
+            read_api_protected=api_token_file is not None or public_read_api,
         )
     config = _guardian_config(
         require_signatures=require_signatures,
@@ -153,6 +193,51 @@ def serve(
         limits=limits,
         api_token=token,
         fail_open_hooks=fail_open_hooks,
+        policy=policy,
+    )
+
+
+def _front_policy(
+    host: str,
+    port: int,
+    allowed_hosts: list[str],
+    allowed_origins: list[str],
+    *,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
+    read_api_protected: bool,
+) -> Any:
+    """The HTTP front's policy for ``serve``'s options (usage errors for bad ones)."""
+    from agbom.transports.http import FrontPolicy, is_loopback_host
+
+    if not is_loopback_host(host) and not read_api_protected:
+        raise typer.BadParameter(
+            f"{host} is reachable from other machines, and the /v1 read API would answer "
+            "them without a token: give --api-token-file, or --public-read-api to allow it",
+            param_hint="--host",
+        )
+    if header_timeout <= 0 or body_timeout <= 0:
+        raise typer.BadParameter("--header-timeout and --body-timeout must be positive")
+    if max_connections <= 0:
+        raise typer.BadParameter("must be positive", param_hint="--max-connections")
+    for entry in allowed_hosts:
+        if not entry.isascii() or not entry.strip() or any(c in entry for c in " /\t,@"):
+            raise typer.BadParameter(f"not a host name: {entry!r}", param_hint="--allowed-host")
+    for origin in allowed_origins:
+        scheme, sep, rest = origin.partition("://")
+        if scheme not in ("http", "https") or not sep or not rest or "/" in rest.rstrip("/"):
+            raise typer.BadParameter(
+                f"not an origin (scheme://host[:port]): {origin!r}", param_hint="--allowed-origin"
+            )
+    return FrontPolicy.for_address(
+        host,
+        port,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        header_timeout_s=header_timeout,
+        body_timeout_s=body_timeout,
+        max_connections=max_connections,
     )
 
 

@@ -13,13 +13,18 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
+from agbom.adapters.headers import MAX_EVENT_BYTES
 from agbom.cli.common import DEFAULT_DB
 
-MAX_STDIN_BYTES = 8 * 1024 * 1024
+if TYPE_CHECKING:
+    from agbom.adapters.interface import HookReply
+
+# One byte more than the limit is read, so that an oversized event is seen as such (and denied).
+MAX_STDIN_BYTES = MAX_EVENT_BYTES
 
 
 def register(app: typer.Typer) -> None:
@@ -89,6 +94,14 @@ def hook_cmd(
     if hook_id:
         env["AGBOM_HOOK_ID"] = hook_id
     guardian: Any = None
+    if len(raw) > MAX_STDIN_BYTES:
+        # Denied before the store is even opened, in both failure modes (as in thin mode).
+        from agbom.adapters.headers import TOO_LARGE_CODE, too_large_reason
+
+        too_large = adapter.malformed(
+            too_large_reason(), fail_open=False, code=TOO_LARGE_CODE, hook_id=hook_id or "agbom"
+        )
+        _answer(too_large)
     try:
         from agbom.guardian import build_guardian
 
@@ -111,6 +124,11 @@ def hook_cmd(
             close = getattr(getattr(guardian, "store", None), "close", None)
             if callable(close):
                 close()
+    _answer(reply)
+
+
+def _answer(reply: HookReply) -> NoReturn:
+    """Write ``reply`` the way the runtime reads it, and exit with its code."""
     if reply.stderr:
         typer.echo(reply.stderr, err=True)
     if reply.body:

@@ -2,6 +2,12 @@
 
 The Guardian call runs on the event loop thread: a decision costs well under a millisecond,
 and keeping every store access on one thread is what SQLite's one-writer model wants.
+
+Before any handler runs, the front refuses what no legitimate client sends (see
+:class:`FrontPolicy`): a ``Host`` that is not this server's (DNS rebinding), a browser
+``Origin`` nobody allowed (cross-site requests), a POST body that is not ``application/json``.
+Below the app, :func:`guarded_protocol` bounds how long a connection may take to send its
+headers and its body, and how many connections may be open at once.
 """
 
 from __future__ import annotations
@@ -9,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import ipaddress
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -22,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from agbom.adapters.headers import MAX_EVENT_BYTES, RUNTIME_HEADER, TOO_LARGE_CODE, too_large_reason
 from agbom.adapters.interface import HookReply
 from agbom.errors import AgbomError
 from agbom.guardian import Guardian
@@ -47,14 +56,24 @@ class _Disconnected(Exception):
     """The client went away before its body arrived: there is no one to answer."""
 
 
-async def _read_body(headers: Any, receive: Any, limit: int) -> bytes | None:
+DRAIN_LIMIT = 16 * 1024 * 1024
+"""Bytes of an unwanted body read and dropped before answering, so the client gets the answer
+(413, 415, ...) instead of a connection reset. A bigger body is answered at once and the
+connection closed. Dropped bytes are not kept, so this costs bandwidth, not memory."""
+
+
+def _content_length(headers: Iterable[tuple[bytes, bytes]]) -> int | None:
+    value = next((v for k, v in headers if k == b"content-length"), None)
+    return int(value) if value is not None and value.isdigit() else None
+
+
+async def _read_body(declared: int | None, receive: Any, limit: int) -> bytes | None:
     """An ASGI request body, or ``None`` when it exceeds ``limit`` (read no further than that).
 
-    ``headers`` are the raw ASGI header pairs; a declared length over the limit is refused
-    before anything is read.
+    ``declared`` is the request's Content-Length: one over the limit is refused before anything
+    is read. How long the body may take is bounded below the app (:func:`guarded_protocol`).
     """
-    declared = next((v for k, v in headers if k == b"content-length"), None)
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and declared > limit:
         return None
     chunks: list[bytes] = []
     size = 0
@@ -70,6 +89,122 @@ async def _read_body(headers: Any, receive: Any, limit: int) -> bytes | None:
         chunks.append(chunk)
         more = message.get("more_body", False)
     return b"".join(chunks)
+
+
+async def _drain(declared: int | None, receive: Any) -> bool:
+    """Read and drop the rest of a body we will not use; False when it is too big to bother
+    (the answer then closes the connection)."""
+    if declared is not None and declared > DRAIN_LIMIT:
+        return False
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return False
+        size += len(message.get("body", b""))
+        if size > DRAIN_LIMIT:
+            return False
+        if not message.get("more_body", False):
+            return True
+
+
+# -- what the front accepts ------------------------------------------------------------------------
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+_WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::", "[::]"})
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether binding ``host`` serves only this machine (``localhost``, 127.0.0.0/8, ::1)."""
+    name = host.strip().lower().removeprefix("[").removesuffix("]")
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a host name may resolve to anything
+
+
+def _host_name(host: str) -> str:
+    name = host.strip().lower()
+    return f"[{name}]" if ":" in name and not name.startswith("[") else name
+
+
+@dataclass(frozen=True, slots=True)
+class FrontPolicy:
+    """What the HTTP front accepts before a handler sees a request, and its connection limits.
+
+    ``allowed_hosts`` holds the exact ``Host`` values accepted (lower case); None accepts any
+    (``--allowed-host '*'``). ``allowed_origins`` holds the browser origins allowed to call;
+    a request with any other ``Origin`` is refused. Checking a request costs one pass over its
+    headers and set lookups: nothing that grows with the lists.
+    """
+
+    allowed_hosts: frozenset[bytes] | None
+    allowed_origins: frozenset[bytes] = frozenset()
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    max_connections: int = 1024
+    max_header_bytes: int = 64 * 1024
+
+    @classmethod
+    def for_address(
+        cls,
+        host: str,
+        port: int,
+        *,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        **limits: Any,
+    ) -> FrontPolicy:
+        """The policy for a server bound to ``host:port``.
+
+        Accepted ``Host`` values: the bound address and the loopback names, each with the
+        port (and bare when the port is 80), plus each ``allowed_hosts`` entry: ``NAME``
+        (with this port, or bare) or ``NAME:PORT``; ``*`` turns the check off.
+        """
+        extra = [h.strip().lower() for h in allowed_hosts]
+        if "*" in extra:
+            hosts: frozenset[bytes] | None = None
+        else:
+            values: set[str] = set()
+            names = [_host_name(host)] if host.strip().lower() not in _WILDCARD_HOSTS else []
+            for name in [*names, *LOOPBACK_NAMES]:
+                values.add(f"{name}:{port}")
+                if port == 80:
+                    values.add(name)
+            for entry in extra:
+                name, sep, entry_port = entry.rpartition(":")
+                if sep and entry_port.isdigit() and not name.endswith(":"):
+                    values.add(f"{_host_name(name)}:{entry_port}")
+                else:
+                    values.update({f"{_host_name(entry)}:{port}", _host_name(entry)})
+            hosts = frozenset(v.encode() for v in values)
+        origins = frozenset(o.strip().lower().rstrip("/").encode() for o in allowed_origins)
+        return cls(allowed_hosts=hosts, allowed_origins=origins, **limits)
+
+    def refusal(self, scope: dict[str, Any], *, needs_json: bool) -> tuple[int, str, str] | None:
+        """``(status, reason, message)`` when the request must be refused, else None."""
+        host = origin = content_type = None
+        for name, value in scope["headers"]:
+            if name == b"host":
+                host = value
+            elif name == b"origin":
+                origin = value
+            elif name == b"content-type":
+                content_type = value
+        if self.allowed_hosts is not None and (
+            host is None or host.lower() not in self.allowed_hosts
+        ):
+            return 421, "misdirected_host", "this server does not answer for that Host"
+        if origin is not None and origin.lower().rstrip(b"/") not in self.allowed_origins:
+            return 403, "origin_refused", "requests from browser pages are refused"
+        if needs_json and (
+            content_type is None
+            or content_type.split(b";", 1)[0].strip().lower() != b"application/json"
+        ):
+            return 415, "unsupported_media_type", "the body must be application/json"
+        return None
 
 
 class InProcessDecisions:
@@ -174,9 +309,14 @@ def create_app(
     limits: Limits | None = None,
     api_token: str | None = None,
     fail_open_hooks: bool = False,
+    policy: FrontPolicy | None = None,
 ) -> Any:
-    """Build the ASGI app around where decisions are made (this process or its own)."""
+    """Build the ASGI app around where decisions are made (this process or its own).
+
+    ``policy`` defaults to a server on 127.0.0.1:8787 (``agbom serve``'s defaults).
+    """
     limits = limits or Limits()
+    policy = policy or FrontPolicy.for_address("127.0.0.1", 8787)
 
     def authorized(request: Request) -> bool:
         if api_token is None:
@@ -208,16 +348,22 @@ def create_app(
             return _json({"error": "unknown_runtime", "known": sorted(ADAPTERS)}, 404)
         adapter = get_adapter(name)
         fail_open = fail_open_from_headers(request.headers, fail_open_hooks)
+        declared = _content_length(request.headers.raw)
+        headers = {RUNTIME_HEADER: name}
         try:
-            body = await _read_body(request.headers.raw, request.receive, limits.max_body_bytes)
+            body = await _read_body(declared, request.receive, MAX_EVENT_BYTES)
         except _Disconnected:
             return Response(status_code=400)  # nobody is left to read an answer
         if body is None:
-            reply = adapter.malformed("payload too large", fail_open=fail_open)
+            # A deny in both failure modes, as in standalone and thin mode; HTTP 200 because
+            # runtimes with HTTP hooks (Claude Code) take any other status as "no objection".
+            if not await _drain(declared, request.receive):
+                headers["Connection"] = "close"
+            reply = adapter.malformed(too_large_reason(), fail_open=False, code=TOO_LARGE_CODE)
         else:
             env = dict(env_from_headers(request.headers))
             reply = await decisions.hook(name, body, env=env, fail_open=fail_open)
-        headers = {"X-Agbom-Exit-Code": str(reply.exit_code)}
+        headers["X-Agbom-Exit-Code"] = str(reply.exit_code)
         diagnostic = " ".join(reply.stderr.split())[:512]
         if diagnostic:
             headers["X-Agbom-Diagnostic"] = diagnostic.encode("ascii", "replace").decode()
@@ -323,40 +469,209 @@ def create_app(
             await decisions.stop()
 
     app = Starlette(routes=routes, lifespan=lifespan)
-    return _with_fast_acs(app, decisions, limits)
+    return _with_front(app, decisions, limits, policy)
 
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
+_CLOSE = (b"connection", b"close")
 
 
-def _with_fast_acs(app: Starlette, decisions: Decisions, limits: Limits) -> Any:
-    """Serve ``POST /acs`` straight from ASGI; everything else goes through starlette.
+async def _answer(send: Any, status: int, body: bytes, *, close: bool = False) -> None:
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+    if close:
+        headers.append(_CLOSE)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _with_front(app: Starlette, decisions: Decisions, limits: Limits, policy: FrontPolicy) -> Any:
+    """The front checks for every request, then ``POST /acs`` straight from ASGI; everything
+    else goes through starlette.
 
     ``/acs`` is the hot path: every agent step crosses it. Its handler needs neither routing
     nor starlette's request and response objects, and skipping them saves a fifth of the
     server's time per decision. The behaviour is the starlette route's: same limits, same
-    answers.
+    answers. The request's transport is ``scope["scheme"]`` ("http" or "https") here.
     """
 
     async def asgi(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"] != "/acs" or scope["method"] != "POST":
+        if scope["type"] != "http":
+            await app(scope, receive, send)  # lifespan
+            return
+        path, method = scope["path"], scope["method"]
+        if path != "/healthz":  # health probes (which may not know our name) learn nothing
+            refused = policy.refusal(
+                scope, needs_json=method == "POST" and (path == "/acs" or path[:7] == "/hooks/")
+            )
+            if refused is not None:
+                status, reason, message = refused
+                drained = await _drain(_content_length(scope["headers"]), receive)
+                refusal = orjson.dumps({"error": reason, "message": message})
+                await _answer(send, status, refusal, close=not drained)
+                return
+        if path != "/acs" or method != "POST":
             await app(scope, receive, send)
             return
+        declared = _content_length(scope["headers"])
         try:
-            body = await _read_body(scope["headers"], receive, limits.max_body_bytes)
+            body = await _read_body(declared, receive, limits.max_body_bytes)
         except _Disconnected:
             return
-        answer = too_large(limits) if body is None else await decisions.acs(body)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [*_JSON_HEADERS, (b"content-length", str(len(answer)).encode())],
-            }
-        )
-        await send({"type": "http.response.body", "body": answer})
+        if body is None:
+            drained = await _drain(declared, receive)
+            await _answer(send, 413, too_large(limits), close=not drained)
+            return
+        await _answer(send, 200, await decisions.acs(body))
 
     return asgi
+
+
+# -- connection deadlines and the connection cap --------------------------------------------------
+
+FD_RESERVE = 64
+"""File descriptors kept free of client connections: the listening socket, the link to the
+decision process, the store's files, standard streams, the event loop's own."""
+
+
+def connection_cap(requested: int) -> int:
+    """``requested``, lowered so that client connections can never use up the process's file
+    descriptors (past that, accept() fails and nobody is served at all)."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return requested
+    return max(1, min(requested, soft - FD_RESERVE))
+
+
+_TIMEOUT_BODY = orjson.dumps({"error": "request_timeout", "message": "the request took too long"})
+_TIMEOUT_REPLY = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\n"
+    + b"content-length: %d\r\n\r\n" % len(_TIMEOUT_BODY)
+    + _TIMEOUT_BODY
+)
+
+
+@dataclass(slots=True)
+class _Connection:
+    cycle: Any = None  # the request whose headers were seen last (uvicorn's cycle object)
+    timer: asyncio.TimerHandle | None = None
+    pending: int = 0  # bytes received towards the next request's headers
+
+
+@dataclass
+class _Guard:
+    """Deadlines per connection and the cap on open connections, for uvicorn's HTTP protocols.
+
+    A connection is *waiting* while the next request's headers have not all arrived, and
+    *uploading* while its body is arriving; each stage has a deadline (a 408, then the
+    connection is closed). When the cap is reached, a new connection pushes out the oldest
+    waiting one, else the oldest uploading one; a connection whose request is complete (being
+    decided or answered) is never pushed out. So slow clients cannot hold every descriptor,
+    and a client that sends its request promptly is served while they try.
+
+    uvicorn parses the request; this only looks at its ``cycle`` (the current request:
+    ``more_body``, ``response_started``, ``response_complete``), as both its protocols keep it.
+    On the hot path (a whole request in one read) it costs an identity check.
+    """
+
+    policy: FrontPolicy
+    max_connections: int
+    open: dict[Any, _Connection] = field(default_factory=dict)  # oldest first
+
+    def made(self, conn: Any) -> None:
+        if len(self.open) >= self.max_connections and not self._evict():
+            conn.transport.close()  # every slot holds a request being decided: refuse this one
+            return
+        state = self.open[conn] = _Connection()
+        self._arm(conn, state, self.policy.header_timeout_s)
+
+    def lost(self, conn: Any) -> None:
+        state = self.open.pop(conn, None)
+        if state is not None and state.timer is not None:
+            state.timer.cancel()
+
+    def received(self, conn: Any, size: int) -> None:
+        state = self.open.get(conn)
+        if state is None:
+            return
+        cycle = conn.cycle
+        if cycle is not state.cycle:  # a new request's headers are complete
+            state.cycle, state.pending = cycle, 0
+            if state.timer is not None:
+                state.timer.cancel()
+                state.timer = None
+            if cycle.more_body:
+                self._arm(conn, state, self.policy.body_timeout_s)
+        elif cycle is None or cycle.response_complete:  # headers of the next request arriving
+            state.pending += size
+            if state.pending > self.policy.max_header_bytes:
+                self._close(conn, state)
+            elif state.timer is None:
+                self._arm(conn, state, self.policy.header_timeout_s)
+        elif not cycle.more_body and state.timer is not None:  # the body is complete
+            state.timer.cancel()
+            state.timer = None
+
+    def _arm(self, conn: Any, state: _Connection, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        state.timer = loop.call_later(seconds, self._expired, conn, state, state.cycle)
+
+    def _expired(self, conn: Any, state: _Connection, cycle: Any) -> None:
+        state.timer = None
+        if self.open.get(conn) is not state or conn.cycle is not cycle:
+            return  # gone, or a new request started since
+        if cycle is None or cycle.response_complete or cycle.more_body:
+            self._close(conn, state)
+
+    def _close(self, conn: Any, state: _Connection) -> None:
+        """Answer 408 when nothing else was answered yet, then close."""
+        transport = conn.transport
+        cycle = state.cycle
+        if not transport.is_closing():
+            if cycle is None or cycle.response_complete or not cycle.response_started:
+                transport.write(_TIMEOUT_REPLY)
+            transport.close()
+
+    def _evict(self) -> bool:
+        """Close the oldest waiting connection, else the oldest uploading one."""
+        victim = None
+        for conn in self.open:
+            cycle = conn.cycle
+            if cycle is None or cycle.response_complete:
+                victim = conn
+                break
+            if victim is None and cycle.more_body and not cycle.response_started:
+                victim = conn
+        if victim is None:
+            return False
+        self.lost(victim)  # forget it now: its connection_lost comes later
+        victim.transport.close()
+        return True
+
+
+def guarded_protocol(policy: FrontPolicy, max_connections: int) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (httptools when installed, else h11) under a :class:`_Guard`."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
+    except ImportError:  # pragma: no cover - uvicorn[standard] brings httptools
+        from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
+    guard = _Guard(policy, max_connections)
+
+    class Guarded(base):
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            guard.made(self)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            guard.lost(self)
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            guard.received(self, len(data))
+
+    return Guarded
 
 
 def serve_http(
@@ -367,17 +682,34 @@ def serve_http(
     limits: Limits,
     api_token: str | None,
     fail_open_hooks: bool = False,
+    policy: FrontPolicy | None = None,
 ) -> None:
     """Run the app with uvicorn (uvloop + httptools when installed)."""
     import uvicorn
 
-    app = create_app(decisions, limits=limits, api_token=api_token, fail_open_hooks=fail_open_hooks)
+    policy = policy or FrontPolicy.for_address(host, port)
+    app = create_app(
+        decisions,
+        limits=limits,
+        api_token=api_token,
+        fail_open_hooks=fail_open_hooks,
+        policy=policy,
+    )
+    cap = connection_cap(policy.max_connections)
+    if cap < policy.max_connections:
+        print(
+            f"agbom: at most {cap} connections (the file descriptor limit allows no more)",
+            file=sys.stderr,
+        )
     # No proxy-header rewriting (agbom is not behind a proxy by default; a deployment that is
-    # should terminate there) and no per-response Server/Date headers: less work per decision.
+    # should terminate there), no per-response Server/Date headers (less work per decision),
+    # no WebSocket upgrades (no route takes them).
     uvicorn.run(
         app,
         host=host,
         port=port,
+        http=guarded_protocol(policy, cap),
+        ws="none",
         log_level="warning",
         access_log=False,
         proxy_headers=False,

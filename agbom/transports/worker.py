@@ -39,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from agbom.adapters.headers import MAX_EVENT_BYTES
 from agbom.adapters.interface import HookReply
 from agbom.guardian import Guardian, GuardianConfig
 from agbom.guardian.config import Mode
@@ -148,7 +149,8 @@ class DecisionServer:
     def __init__(self, guardian: Guardian, limits: Limits) -> None:
         self.guardian = guardian
         self.limits = limits
-        self.max_frame = limits.max_body_bytes + FRAME_SLACK
+        # Hook events have their own limit, independent of --max-body-bytes.
+        self.max_frame = max(limits.max_body_bytes, MAX_EVENT_BYTES) + FRAME_SLACK
         self._scheduled: list[Callable[[], None]] = []
         self._out: list[bytes] = []
         self._reported: str | None = None  # the store's write failure the front last heard of

@@ -136,13 +136,23 @@ def test_observe_mode_still_answers_in_the_runtime_format(tmp_path: Path, rules_
 
 def test_large_and_deep_events(guardian: Any) -> None:
     big = json.dumps(
-        cc("PostToolUse", "s2", tool_name="Read", tool_input={}, tool_response="x" * 2_000_000)
+        cc("PostToolUse", "s2", tool_name="Read", tool_input={}, tool_response="x" * 1_000_000)
     ).encode()
     reply = handle(guardian, "claude-code", big)
     assert reply.exit_code == 0
-    # The recorded output is clipped, not the whole 2 MB.
+    # The recorded output is clipped, not the whole megabyte.
     entries = guardian.store.chain_entries("s2")
     assert len(json.dumps(entries[-1])) < 100_000
+    # Past the limit the event is not read: denied (exit 2 blocks it) in both failure modes.
+    over = json.dumps(
+        cc("PostToolUse", "s2", tool_name="Read", tool_input={}, tool_response="x" * 1_100_000)
+    ).encode()
+    for fail_open in (False, True):
+        adapter = get_adapter("claude-code")
+        refused = adapter.handle(over, guardian, env={}, fail_open=fail_open)
+        assert (refused.exit_code, refused.body) == (2, b"")
+        assert "event larger than" in refused.stderr
+    assert len(guardian.store.chain_entries("s2")) == len(entries)  # nothing recorded
     deep = b'{"hook_event_name":"PreToolUse","session_id":"s","x":' + b"[" * 500 + b"]" * 500 + b"}"
     reply = handle(guardian, "claude-code", deep)
     assert body(reply)["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -485,22 +485,43 @@ def test_any_event_shaped_object_translates_or_is_malformed(doc: dict) -> None:
 
 
 def test_thin_response_parsing() -> None:
-    from agbom.adapters.thin import _BadResponse, _parse_response
+    from agbom.adapters.thin import _BadResponse, _not_agbom, _parse_response
 
     plain = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-agbom-exit-code: 2\r\n\r\n{}"
-    assert _parse_response(plain) == (200, b"{}", 2, "")
+    assert _parse_response(plain) == (
+        200,
+        b"{}",
+        {"content-length": "2", "x-agbom-exit-code": "2"},
+    )
     chunked = (
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Agbom-Diagnostic: why\r\n\r\n"
         b'3\r\n{"a\r\n4\r\n":1}\r\n0\r\n\r\n'
     )
-    assert _parse_response(chunked) == (200, b'{"a":1}', 0, "why")
+    status, payload, fields = _parse_response(chunked)
+    assert (status, payload, fields["x-agbom-diagnostic"]) == (200, b'{"a":1}', "why")
     with pytest.raises(_BadResponse, match="truncated"):
         _parse_response(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n{}")
     with pytest.raises(_BadResponse, match="not an HTTP"):
         _parse_response(b"SSH-2.0-OpenSSH\r\n\r\n")
     with pytest.raises(_BadResponse, match="incomplete"):
         _parse_response(b"HTTP/1.1 200 OK\r\n")
-    assert _parse_response(b"HTTP/1.1 200 OK\r\nx-agbom-exit-code: x\r\n\r\n")[2] == -1
+    # The reply shape: agbom's headers, an exit code the runtime uses, a JSON object body.
+    good = {
+        "x-agbom-runtime": "oscova",
+        "x-agbom-exit-code": "2",
+        "content-type": "application/json",
+    }
+    assert _not_agbom("oscova", good, b'{"decision":"deny"}') is None
+    assert _not_agbom("oscova", {**good, "x-agbom-exit-code": "x"}, b'{"decision":"deny"}')
+    assert _not_agbom("oscova", {**good, "x-agbom-exit-code": "1"}, b'{"decision":"deny"}')
+    assert _not_agbom("oscova", good, b'{"decision":"maybe"}')
+    assert _not_agbom("meerkat", {**good, "x-agbom-runtime": "meerkat"}, b"{}") is not None
+    meerkat = {**good, "x-agbom-runtime": "meerkat", "x-agbom-exit-code": "0"}
+    assert _not_agbom("meerkat", meerkat, b"{}") is None
+    assert _not_agbom("meerkat", meerkat, b'{"decision":"allow"}')
+    claude = {**good, "x-agbom-runtime": "claude-code"}
+    assert _not_agbom("claude-code", claude, b"") is None  # its blocking failure: exit 2
+    assert _not_agbom("claude-code", {**claude, "x-agbom-exit-code": "0"}, b"")
 
 
 def test_thin_mode_imports_nothing_heavy() -> None:

@@ -50,6 +50,9 @@ class Log:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+JSON_CONTENT = {"Content-Type": "application/json"}  # the server refuses any other body type
+
+
 def digest_of(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -67,7 +70,9 @@ class Client(threading.Thread):
     def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
         began = time.perf_counter()
         try:
-            reply = self.http.post(f"{self.url()}/acs", content=orjson.dumps(message))
+            reply = self.http.post(
+                f"{self.url()}/acs", content=orjson.dumps(message), headers=JSON_CONTENT
+            )
         except httpx.HTTPError:
             with self.log.lock:
                 self.log.transport_failures += 1

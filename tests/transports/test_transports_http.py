@@ -102,7 +102,11 @@ def test_oversized_body_is_payload_too_large(served: Served) -> None:
     sid = open_session(served.url)
     before = run_cli("audit", "export", sid, "--db", str(served.db)).stdout
     big = request("steps/userMessage", {"content": "x" * 70_000}, session_id=sid)
-    err = error(post(served.url, orjson.dumps(big)))
+    reply = httpx.post(
+        f"{served.url}/acs", content=orjson.dumps(big), headers={"Content-Type": "application/json"}
+    )
+    assert reply.status_code == 413  # and the JSON-RPC error says why
+    err = error(reply.json())
     assert err["code"] == -32600 and err["data"]["reason"] == "payload_too_large"
     # Refused before the Guardian saw it: the chain did not move.
     assert run_cli("audit", "export", sid, "--db", str(served.db)).stdout == before
