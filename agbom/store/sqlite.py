@@ -425,20 +425,43 @@ class SqliteStore:
                 conn = sqlite3.connect(str(self.path), timeout=1.0, isolation_level=None)
                 try:
                     while not stop.wait(interval_s):
-                        try:
-                            _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                            if frames * page_size > wal_limit_bytes:
-                                self._wal_restart_due = True
-                        except sqlite3.Error:
-                            # Busy or locked now: the next round catches up. A connection left
-                            # read-only is replaced with the writer's (_reconnect_if_due).
-                            continue
+                        # Busy, locked or failed now: the next round catches up. A connection
+                        # left read-only is replaced along with the writer's (_reconnect_if_due).
+                        self._checkpoint_round(conn, page_size, wal_limit_bytes)
                 finally:
                     conn.close()
 
             thread = threading.Thread(target=run, name="agbom-wal-checkpoint", daemon=True)
             thread.start()
             self._checkpointer = (thread, stop)
+
+    def checkpoint(self, wal_limit_bytes: int = WAL_LIMIT_BYTES) -> int:
+        """Run one round of the background checkpointer now, on this thread; return how many
+        frames the WAL holds (-1 if the checkpoint could not run).
+
+        A PASSIVE checkpoint from a connection of its own, as in
+        :meth:`start_background_checkpoints`: if the WAL holds more than ``wal_limit_bytes`` of
+        frames, the next write starts it over. For maintenance, and to drive that rule step by
+        step (the background thread runs it on a timer).
+        """
+        with self._lock:
+            page_size = int(self._require().execute("PRAGMA page_size").fetchone()[0])
+        conn = sqlite3.connect(str(self.path), timeout=1.0, isolation_level=None)
+        try:
+            return self._checkpoint_round(conn, page_size, wal_limit_bytes)
+        finally:
+            conn.close()
+
+    def _checkpoint_round(
+        self, conn: sqlite3.Connection, page_size: int, wal_limit_bytes: int
+    ) -> int:
+        try:
+            _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error:
+            return -1
+        if frames * page_size > wal_limit_bytes:
+            self._wal_restart_due = True
+        return int(frames)
 
     def close(self) -> None:
         """Close the connection; later calls raise :class:`StoreError`."""

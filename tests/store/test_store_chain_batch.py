@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -158,18 +159,62 @@ def test_utc_timestamp_is_the_datetime_text(ts: float) -> None:
     assert utc_timestamp(ts) == expected
 
 
-def test_the_wal_starts_over_under_steady_writes(tmp_path: Path) -> None:
-    """Writes that never pause keep a PASSIVE checkpoint from ever finishing, so SQLite never
-    starts the WAL over (the same loop without the limit grows it past 20 MB); with the limit
-    the writer restarts it and the file stays small."""
-    path = tmp_path / "wal.db"
+def _steady_writes(path: Path, wal_limit_bytes: int, cycles: int = 60) -> tuple[int, int]:
+    """Writes that a checkpoint never catches up with, in a fixed order, with no timer.
+
+    Under steady writes a PASSIVE checkpoint always finds frames newer than what it could
+    copy, so SQLite never starts the WAL over on its own. Here a reader holds a snapshot from
+    before the second batch of each cycle while the checkpoint runs, which stops it at the
+    same place every time, however loaded the machine is. The first batch of the next cycle
+    is then written with no reader, as a server's writes are between two short reads.
+    Returns the most frames the WAL held and its file size.
+    """
+    most = 0
     with SqliteStore.open(path) as opened:
-        opened.start_background_checkpoints(interval_s=0.005, wal_limit_bytes=64 << 10)
+        opened.start_background_checkpoints(interval_s=3600)  # its timer never fires here
+        reader = sqlite3.connect(path, isolation_level=None)
         head = None
-        for n in range(1500):
+        n = 0
+
+        def write() -> None:
+            nonlocal head, n
             batch = _chain("s", 10, head, start=1 + 10 * n)
             assert all(isinstance(o, int) for o in opened.append_entries(batch))
-            head = batch[-1].entry_hash
+            head, n = batch[-1].entry_hash, n + 1
+
+        try:
+            for _ in range(cycles):
+                write()
+                reader.execute("BEGIN")
+                reader.execute("SELECT COUNT(*) FROM chain_entries").fetchone()
+                write()
+                frames = opened.checkpoint(wal_limit_bytes)
+                assert frames > 0
+                most = max(most, frames)
+                reader.execute("COMMIT")
+        finally:
+            reader.close()
         wal_bytes = Path(f"{path}-wal").stat().st_size
         assert _verified(opened.chain_entries("s"))
-    assert wal_bytes < 2 << 20, wal_bytes
+        assert len(opened.chain_entries("s")) == 20 * cycles
+    return most, wal_bytes
+
+
+def test_the_wal_starts_over_under_steady_writes(tmp_path: Path) -> None:
+    """Once a checkpoint finds more than the limit in the WAL, the next write starts it over.
+
+    The WAL then holds at most the limit, plus one cycle's frames before the checkpoint that
+    sees it, plus one batch's before the restart: 40 frames of 4 KiB here, every run, since
+    nothing depends on timing. The bound, 4 times the limit, leaves room for page layouts."""
+    limit = 64 << 10
+    most, wal_bytes = _steady_writes(tmp_path / "wal.db", limit)
+    assert most * 4096 <= 4 * limit, most
+    assert wal_bytes <= 4 * limit, wal_bytes
+
+
+def test_without_the_limit_the_same_writes_grow_the_wal(tmp_path: Path) -> None:
+    """The loop above does reproduce the problem: with a limit it never reaches, the WAL
+    grows with every batch, to many times the bound the other test holds it to."""
+    most, wal_bytes = _steady_writes(tmp_path / "wal.db", wal_limit_bytes=1 << 40)
+    assert most >= 2 * 60  # at least one new frame per batch, none ever reused
+    assert wal_bytes > 20 * (64 << 10), wal_bytes
