@@ -25,7 +25,8 @@ own, recursively. Each token then goes through the same rules, in this order:
 - anywhere inside what is left, ``secret-name=value`` / ``"secret-name": "value"`` pairs and
   token-shaped substrings are hidden (JSON or comma lists in one argument).
 
-Redaction fails closed: text nested deeper than :data:`MAX_DEPTH` is hidden whole.
+Redaction fails closed: text nested deeper than :data:`MAX_DEPTH`, and an argument longer
+than :data:`MAX_ARG_CHARS`, is hidden whole.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 REDACTED = "<redacted>"
 MAX_DEPTH = 12
+# An argument longer than this is hidden whole: no command line needs one, and it bounds the
+# word-by-word work a hostile config can ask for.
+MAX_ARG_CHARS = 64 * 1024
 
 # A flag or variable name that announces a secret value.
 _SECRET_NAME = re.compile(
@@ -78,11 +82,16 @@ _SCHEME_PREFIX = re.compile(r"^(?P<scheme>[A-Za-z]+)(?P<space>\s+)\S", re.S)
 _BARE_FLAG = re.compile(r"^(?P<prefix>--?)(?P<name>[A-Za-z][\w.\-]*)$")
 _ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][\w.\-]*)=(?P<value>.*)$", re.S)
 # A name/value pair inside a longer word: ``a=1,password=x``, ``{"apiKey":"x"}``.
+# A name starts only where a word does, and is taken whole (possessive): the search stays
+# linear in the word's length instead of retrying every suffix of a long name.
 _INLINE_PAIR = re.compile(
-    r"(?P<name>[A-Za-z_][\w.\-]*)(?P<sep>[\"']?\s*[=:]\s*[\"']?)(?P<value>[^\s\"',;&}\])]+)"
+    r"(?<![\w.\-])(?P<name>[A-Za-z_][\w.\-]*+)"
+    r"(?P<sep>[\"']?\s*+[=:]\s*+[\"']?)(?P<value>[^\s\"',;&}\])]++)"
 )
 # ``user:password@host`` without a scheme (proxies, git remotes, DSNs).
 _USERINFO = re.compile(r"^(?P<user>[^\s:/@=]+):(?P<password>[^\s/@]+)@(?P<host>[^\s@]+)$")
+# A short plain word (no flag dash, separator, quote or scheme): nothing in it can be a secret.
+_PLAIN_WORD = re.compile(r"^[A-Za-z0-9_./@+,]{1,15}$")
 _QUOTES = "'\""
 # Characters a re-joined token may keep unquoted (shlex's safe set plus the redaction marker).
 _SHELL_SAFE = re.compile(r"^[\w@%+=:,./<>\-]+$")
@@ -172,6 +181,8 @@ def _redact_word(word: str, depth: int) -> tuple[str, str | None]:
     """One token without whitespace: its redacted form, and what the next token is."""
     if depth > MAX_DEPTH:
         return REDACTED, None
+    if _PLAIN_WORD.match(word) and word.lower() not in _SCHEME_WORDS:
+        return word, None
     core = word.strip(_QUOTES)
     if not core:
         return word, None
@@ -201,6 +212,8 @@ def _redact_word(word: str, depth: int) -> tuple[str, str | None]:
 
 def _split(text: str) -> list[str]:
     """Shell-style words; unbalanced quotes fall back to whitespace (quotes kept, peeled later)."""
+    if not any(c in text for c in "'\"\\"):
+        return text.split()  # what shlex would give, without its per-character loop
     try:
         return shlex.split(text)
     except ValueError:
@@ -275,7 +288,10 @@ def redact_args(args: list[str]) -> tuple[list[str], list[int]]:
     redacted: list[int] = []
     hide: str | None = None
     for index, arg in enumerate(args):
-        (new,), hide = _redact_words([arg], 0, hide)
+        if len(arg) > MAX_ARG_CHARS:
+            new, hide = REDACTED, None
+        else:
+            (new,), hide = _redact_words([arg], 0, hide)
         out.append(new)
         if new != arg:
             redacted.append(index)

@@ -223,3 +223,27 @@ def test_property_secrets_never_reach_serialized_outputs(
         assert "s0" in result.output or fmt == "sarif"
         for secret in secrets:
             assert secret not in result.output, (fmt, secret, entries)
+
+
+def test_hostile_arguments_are_bounded_and_fail_closed(tmp_path: Path) -> None:
+    """A long word without separators once made the inline pair search retry every suffix
+    (hours for 60 KiB); an argument over the bound is hidden whole. Run in a child with a
+    generous limit, so a regression fails instead of hanging the suite."""
+    long_word = "x" * 60_000
+    over = "a b " * 20_000 + "--token=" + SHORT["header"]
+    script = (
+        "import json, sys\n"
+        "from agbom.scan.redact import redact_args\n"
+        "print(json.dumps(redact_args(json.load(sys.stdin))))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps([long_word, "a=" * 30_000, over]).encode(),
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    out, hits = json.loads(proc.stdout)
+    assert out[0] == long_word
+    assert out[1].endswith("<redacted>")  # nested past MAX_DEPTH: hidden, never a crash
+    assert out[2] == "<redacted>" and hits == [1, 2]
