@@ -63,8 +63,10 @@ connection closed. Dropped bytes are not kept, so this costs bandwidth, not memo
 
 
 def _content_length(headers: Iterable[tuple[bytes, bytes]]) -> int | None:
-    value = next((v for k, v in headers if k == b"content-length"), None)
-    return int(value) if value is not None and value.isdigit() else None
+    for name, value in headers:  # a plain loop: this runs for every request
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
 
 
 async def _read_body(declared: int | None, receive: Any, limit: int) -> bytes | None:
