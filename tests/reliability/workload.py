@@ -37,17 +37,49 @@ class Heard:
     skill: tuple[str, str] | None = None
 
 
+@dataclass(frozen=True)
+class Span:
+    """When a request was sent and when it ended (``time.monotonic``), and how."""
+
+    start: float
+    end: float
+    reason: str = ""  # an error answer's ``data.reason``
+    body: str = ""
+
+
 @dataclass
 class Log:
+    """Every request a client sent ends in exactly one of: a decision it heard (``heard``), a
+    hello answered (``hellos``), an error answer (``errors``) or a transport failure (no
+    answer: ``failures``). ``sent`` counts them all independently, so the totals must add up.
+    """
+
     heard: list[Heard] = field(default_factory=list)
     registered: list[tuple[str, str]] = field(default_factory=list)
     approved: list[tuple[str, str]] = field(default_factory=list)
     claimed: set[tuple[str, str]] = field(default_factory=set)  # taken by an approver
     approve_failures: list[str] = field(default_factory=list)
-    client_errors: list[str] = field(default_factory=list)  # error bodies other than expected
-    transport_failures: int = 0
+    errors: list[Span] = field(default_factory=list)
+    failures: list[Span] = field(default_factory=list)
+    sent: int = 0
+    hellos: int = 0
+    crashed: list[str] = field(default_factory=list)  # a client thread that died, and why
     latencies: list[float] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def client_errors(self) -> list[str]:
+        return [span.body for span in self.errors]
+
+    @property
+    def transport_failures(self) -> int:
+        return len(self.failures)
+
+    def unaccounted(self) -> int:
+        """Requests sent that ended in none of the four outcomes (0 when the totals add up)."""
+        with self.lock:
+            ended = len(self.heard) + self.hellos + len(self.errors) + len(self.failures)
+            return self.sent - ended
 
 
 JSON_CONTENT = {"Content-Type": "application/json"}  # the server refuses any other body type
@@ -66,44 +98,59 @@ class Client(threading.Thread):
         self.sid = f"w-{uuid.uuid4()}"
         self.http = httpx.Client(timeout=20)
         self.started = False
+        self.began = 0.0  # when the request being answered was sent
 
     def send(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        began = time.perf_counter()
+        """POST one request; its reply, or ``None`` (counted) when no answer came back. The
+        caller records the reply as exactly one outcome (see :class:`Log`)."""
+        self.began = began = time.monotonic()
+        with self.log.lock:
+            self.log.sent += 1
         try:
             reply = self.http.post(
                 f"{self.url()}/acs", content=orjson.dumps(message), headers=JSON_CONTENT
             )
         except httpx.HTTPError:
             with self.log.lock:
-                self.log.transport_failures += 1
+                self.log.failures.append(Span(began, time.monotonic()))
             time.sleep(0.05)
             return None
         with self.log.lock:
-            self.log.latencies.append(time.perf_counter() - began)
+            self.log.latencies.append(time.monotonic() - began)
         return orjson.loads(reply.content)
 
     def ensure_session(self) -> bool:
         if self.started:
             return True
         reply = self.send(hello(self.sid))
-        if reply is None or "error" in reply:
+        if reply is None:
             return False
+        if "error" in reply:
+            self.note_error(reply)
+            return False
+        with self.log.lock:
+            self.log.hellos += 1
         reply = self.send(request("steps/sessionStart", {}, session_id=self.sid))
         if reply is None:
             return False
-        error = reply.get("error")
-        # A sessionStart whose answer was lost in a crash may have committed: that is fine.
-        if error and error.get("data", {}).get("reason") != "session_already_started":
+        if "error" in reply:
             self.note_error(reply)
-            return False
-        if "result" in reply:
-            self.record(reply, "steps/sessionStart", None)
+            # A sessionStart whose answer was lost in a crash may have committed: that is fine.
+            self.started = self.reason(reply) == "session_already_started"
+            return self.started
+        self.record(reply, "steps/sessionStart", None)
         self.started = True
         return True
 
+    @staticmethod
+    def reason(reply: dict[str, Any]) -> str:
+        data = reply.get("error", {}).get("data")
+        return str(data.get("reason", "")) if isinstance(data, dict) else ""
+
     def note_error(self, reply: dict[str, Any]) -> None:
+        span = Span(self.began, time.monotonic(), self.reason(reply), orjson.dumps(reply).decode())
         with self.log.lock:
-            self.log.client_errors.append(orjson.dumps(reply).decode())
+            self.log.errors.append(span)
 
     def record(self, reply: dict[str, Any], method: str, skill: tuple[str, str] | None) -> None:
         result = reply["result"]
@@ -119,6 +166,15 @@ class Client(threading.Thread):
             self.log.heard.append(heard)
 
     def run(self) -> None:
+        try:
+            self.stream()
+        except Exception as exc:  # noqa: BLE001 - reported by the test, not lost in a thread
+            with self.log.lock:
+                self.log.crashed.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            self.http.close()
+
+    def stream(self) -> None:
         while not self.stop.is_set():
             if not self.ensure_session():
                 time.sleep(0.05)
@@ -163,7 +219,6 @@ class Client(threading.Thread):
             if method == "steps/skillRegister":
                 with self.log.lock:
                     self.log.registered.append(skill)  # type: ignore[arg-type]
-        self.http.close()
 
 
 class Approver(threading.Thread):
@@ -191,6 +246,44 @@ class Approver(threading.Thread):
                     self.log.approved.append((skill, value))
                 else:
                     self.log.approve_failures.append(done.stderr.decode(errors="replace"))
+
+
+def child_pids(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid`` (an ``agbom serve``'s decision process)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # it exited meanwhile
+        state, parent = text[text.rindex(")") + 2 :].split()[:2]  # the name may hold ") "
+        if int(parent) == pid and state not in ("Z", "X"):
+            found.append(int(stat.parent.name))
+    return found
+
+
+def decision_pid(front_pid: int, *, other_than: int | None = None, timeout: float = 60) -> int:
+    """The pid of the decision process of the ``agbom serve`` at ``front_pid`` (waiting for a
+    new one when ``other_than`` names the last)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [pid for pid in child_pids(front_pid) if pid != other_than]
+        if len(found) == 1:
+            return found[0]
+        assert time.monotonic() < deadline, f"decision processes of {front_pid}: {found}"
+        time.sleep(0.02)
+
+
+def wait_healthy(url: str, *, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, f"{url} did not become healthy"
+        time.sleep(0.02)
 
 
 def check_store(db: Path, log: Log) -> dict[str, int]:
