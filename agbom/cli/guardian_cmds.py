@@ -10,6 +10,12 @@ import orjson
 import typer
 
 from agbom.cli.common import db_option, output_option, read_bytes, rules_option, write_output
+from agbom.cli.guardian_options import (
+    check_key_options,
+    client_capabilities,
+    key_id_option,
+    keys_file_option,
+)
 from agbom.display import visible
 from agbom.errors import AgbomError, InputError
 
@@ -47,8 +53,37 @@ def serve(
         "--secret-file",
         help="Deployment key material; session keys are derived from it (HKDF-SHA256).",
     ),
+    key_id: str | None = key_id_option(),
+    keys_file: Path | None = keys_file_option(),
     require_signatures: bool = typer.Option(
         False, "--require-signatures", help="Refuse unsigned requests with -32004."
+    ),
+    require_session_start: bool = typer.Option(
+        False,
+        "--require-session-start",
+        help="Refuse steps of a session that sent no steps/sessionStart (-32003 no_session); "
+        "by default the first step after the handshake opens the session (spec §8).",
+    ),
+    client_config: Path | None = typer.Option(
+        None,
+        "--client-config",
+        help="YAML file naming, by agent_id glob, clients that cannot apply MODIFY or answer "
+        "ASK (see docs/protocol.md, Clients).",
+    ),
+    no_modify: list[str] = typer.Option(
+        [],
+        "--no-modify",
+        help="AGENT_GLOB of clients that cannot apply MODIFY: it becomes DENY "
+        "modify_unsupported (ALLOW at postCompact). Repeatable.",
+    ),
+    no_ask: list[str] = typer.Option(
+        [],
+        "--no-ask",
+        help="AGENT_GLOB of clients that cannot answer ASK: it becomes DEFER (deny on timeout) "
+        "or DENY approver_unavailable. Repeatable.",
+    ),
+    ask_fallback: str | None = typer.Option(
+        None, "--ask-fallback", help="What ASK becomes for those clients: defer (default) or deny."
     ),
     api_token_file: Path | None = typer.Option(
         None, "--api-token-file", help="Bearer token protecting the /v1 read API."
@@ -128,8 +163,12 @@ def serve(
 
     if mode not in ("enforce", "observe"):
         raise typer.BadParameter("must be enforce or observe", param_hint="--mode")
-    if require_signatures and secret_file is None:
-        raise typer.BadParameter("needs --secret-file", param_hint="--require-signatures")
+    check_key_options(secret_file, keys_file)
+    if require_signatures and secret_file is None and keys_file is None:
+        raise typer.BadParameter(
+            "needs --secret-file or --keys-file", param_hint="--require-signatures"
+        )
+    clients = client_capabilities(client_config, no_modify, no_ask, ask_fallback)
     if decision_timeout <= 0:
         raise typer.BadParameter("must be positive", param_hint="--decision-timeout")
     if skew_window_ms <= 0 or max_load_path_depth <= 0 or max_body_bytes <= 0:
@@ -155,16 +194,19 @@ def serve(
         skew_window_ms=skew_window_ms,
         max_load_path_depth=max_load_path_depth,
         deny_overbroad_capabilities=not allow_overbroad,
+        require_session_start=require_session_start,
+        **clients.settings(),
     )
     limits = Limits(max_body_bytes=max_body_bytes)
+    keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
 
-    def factory() -> Any:
-        return build_guardian(db, rules, mode=mode, secret_file=secret_file, config=config)
+    def factory(transport: str = "http") -> Any:
+        return build_guardian(db, rules, mode=mode, config=config, transport=transport, **keys)
 
     if stdio:
         from agbom.transports.stdio import serve_stdio
 
-        guardian = factory()
+        guardian = factory("stdio")
         serve_stdio(guardian, sys.stdin.buffer, sys.stdout.buffer, limits)
         return
     factory().store.close()  # fail fast on a bad store, key file or rule pack before binding
@@ -181,9 +223,7 @@ def serve(
     if single_process:
         decisions = InProcessDecisions(factory, limits)
     else:
-        spec = WorkerSpec.of(
-            db, rules, mode=mode, secret_file=secret_file, config=config, limits=limits
-        )
+        spec = WorkerSpec.of(db, rules, mode=mode, config=config, limits=limits, **keys)
         decisions = ProcessDecisions(spec, limits, deadline_s=decision_timeout)
     typer.echo(f"agbom: serving ACS on http://{host}:{port}/acs (store {db})", err=True)
     serve_http(
@@ -245,7 +285,11 @@ def replay(
     file: Path = typer.Argument(..., help="JSON-RPC requests, one per line (.jsonl); - for stdin."),
     db: Path = db_option(),
     rules: Path | None = rules_option(),
-    secret_file: Path | None = typer.Option(None, "--secret-file"),
+    secret_file: Path | None = typer.Option(
+        None, "--secret-file", help="Key material to verify the recording's signatures."
+    ),
+    key_id: str | None = key_id_option(),
+    keys_file: Path | None = keys_file_option(),
     mode: str = typer.Option("enforce", "--mode"),
     strict_inventory: bool = typer.Option(False, "--strict"),
     fail_on_deny: bool = typer.Option(
@@ -265,7 +309,16 @@ def replay(
         strict_inventory=strict_inventory,
         skew_window_ms=10**15 if ignore_skew else None,
     )
-    guardian = build_guardian(db, rules, mode=mode, secret_file=secret_file, config=config)
+    check_key_options(secret_file, keys_file)
+    guardian = build_guardian(
+        db,
+        rules,
+        mode=mode,
+        secret_file=secret_file,
+        key_id=key_id,
+        keys_file=keys_file,
+        config=config,
+    )
     data = read_bytes(file)
     limits = Limits()
     denied = 0

@@ -1,0 +1,126 @@
+"""Options the Guardian commands share: signing keys and what each client can apply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml
+
+from agbom.cli.common import read_bytes
+from agbom.errors import InputError
+
+MAX_CLIENT_CONFIG_BYTES = 256 * 1024
+MAX_CLIENT_ENTRIES = 1000
+_CLIENT_KEYS = frozenset({"agent_id", "modify", "ask"})
+
+
+def key_id_option() -> Any:
+    return typer.Option(
+        None,
+        "--key-id",
+        help="Key id of --secret-file's key, as clients name it in signature.key_id "
+        "(default: default); with --keys-file, the primary key.",
+    )
+
+
+def keys_file_option() -> Any:
+    return typer.Option(
+        None,
+        "--keys-file",
+        help='Several keys for a rotation: a JSON object {"KEY_ID": "MATERIAL", ...}; a request '
+        "signed with any of them verifies and is answered with the same key.",
+    )
+
+
+def check_key_options(secret_file: Path | None, keys_file: Path | None) -> None:
+    if secret_file is not None and keys_file is not None:
+        raise typer.BadParameter("give --secret-file or --keys-file, not both")
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCapabilities:
+    """Globs on agent_id of clients that cannot apply MODIFY, or cannot answer ASK."""
+
+    no_modify: tuple[str, ...] = ()
+    no_ask: tuple[str, ...] = ()
+    ask_fallback: str | None = None
+
+    def settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"no_modify_agents": self.no_modify, "no_ask_agents": self.no_ask}
+        if self.ask_fallback is not None:
+            out["ask_fallback"] = self.ask_fallback
+        return out
+
+
+def load_client_config(path: Path) -> ClientCapabilities:
+    """Read a client capabilities file::
+
+    ask_fallback: defer        # or deny
+    clients:
+      - agent_id: "opencode-*"  # a glob on metadata.agent_id
+        modify: false           # cannot apply MODIFY: it becomes DENY modify_unsupported
+        ask: false              # cannot answer ASK: DEFER (deny on timeout) or DENY
+    """
+    raw = read_bytes(path, limit=MAX_CLIENT_CONFIG_BYTES)
+    try:
+        # No anchors or aliases: they let a small file expand into a huge document.
+        for event in yaml.parse(raw):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                mark = event.start_mark
+                where = f":{mark.line + 1}" if mark is not None else ""
+                raise InputError(f"{path}{where}: YAML anchors and aliases are not allowed")
+        doc = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise InputError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from exc
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected a mapping with 'clients' and 'ask_fallback'")
+    unknown = set(doc) - {"clients", "ask_fallback"}
+    if unknown:
+        raise InputError(f"{path}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+    fallback = doc.get("ask_fallback")
+    if fallback is not None and fallback not in ("defer", "deny"):
+        raise InputError(f"{path}: ask_fallback must be defer or deny")
+    clients = doc.get("clients") or []
+    if not isinstance(clients, list) or len(clients) > MAX_CLIENT_ENTRIES:
+        raise InputError(f"{path}: clients must be a list of at most {MAX_CLIENT_ENTRIES} entries")
+    no_modify: list[str] = []
+    no_ask: list[str] = []
+    for index, entry in enumerate(clients):
+        where = f"{path}: clients[{index}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("agent_id"), str):
+            raise InputError(f"{where}: needs agent_id (a glob on the client's agent_id)")
+        extra = set(entry) - _CLIENT_KEYS
+        if extra:
+            raise InputError(f"{where}: unknown key(s) {', '.join(sorted(map(str, extra)))}")
+        for key in ("modify", "ask"):
+            if key in entry and not isinstance(entry[key], bool):
+                raise InputError(f"{where}.{key}: must be true or false")
+        glob = entry["agent_id"]
+        if not glob or len(glob) > 512:
+            raise InputError(f"{where}.agent_id: must be 1-512 characters")
+        if entry.get("modify") is False:
+            no_modify.append(glob)
+        if entry.get("ask") is False:
+            no_ask.append(glob)
+    return ClientCapabilities(tuple(no_modify), tuple(no_ask), fallback)
+
+
+def client_capabilities(
+    config_file: Path | None, no_modify: list[str], no_ask: list[str], ask_fallback: str | None
+) -> ClientCapabilities:
+    """The file's declarations plus the flags' (flags add globs and override ask_fallback)."""
+    if ask_fallback is not None and ask_fallback not in ("defer", "deny"):
+        raise typer.BadParameter("must be defer or deny", param_hint="--ask-fallback")
+    base = load_client_config(config_file) if config_file is not None else ClientCapabilities()
+    return ClientCapabilities(
+        base.no_modify + tuple(no_modify),
+        base.no_ask + tuple(no_ask),
+        ask_fallback or base.ask_fallback,
+    )
