@@ -49,6 +49,9 @@ class GuardianConfig:
     # What ASK becomes for an ASK-incapable client: "defer" (timeout_decision deny) where
     # the hook allows DEFER, else DENY approver_unavailable; "deny" always denies.
     ask_fallback: str = "defer"
+    # Bound on the memory of the sessions kept in memory (estimated; see SessionState): past
+    # it the least recently used ones are dropped, and restored from the store when next used.
+    max_session_bytes: int = 512 * 1024 * 1024
 
     def __post_init__(self) -> None:
         if self.ask_fallback not in ("defer", "deny"):

@@ -20,7 +20,7 @@ from typing import Any
 
 from agbom.guardian.config import GuardianConfig
 from agbom.guardian.decision import Decision, clamp, defer_details
-from agbom.guardian.policies import Policies
+from agbom.guardian.policies import Policies, PreparedSnapshot
 from agbom.guardian.session import RECENT_REQUEST_IDS, SessionState
 from agbom.inventory import AgBOM
 from agbom.protocol import (
@@ -174,7 +174,9 @@ class Guardian:
         # where a ClientHello's transports_supported is not checked against it.
         self.transport = transport
         self._request: _Request | None = None
+        self._prepared: PreparedSnapshot | None = None  # for the request being answered
         self._sessions: dict[str, SessionState] = {}
+        self._session_bytes = 0  # the estimated memory of ``_sessions`` (their weights)
         self._lock = threading.RLock()
         self.policies = Policies(self)
         self._schedule: Schedule | None = None
@@ -221,7 +223,7 @@ class Guardian:
             outcomes = [exc] * len(appends)
         for append, outcome in zip(appends, outcomes, strict=True):
             if not isinstance(outcome, int):
-                self._sessions.pop(append.session_id, None)
+                self._forget(append.session_id)
 
         def deliver() -> None:
             for pipelined, outcome in zip(queued, outcomes, strict=True):
@@ -240,7 +242,51 @@ class Guardian:
             self._settle()
             return self._answer(request)
 
-    def submit(self, request: Any, reply: Reply) -> dict[str, Any] | None:
+    def prepare(self, request: Any, store: SqliteStore) -> PreparedSnapshot | None:
+        """Do the heavy, state-free part of an ``agbom/snapshot`` ahead of :meth:`submit`.
+
+        Runs without the Guardian's lock, so another thread can keep deciding small steps
+        meanwhile: schema validation, the inventory model, its graph, the rule findings (with
+        approvals read through ``store``, a connection of the caller's own) and the stored
+        form. Pass the result to :meth:`submit` with the same request, which still runs every
+        check of the pipeline in order and uses the work only if it is for that request and
+        session. Returns None for a request that is not worth preparing (another method, a
+        malformed envelope, a signature that does not verify).
+        """
+        if not isinstance(request, dict) or request.get("method") != "agbom/snapshot":
+            return None
+        try:
+            validate_envelope(request, max_depth=self.config.max_json_depth)
+            params: dict[str, Any] = request["params"]
+            metadata = params["metadata"]
+            if self.keyring is not None and "signature" in params:
+                self.keyring.verify(request, metadata["session_id"])
+            elif self.config.require_signatures:
+                return None  # refused by the pipeline: not worth the work
+        except AcsError:
+            return None
+        return self.policies.prepare_snapshot(
+            params, str(metadata["agent_id"]), params.get("tenant_id"), store
+        )
+
+    def prepared_for(
+        self, params: dict[str, Any], session: SessionState
+    ) -> PreparedSnapshot | None:
+        """The prepared work for the request being decided, if it is for this very request and
+        this session's agent and tenant."""
+        prepared = self._prepared
+        if (
+            prepared is None
+            or prepared.params is not params
+            or prepared.agent_id != session.agent_id
+            or prepared.tenant_id != session.tenant_id
+        ):
+            return None
+        return prepared
+
+    def submit(
+        self, request: Any, reply: Reply, prepared: PreparedSnapshot | None = None
+    ) -> dict[str, Any] | None:
         """Answer now, or later once the chain entry is committed.
 
         Returns the response when it is final now. Returns None for a pipelined step (see
@@ -252,7 +298,11 @@ class Guardian:
             method = request.get("method") if isinstance(request, dict) else None
             if self._schedule is None or method not in PIPELINED_METHODS:
                 self._settle()
-                return self._answer(request)
+                self._prepared = prepared
+                try:
+                    return self._answer(request)
+                finally:
+                    self._prepared = None
             if len(self._queued) >= MAX_QUEUED:
                 self._settle()
             pipelined = _Pipelined(request_id=_response_id(request), reply=reply)
@@ -347,6 +397,7 @@ class Guardian:
             self._settle()
             session = self._session(session_id, agent_id, None)
             self.policies.observe_component(session, dict(component))
+            self._reweigh(session)
 
     def session(self, session_id: str) -> SessionState | None:
         """The in-memory state of a session (restored from the store when needed)."""
@@ -580,8 +631,12 @@ class Guardian:
         spec = spec or lookup(method)
         assert spec is not None
         payload = params.get("payload")
-        # (7) payload schema
-        validate_payload(spec, payload)
+        # (7) payload schema (already checked when the snapshot was prepared)
+        prepared = self.prepared_for(params, session) if self._prepared is not None else None
+        if prepared is None:
+            validate_payload(spec, payload)
+        elif prepared.error is not None:
+            raise prepared.error
         # (8) policy
         decision = self.policies.evaluate(method, spec, params, session)
         # (9) never a disposition the hook does not allow, nor one the client cannot apply
@@ -600,7 +655,9 @@ class Guardian:
         self.policies.after_commit(method, params, session, decision)
         if session.closed:
             # An ended session refuses everything and its state is in the store: free it.
-            self._sessions.pop(session.session_id, None)
+            self._forget(session.session_id)
+        else:
+            self._reweigh(session)
         return decision, chain_hash, (time.perf_counter() - started) * 1000
 
     def _substitute(
@@ -895,12 +952,37 @@ class Guardian:
         else:
             session = self._restore(session_id, stored)
         self._sessions[session_id] = session
+        self._reweigh(session)
         if len(self._sessions) > MAX_SESSIONS_IN_MEMORY:
             # Bound memory on a long-running server: agents that vanish without sessionEnd
             # would otherwise stay forever. The least recently used one is restored from the
             # store if it ever comes back.
-            del self._sessions[next(iter(self._sessions))]
+            self._forget(next(iter(self._sessions)))
         return session
+
+    def _forget(self, session_id: str) -> None:
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            self._session_bytes -= session.weight
+
+    def _reweigh(self, session: SessionState) -> None:
+        """Count ``session`` at its current size; past the memory bound, drop the least
+        recently used other sessions (their state is in the store, restored when next used)."""
+        weight = session.estimated_bytes()
+        self._session_bytes += weight - session.weight
+        session.weight = weight
+        while self._session_bytes > self.config.max_session_bytes and len(self._sessions) > 1:
+            oldest = next(iter(self._sessions))
+            if oldest == session.session_id:
+                # The session being served is the oldest only when it is alone with ones
+                # used after it; drop the next instead.
+                oldest = list(self._sessions)[1]
+            self._forget(oldest)
+
+    def memory_in_use(self) -> tuple[int, int]:
+        """How many sessions are held in memory, and their estimated bytes."""
+        with self._lock:
+            return len(self._sessions), self._session_bytes
 
     def _restore(self, session_id: str, stored: Mapping[str, Any]) -> SessionState:
         negotiated = stored.get("negotiated")
@@ -969,6 +1051,7 @@ class Guardian:
         """Drop in-memory session state (tests use this to simulate a restart)."""
         with self._lock:
             self._sessions.clear()
+            self._session_bytes = 0
 
 
 def _response_id(request: Any) -> str | int | None:

@@ -24,7 +24,7 @@ from agbom.inventory import (
     apply_changed_payload,
     parse_component,
 )
-from agbom.protocol import AcsError, Disposition, MethodSpec
+from agbom.protocol import AcsError, Disposition, MethodSpec, lookup, validate_payload
 from agbom.protocol import errors as codes
 from agbom.rules import Action, EvalContext, Finding
 from agbom.rules.matchers import covered_by_any, normalize_caps
@@ -33,6 +33,7 @@ from agbom.store import Digest, SkillRecord, StoreError
 if TYPE_CHECKING:
     from agbom.guardian.core import Guardian
     from agbom.guardian.session import SessionState
+    from agbom.store import SqliteStore as Store
 
 # Steps whose content may be rewritten (MODIFY) to redact credentials.
 _CONTENT_STEPS = frozenset(
@@ -72,6 +73,23 @@ class _Pending:
     change: Mapping[str, Any] | None = None
     skill_pair: SkillPair | None = None  # the (skill_id, digest) a skillRegister names
     entry: dict[str, Any] | None = None  # more fields for the step's chain entry
+    document: dict[str, Any] | None = None  # agbom's canonical document, when already built
+
+
+@dataclass(slots=True)
+class PreparedSnapshot:
+    """The state-free work of an ``agbom/snapshot``, done ahead and off the Guardian's lock
+    (see :meth:`Guardian.prepare`): the validated inventory, its graph, its findings and its
+    stored form, or the payload's refusal."""
+
+    params: dict[str, Any]  # the request's params object: the work is for that request only
+    agent_id: str
+    tenant_id: str | None
+    agbom: AgBOM | None = None
+    graph: ComponentGraph | None = None
+    findings: list[Finding] | None = None
+    document: dict[str, Any] | None = None
+    error: AcsError | None = None
 
 
 def _reference(finding: Finding) -> PolicyReference:
@@ -162,7 +180,7 @@ class Policies:
             store.save_agbom_version(
                 session.session_id,
                 agent_id=session.agent_id,
-                document=pending.agbom.to_document(),
+                document=pending.document or pending.agbom.to_document(),
                 agbom_hash=pending.agbom.agbom_hash,
                 change={**(pending.change or {}), "decision": "deny"},
                 accepted=False,
@@ -176,7 +194,7 @@ class Policies:
             session.agbom_version = store.save_agbom_version(
                 session.session_id,
                 agent_id=session.agent_id,
-                document=pending.agbom.to_document(),
+                document=pending.document or pending.agbom.to_document(),
                 agbom_hash=pending.agbom.agbom_hash,
                 change=pending.change,
             )
@@ -186,13 +204,17 @@ class Policies:
     # -- inventory -----------------------------------------------------------------------------
 
     def _context(self, session: SessionState, graph: ComponentGraph | None) -> EvalContext:
+        return self.context_for(session.agent_id, session.tenant_id, graph, self.g.store)
+
+    def context_for(
+        self, agent_id: str, tenant_id: str | None, graph: ComponentGraph | None, store: Store
+    ) -> EvalContext:
         """Rule context: what each skill in ``graph`` was approved with.
 
         The approval is looked up for the exact artifact in the graph (the skill's digest),
         for this agent and tenant: another digest's approval, or one out of scope or expired,
         approves nothing here.
         """
-        store = self.g.store
 
         def approved_capabilities(skill_id: str) -> set[str] | None:
             component = graph.component(skill_id) if graph is not None else None
@@ -203,9 +225,7 @@ class Policies:
                 digest = Digest(algorithm=pair[0], value=pair[1])
             except StoreError:
                 return None
-            verdict = store.verdict(
-                skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
-            )
+            verdict = store.verdict(skill_id, digest, agent_id=agent_id, tenant_id=tenant_id)
             if not verdict.approved or verdict.record is None:
                 return None
             return set(verdict.record.declared_capabilities)
@@ -261,17 +281,48 @@ class Policies:
             )
         return collector.merge()
 
+    def prepare_snapshot(
+        self, params: dict[str, Any], agent_id: str, tenant_id: str | None, store: Store
+    ) -> PreparedSnapshot:
+        """The state-free part of :meth:`_snapshot`; safe to run off the Guardian's lock, with
+        a store connection of the caller's own for the approvals the rules read."""
+        prepared = PreparedSnapshot(params=params, agent_id=agent_id, tenant_id=tenant_id)
+        payload = params.get("payload")
+        spec = lookup("agbom/snapshot")
+        assert spec is not None
+        try:
+            validate_payload(spec, payload)
+            agbom = AgBOM.from_payload(payload)
+        except AcsError as exc:
+            prepared.error = exc
+            return prepared
+        except InvalidAgBOM as exc:
+            prepared.error = AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics())
+            return prepared
+        graph = ComponentGraph(agbom)
+        context = self.context_for(agent_id, tenant_id, graph, store)
+        prepared.agbom, prepared.graph = agbom, graph
+        prepared.findings = self.g.rules.evaluate(graph, context=context)
+        prepared.document = agbom.to_document()
+        return prepared
+
     def _snapshot(
         self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
     ) -> Decision:
-        try:
-            agbom = AgBOM.from_payload(payload)
-        except InvalidAgBOM as exc:
-            raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
-        graph = ComponentGraph(agbom)
-        findings = self.g.rules.evaluate(graph, context=self._context(session, graph))
         pending = self._pending
         assert pending is not None
+        prepared = self.g.prepared_for(params, session)
+        if prepared is not None and prepared.agbom is not None:
+            agbom, graph = prepared.agbom, prepared.graph
+            findings = prepared.findings or []
+            pending.document = prepared.document
+        else:
+            try:
+                agbom = AgBOM.from_payload(payload)
+            except InvalidAgBOM as exc:
+                raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
+            graph = ComponentGraph(agbom)
+            findings = self.g.rules.evaluate(graph, context=self._context(session, graph))
         pending.agbom, pending.graph, pending.findings = agbom, graph, findings
         pending.change = {"method": "agbom/snapshot"}
         return self._findings_decision(findings, what="this AgBOM")
