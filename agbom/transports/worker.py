@@ -26,13 +26,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import queue
 import select
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -143,12 +146,81 @@ class WorkerSpec:
 # -- the decision process -------------------------------------------------------------------------
 
 
+BULK_FRAME_BYTES = 256 * 1024
+"""An ``agbom/snapshot`` body at least this large is prepared off the Guardian's lock, in the
+bulk thread, so that small decisions of other sessions go on meanwhile (a 9,000-component
+snapshot takes seconds to validate, model and evaluate)."""
+
+
+class _Bulk:
+    """The bulk thread: prepares big snapshots (``Guardian.prepare``) one at a time, with a
+    store connection of its own, and wakes the loop when one is ready."""
+
+    def __init__(self, guardian: Guardian) -> None:
+        self.guardian = guardian
+        self.todo: queue.SimpleQueue[tuple[int, Any] | None] = queue.SimpleQueue()
+        self.done: deque[tuple[int, Any, Any]] = deque()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        self._thread: threading.Thread | None = None
+
+    def submit(self, tag: int, message: Any) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="agbom-bulk", daemon=True)
+            self._thread.start()
+        self.todo.put((tag, message))
+
+    def _run(self) -> None:
+        from agbom.store import SqliteStore
+
+        store: SqliteStore | None = None
+        while (item := self.todo.get()) is not None:
+            tag, message = item
+            prepared = None
+            try:
+                if store is None:
+                    store = SqliteStore.open(self.guardian.store.path)
+                prepared = self.guardian.prepare(message, store)
+            except Exception as exc:  # noqa: BLE001 - the pipeline decides it unprepared
+                print(f"agbom: decision process: preparing a snapshot: {exc}", file=sys.stderr)
+            self.done.append((tag, message, prepared))
+            with contextlib.suppress(OSError):
+                os.write(self.wake_w, b"!")
+        if store is not None:
+            store.close()
+
+    def drain_wakeups(self) -> None:
+        with contextlib.suppress(BlockingIOError, OSError):
+            while os.read(self.wake_r, 4096):
+                pass
+
+    def close(self) -> None:
+        """Stop after the snapshot at hand. The wake-up pipe stays open until the process
+        exits: the thread may still write to it, and a closed descriptor could be reused."""
+        self.todo.put(None)
+
+
+def _session_of(message: Any) -> str | None:
+    params = message.get("params") if isinstance(message, dict) else None
+    metadata = params.get("metadata") if isinstance(params, dict) else None
+    session_id = metadata.get("session_id") if isinstance(metadata, dict) else None
+    return session_id if isinstance(session_id, str) else None
+
+
 class DecisionServer:
-    """The decision process's loop: frames in, decisions committed, replies out."""
+    """The decision process's loop: frames in, decisions committed, replies out.
+
+    Big snapshots are prepared in a thread of their own (see :data:`BULK_FRAME_BYTES`); while
+    one is, later requests of the same session are held back and decided after it, in order,
+    and every other session's requests are decided as they come.
+    """
 
     def __init__(self, guardian: Guardian, limits: Limits) -> None:
         self.guardian = guardian
         self.limits = limits
+        self._bulk = _Bulk(guardian)
+        # Sessions with a snapshot being prepared, and their requests held back meanwhile.
+        self._held: dict[str, deque[tuple[int, Any, int]]] = {}
         # Hook events have their own limit, independent of --max-body-bytes.
         self.max_frame = max(limits.max_body_bytes, MAX_EVENT_BYTES) + FRAME_SLACK
         self._scheduled: list[Callable[[], None]] = []
@@ -172,17 +244,24 @@ class DecisionServer:
             self._store_health(sock, probe=True)
             sock.sendall(REPLY.pack(len(READY), CONTROL_TAG) + READY)
             while True:
-                if self._reported is not None:
-                    wait = self._next_probe - time.monotonic()
-                    if wait <= 0 or not select.select([sock], [], [], wait)[0]:
-                        self._store_health(sock, probe=True)
-                        continue
-                chunk = sock.recv(1 << 20)
-                if not chunk:
-                    break
-                buffer += chunk
-                consumed = self.answer_frames(buffer)
-                del buffer[:consumed]
+                wait = None if self._reported is None else self._next_probe - time.monotonic()
+                if wait is not None and wait <= 0:
+                    self._store_health(sock, probe=True)
+                    continue
+                readable = select.select([sock.fileno(), self._bulk.wake_r], [], [], wait)[0]
+                if not readable:
+                    self._store_health(sock, probe=True)
+                    continue
+                if self._bulk.wake_r in readable:
+                    self._bulk.drain_wakeups()
+                    self._finish_prepared()
+                if sock.fileno() in readable:
+                    chunk = sock.recv(1 << 20)
+                    if not chunk:
+                        break
+                    buffer += chunk
+                    consumed = self.answer_frames(buffer)
+                    del buffer[:consumed]
                 # Commit the entries of everything just decided, which releases their replies.
                 while self._scheduled:
                     self._scheduled.pop(0)()
@@ -194,6 +273,7 @@ class DecisionServer:
             print(f"agbom: decision process: {exc}", file=sys.stderr)
             return False
         finally:
+            self._bulk.close()  # a snapshot still being prepared is not decided: no one waits
             self.guardian.stop_pipelined_commits()
             sock.close()
         return True
@@ -275,8 +355,56 @@ class DecisionServer:
         if isinstance(message, bytes):
             self._emit(tag, message)
             return
+        if self._held:
+            sessions = [_session_of(m) for m in message] if isinstance(message, list) else []
+            sessions.append(_session_of(message))
+            for session_id in sessions:
+                if session_id in self._held:
+                    self._held[session_id].append((tag, message, len(body)))
+                    return
+        if (
+            len(body) >= BULK_FRAME_BYTES
+            and isinstance(message, dict)
+            and message.get("method") == "agbom/snapshot"
+            and (session_id := _session_of(message)) is not None
+        ):
+            self._held[session_id] = deque()
+            self._bulk.submit(tag, message)
+            return
+        self._decide(tag, message)
+
+    def _finish_prepared(self) -> None:
+        """Decide the snapshots the bulk thread prepared, then what their sessions held."""
+        while self._bulk.done:
+            tag, message, prepared = self._bulk.done.popleft()
+            self._decide_safely(tag, message, prepared)
+            session_id = _session_of(message)
+            held = self._held.get(session_id) if session_id is not None else None
+            while held:
+                next_tag, next_message, size = held.popleft()
+                if (
+                    size >= BULK_FRAME_BYTES
+                    and isinstance(next_message, dict)
+                    and next_message.get("method") == "agbom/snapshot"
+                ):
+                    self._bulk.submit(next_tag, next_message)  # the rest waits behind it
+                    break
+                self._decide_safely(next_tag, next_message)
+            else:
+                if session_id is not None:
+                    self._held.pop(session_id, None)
+
+    def _decide_safely(self, tag: int, message: Any, prepared: Any = None) -> None:
+        try:
+            self._decide(tag, message, prepared)
+        except Exception as exc:  # noqa: BLE001 - one bad request must not stop the Guardian
+            self._emit(tag, error_body(INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}"))
+
+    def _decide(self, tag: int, message: Any, prepared: Any = None) -> None:
         if not isinstance(message, list):
-            response = self.guardian.submit(message, lambda r: self._emit(tag, orjson.dumps(r)))
+            response = self.guardian.submit(
+                message, lambda r: self._emit(tag, orjson.dumps(r)), prepared
+            )
             if response is not None:
                 self._emit(tag, orjson.dumps(response))
             return
