@@ -179,7 +179,6 @@ def test_no_handshake_and_not_negotiated_are_32003(guardian: Guardian) -> None:
     assert error["code"] == -32003 and error["data"]["reason"] == "method_not_negotiated"
 
 
-
 def test_steps_before_session_start_are_refused_when_it_is_required(tmp_path: Path) -> None:
     g = build_guardian(tmp_path / "s.db", config=GuardianConfig(require_session_start=True))
     sid = new_session_id()
