@@ -17,6 +17,7 @@ The CI versions run for seconds; ``-m slow`` runs them for minutes (see docs/rel
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -24,9 +25,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
+from agbom.store import SqliteStore
+from tests.guardian.acs import request
 from tests.reliability.workload import (
     Approver,
     Client,
@@ -36,7 +41,8 @@ from tests.reliability.workload import (
     decision_pid,
     wait_healthy,
 )
-from tests.transports.served import Served
+from tests.store.unwritable import unwritable
+from tests.transports.served import Served, open_session, post, run_cli
 
 pytestmark = pytest.mark.network
 
@@ -191,3 +197,64 @@ def test_concurrent_servers_clients_and_cli_approvals(tmp_path: Path) -> None:
 def test_concurrency_for_minutes(tmp_path: Path) -> None:
     seconds = float(os.environ.get("AGBOM_CONCURRENCY_SECONDS", "180"))
     concurrency_run(tmp_path, seconds=seconds, clients_per_server=4)
+
+
+def test_a_store_read_only_for_3_s_takes_writes_again(tmp_path: Path) -> None:
+    """The store cannot be written for 3 s (``chattr +i`` as root, ``chmod a-w`` otherwise;
+    see tests/store/unwritable.py), and the decision process is killed meanwhile, so its
+    replacement opens the store read-only. Nothing is decided while it cannot write, and
+    ``/healthz`` answers 503 all along. Once the files are writable, the same decision process
+    writes again, with no restart, and ``/healthz`` answers 200."""
+    db = tmp_path / "ro.db"
+    server = Served(db=db, log=tmp_path / "serve.log").start()
+    assert server.proc is not None
+    front = server.proc.pid
+    http = httpx.Client(timeout=30)
+
+    def step(sid: str) -> dict[str, Any]:
+        message = request("steps/userMessage", {"content": "hi"}, session_id=sid)
+        return post(server.url, message, client=http)  # type: ignore[no-any-return]
+
+    def health() -> int:
+        return http.get(f"{server.url}/healthz").status_code
+
+    try:
+        sid = open_session(server.url, client=http)
+        heard = [step(sid)["result"]["chain_hash"]]
+        with unwritable(db) as files:
+            assert len(files) == 3  # the database, its WAL and its shared-memory index
+            killed = decision_pid(front)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(killed, signal.SIGKILL)
+            replacement = decision_pid(front, other_than=killed)
+            began = time.monotonic()
+            statuses, store_errors = set(), 0
+            while time.monotonic() - began < 3.0 or not store_errors:
+                assert time.monotonic() - began < 60, "the replacement never answered"
+                reply = step(sid)
+                assert "error" in reply, reply  # nothing is decided without its chain entry
+                reason = reply["error"]["data"]["reason"]
+                assert reason in ("guardian_unavailable", "audit_append_failed"), reply
+                store_errors += reason == "audit_append_failed"
+                statuses.add(health())
+                time.sleep(0.05)
+            assert statuses == {503}, statuses
+        writable = time.monotonic()
+        while "result" not in (reply := step(sid)):
+            assert reply["error"]["data"]["reason"] == "audit_append_failed", reply
+            assert time.monotonic() - writable < 30, "no write 30 s after the store was writable"
+            time.sleep(0.05)
+        print(f"read-only: recovered {time.monotonic() - writable:.3f} s after it was writable")
+        heard.append(reply["result"]["chain_hash"])
+        assert health() == 200
+        assert decision_pid(front) == replacement  # recovered by itself, not by a restart
+    finally:
+        http.close()
+        server.stop()
+    assert "Traceback" not in server.logs()
+    with SqliteStore.open(db) as store:
+        stored = [e["entry_hash"] for e in store.chain_entries(sid)]
+    assert stored[-1] == heard[-1] and heard[0] in stored
+    assert len(stored) == 3  # sessionStart and the two steps that were answered with a decision
+    verify = run_cli("audit", "verify", "--db", str(db))
+    assert verify.returncode == 0, verify.stdout
