@@ -49,7 +49,7 @@ def split_mcp_name(name: str) -> tuple[str, str] | None:
 
 
 def skill_folder_digest(folder: Path) -> str | None:
-    """The ``agbom-skill-digest/1`` value of a skill folder (as ``agbom scan`` and
+    """The ``agbom-skill-digest/2`` value of a skill folder (as ``agbom scan`` and
     ``agbom skills digest`` compute it), or None when the folder is refused."""
     from agbom.inventory.skill_digest import SkillDigestError, digest_skill_folder
 
