@@ -19,6 +19,7 @@ import typer
 
 from agbom.adapters.headers import MAX_EVENT_BYTES
 from agbom.cli.common import DEFAULT_DB
+from agbom.display import visible
 
 if TYPE_CHECKING:
     from agbom.adapters.interface import HookReply
@@ -130,7 +131,8 @@ def hook_cmd(
 def _answer(reply: HookReply) -> NoReturn:
     """Write ``reply`` the way the runtime reads it, and exit with its code."""
     if reply.stderr:
-        typer.echo(reply.stderr, err=True)
+        # Reasons quote what the agent sent (tool names, skill ids): no raw control bytes.
+        typer.echo("\n".join(visible(line) for line in reply.stderr.splitlines()), err=True)
     if reply.body:
         out = sys.stdout.buffer
         out.write(reply.body if reply.body.endswith(b"\n") else reply.body + b"\n")
