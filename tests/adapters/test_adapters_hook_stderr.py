@@ -14,7 +14,5 @@ def test_an_event_name_with_escape_sequences_is_shown_escaped(tmp_path: Path) ->
     assert run.code == 2
     assert "\x1b" not in run.stderr and "\r" not in run.stderr and "\u202e" not in run.stderr
     assert "X\\x1b[2J\\rfake\\u202e" in run.stderr
-    # The runtime's own JSON keeps the text exact (JSON escaping covers it).
-    assert json.loads(run.stdout)["message"].endswith(
-        "X\x1b[2J\rfake\u202e: no chat_thread_id, task_run_id, task_id or hook_run_id"
-    )
+    assert run.stderr.count("\n") == 1  # one line: a CR or LF in agent text makes no row
+    assert json.loads(run.stdout)["decision"] == "deny"
