@@ -132,7 +132,7 @@ def _answer(reply: HookReply) -> NoReturn:
     """Write ``reply`` the way the runtime reads it, and exit with its code."""
     if reply.stderr:
         # Reasons quote what the agent sent (tool names, skill ids): no raw control bytes.
-        typer.echo("\n".join(visible(line) for line in reply.stderr.split("\n")), err=True)
+        typer.echo(visible(reply.stderr.rstrip("\n")), err=True)
     if reply.body:
         out = sys.stdout.buffer
         out.write(reply.body if reply.body.endswith(b"\n") else reply.body + b"\n")
