@@ -1,9 +1,18 @@
 """Bounded memory of a long-running Guardian: ended sessions are freed, and open sessions
-beyond a bound are dropped least-recently-used first and restored from the store intact."""
+beyond a bound are dropped least-recently-used first and restored from the store intact.
+
+What the Guardian bounds today is the *number* of sessions it holds (2,048,
+``MAX_SESSIONS_IN_MEMORY``), not their bytes: a session holding a large AgBOM holds all of
+it, so the memory at the bound is 2,048 times the largest sessions (issue 13, item 11, is to
+bound it in bytes). These tests check the count bound, and that a dropped session's memory
+really is released, so memory is proportional to the count; they do not claim a byte bound.
+"""
 
 from __future__ import annotations
 
 import copy
+import gc
+import tracemalloc
 import uuid
 from pathlib import Path
 
@@ -33,7 +42,7 @@ def test_ended_sessions_leave_memory_and_stay_sealed(tmp_path: Path) -> None:
     g.store.close()
 
 
-def test_open_sessions_are_bounded_and_restored_intact(
+def test_open_sessions_are_bounded_in_count_and_restored_intact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(guardian_core, "MAX_SESSIONS_IN_MEMORY", 4)
@@ -55,3 +64,66 @@ def test_open_sessions_are_bounded_and_restored_intact(
         assert len(entries) == 3 and verify_chain(entries) is None
         assert len(g._sessions) <= 4
     g.store.close()
+
+
+def _snapshot(components: int, seed: str) -> dict:
+    return {
+        "agent": {"id": "agent-1"},
+        "components": [
+            {
+                "id": f"tool-{seed}-{n:05d}",
+                "type": "tool",
+                "name": f"tool_{seed}_{n}",
+                "version": "1.0",
+                "provider": "local",
+                "capability": "fs.read",
+                "registration_provenance": {"origin": "system"},
+            }
+            for n in range(components)
+        ],
+    }
+
+
+def _traced() -> int:
+    gc.collect()
+    return tracemalloc.get_traced_memory()[0]
+
+
+def test_dropped_sessions_release_their_agbom(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the count bound, memory stops growing: each dropped session's AgBOM and graph are
+    freed, not kept by anything else. Sessions hold 60-component AgBOMs; the bound is 3. From
+    3 sessions to 9, traced memory may grow by at most two sessions' worth (it would grow by
+    six if dropped sessions stayed reachable). Allocations, not time."""
+    monkeypatch.setattr(guardian_core, "MAX_SESSIONS_IN_MEMORY", 3)
+    g = build_guardian(tmp_path / "s.db")
+    try:
+
+        def session_with_agbom(n: int) -> None:
+            sid = f"big-{n}"
+            _open(g, sid)
+            reply = g.handle(
+                request("agbom/snapshot", {"agbom": _snapshot(60, str(n))}, session_id=sid)
+            )
+            assert reply["result"]["decision"] == "allow", reply
+
+        session_with_agbom(0)  # warms every cache that is filled once
+        tracemalloc.start()
+        try:
+            first = _traced()
+            for n in range(1, 4):
+                session_with_agbom(n)
+            at_bound = _traced()
+            for n in range(4, 10):
+                session_with_agbom(n)
+            past_bound = _traced()
+        finally:
+            tracemalloc.stop()
+        assert len(g._sessions) <= 3
+        per_session = (at_bound - first) / 3
+        print(f"memory: {per_session:.0f} B per session, {past_bound - at_bound} B past the bound")
+        assert per_session > 20_000, per_session  # an AgBOM of this size is held while open
+        assert past_bound - at_bound < 2 * per_session, (past_bound - at_bound, per_session)
+    finally:
+        g.store.close()
