@@ -207,7 +207,12 @@ def serve(
         from agbom.transports.stdio import serve_stdio
 
         guardian = factory("stdio")
-        serve_stdio(guardian, sys.stdin.buffer, sys.stdout.buffer, limits)
+        try:
+            _, problem = serve_stdio(guardian, sys.stdin.buffer, sys.stdout.buffer, limits)
+        finally:
+            guardian.store.close()
+        if problem is not None:
+            raise InputError(f"stdin: {problem}")
         return
     factory().store.close()  # fail fast on a bad store, key file or rule pack before binding
     from agbom.transports.http import (
@@ -290,8 +295,12 @@ def replay(
     ),
     key_id: str | None = key_id_option(),
     keys_file: Path | None = keys_file_option(),
-    mode: str = typer.Option("enforce", "--mode"),
-    strict_inventory: bool = typer.Option(False, "--strict"),
+    mode: str = typer.Option(
+        "enforce", "--mode", help="enforce, or observe (record unknown skills and allow them)."
+    ),
+    strict_inventory: bool = typer.Option(
+        False, "--strict", help="Deny tool calls for tools missing from the session's AgBOM."
+    ),
     fail_on_deny: bool = typer.Option(
         False, "--fail-on-deny", help="Exit 1 when any response is a deny or an error."
     ),
@@ -300,16 +309,32 @@ def replay(
         "--ignore-skew/--check-skew",
         help="Recorded sessions are old: by default timestamps are not checked against the clock.",
     ),
+    output_format: str | None = typer.Option(
+        None,
+        "--format",
+        help="table (step, method, decision, reason codes) or jsonl (the raw responses); "
+        "default: table on a terminal, jsonl otherwise.",
+    ),
 ) -> None:
-    """Feed recorded requests through the Guardian in process; print one response per line."""
+    """Feed recorded requests through the Guardian in process, in order.
+
+    The whole file is checked first: a line that is not a JSON-RPC request, or a session the
+    store already holds, stops the replay before anything is written.
+    """
     from agbom.guardian import build_guardian
     from agbom.transports.interface import Limits, handle_body
 
+    if mode not in ("enforce", "observe"):
+        raise typer.BadParameter("must be enforce or observe", param_hint="--mode")
+    fmt = output_format or ("table" if sys.stdout.isatty() else "jsonl")
+    if fmt not in ("table", "jsonl"):
+        raise typer.BadParameter("must be table or jsonl", param_hint="--format")
     config = _guardian_config(
         strict_inventory=strict_inventory,
         skew_window_ms=10**15 if ignore_skew else None,
     )
     check_key_options(secret_file, keys_file)
+    requests = _recorded_requests(file, read_bytes(file))
     guardian = build_guardian(
         db,
         rules,
@@ -319,28 +344,101 @@ def replay(
         keys_file=keys_file,
         config=config,
     )
-    data = read_bytes(file)
-    limits = Limits()
-    denied = 0
-    out = sys.stdout.buffer
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        response = handle_body(guardian, line, limits)
-        out.write(response + b"\n")
-        try:
+    try:
+        _refuse_known_sessions(guardian.store, requests, db)
+        limits = Limits()
+        denied = 0
+        rows: list[tuple[str, str, str, str]] = []
+        out = sys.stdout.buffer
+        for number, line, message in requests:
+            response = handle_body(guardian, line, limits)
             parsed = orjson.loads(response)
-        except orjson.JSONDecodeError:
-            parsed = {}
-        items = parsed if isinstance(parsed, list) else [parsed]
-        for item in items:
-            if "error" in item or (item.get("result") or {}).get("decision") == "deny":
-                denied += 1
-    out.flush()
-    guardian.store.close()
+            items = parsed if isinstance(parsed, list) else [parsed]
+            sent = message if isinstance(message, list) else [message]
+            for request, item in zip(sent, items, strict=False):
+                decision, codes = _outcome(item)
+                if decision in ("deny", "error"):
+                    denied += 1
+                method = request.get("method") if isinstance(request, dict) else None
+                rows.append((str(number), str(method or "?"), decision, codes))
+            if fmt == "jsonl":
+                out.write(response + b"\n")
+        out.flush()
+    finally:
+        guardian.store.close()
+    if fmt == "table":
+        _print_replay_table(rows)
     if fail_on_deny and denied:
         typer.echo(f"agbom: {denied} request(s) denied or refused", err=True)
         raise typer.Exit(1)
+
+
+def _recorded_requests(file: Path, data: bytes) -> list[tuple[int, bytes, Any]]:
+    """Every non-blank line of a recording, parsed; one located error for the first bad one."""
+    requests: list[tuple[int, bytes, Any]] = []
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            what = "binary data" if b"\x00" in line else f"not JSON ({exc})"
+            raise InputError(
+                f"{file}:{number}: {what}; a recording holds one JSON-RPC request per line"
+            ) from exc
+        items = message if isinstance(message, list) else [message]
+        if not items or not all(isinstance(i, dict) and "method" in i for i in items):
+            raise InputError(f"{file}:{number}: not a JSON-RPC request (no method)")
+        requests.append((number, line, message))
+    if not requests:
+        raise InputError(f"{file}: no requests to replay (the file is empty)")
+    return requests
+
+
+def _refuse_known_sessions(store: Any, requests: list[tuple[int, bytes, Any]], db: Path) -> None:
+    seen: set[str] = set()
+    for number, _, message in requests:
+        for item in message if isinstance(message, list) else [message]:
+            metadata = (
+                (item.get("params") or {}).get("metadata") if isinstance(item, dict) else None
+            )
+            sid = metadata.get("session_id") if isinstance(metadata, dict) else None
+            if not isinstance(sid, str) or sid in seen:
+                continue
+            seen.add(sid)
+            stored = store.get_session(sid)
+            if stored is not None:
+                state = "already ended" if stored.get("status") == "closed" else "already open"
+                raise InputError(
+                    f"session {visible(sid)} (line {number}) is {state} in {db}; replay into "
+                    "a new store (--db NEW.db)"
+                )
+
+
+def _outcome(item: Any) -> tuple[str, str]:
+    """A response's decision (or ``error``) and its reason codes, for the table."""
+    if not isinstance(item, dict):
+        return "error", ""
+    if "error" in item:
+        error = item["error"] or {}
+        reason = (error.get("data") or {}).get("reason") or error.get("message") or ""
+        return "error", f"{error.get('code')} {reason}".strip()
+    result = item.get("result") or {}
+    if "decision" not in result:
+        return "allow", "handshake" if "negotiated_version" in result else ""
+    return str(result["decision"]), ", ".join(str(c) for c in result.get("reason_codes") or [])
+
+
+def _print_replay_table(rows: list[tuple[str, str, str, str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("line", "method", "decision", "reason codes"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(visible(cell) for cell in row))
+    Console(highlight=False).print(table)
 
 
 @audit_app.command("export")
