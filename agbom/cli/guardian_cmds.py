@@ -45,7 +45,9 @@ def _guardian_config(**overrides: Any) -> Any:
 
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
-    port: int = typer.Option(8787, "--port", help="TCP port."),
+    port: int = typer.Option(
+        8787, "--port", min=0, max=65535, help="TCP port (0: a free one, printed at start)."
+    ),
     db: Path = db_option(),
     rules: Path | None = rules_option(),
     secret_file: Path | None = typer.Option(
@@ -230,7 +232,11 @@ def serve(
     else:
         spec = WorkerSpec.of(db, rules, mode=mode, config=config, limits=limits, **keys)
         decisions = ProcessDecisions(spec, limits, deadline_s=decision_timeout)
-    typer.echo(f"agbom: serving ACS on http://{host}:{port}/acs (store {db})", err=True)
+
+    def announce(bound_host: str, bound_port: int) -> None:
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        typer.echo(f"agbom: serving ACS on http://{shown}:{bound_port}/acs (store {db})", err=True)
+
     serve_http(
         decisions,
         host=host,
@@ -239,6 +245,7 @@ def serve(
         api_token=token,
         fail_open_hooks=fail_open_hooks,
         policy=policy,
+        announce=announce,
     )
 
 

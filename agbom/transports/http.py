@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hmac
 import ipaddress
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -685,10 +687,17 @@ def serve_http(
     api_token: str | None,
     fail_open_hooks: bool = False,
     policy: FrontPolicy | None = None,
+    announce: Callable[[str, int], None] | None = None,
 ) -> None:
-    """Run the app with uvicorn (uvloop + httptools when installed)."""
+    """Run the app with uvicorn (uvloop + httptools when installed).
+
+    The socket is bound here first, so that an address in use or a host that cannot be bound
+    is one :class:`TransportError` line, and ``announce(host, port)`` is called only once the
+    socket listens (with the real port when ``port`` is 0).
+    """
     import uvicorn
 
+    sock = bind_socket(host, port)
     policy = policy or FrontPolicy.for_address(host, port)
     app = create_app(
         decisions,
@@ -706,7 +715,7 @@ def serve_http(
     # No proxy-header rewriting (agbom is not behind a proxy by default; a deployment that is
     # should terminate there), no per-response Server/Date headers (less work per decision),
     # no WebSocket upgrades (no route takes them).
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -718,6 +727,39 @@ def serve_http(
         server_header=False,
         date_header=False,
     )
+    if announce is not None:
+        announce(host, int(sock.getsockname()[1]))
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port``; a :class:`TransportError` saying why not."""
+    from agbom.transports.interface import TransportError
+
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise TransportError(f"cannot bind {where}: unknown host") from exc
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        reason = {
+            errno.EADDRINUSE: "address in use",
+            errno.EADDRNOTAVAIL: "not an address of this machine",
+            errno.EACCES: "permission denied (ports below 1024 need privileges)",
+        }.get(exc.errno or 0, exc.strerror or str(exc))
+        raise TransportError(f"cannot bind {where}: {reason}") from exc
+    sock.set_inheritable(False)
+    return sock
 
 
 def read_token_file(path: Path) -> str:
