@@ -14,7 +14,8 @@ from agbom.errors import AgbomError
 
 _EXPORT_FORMATS_HELP = (
     "Output format: cyclonedx-json, cyclonedx-xml (CycloneDX 1.6 or 1.7; a version may be "
-    "given as cyclonedx-json@1.7) or agbom-json (the canonical AgBOM with its hash)."
+    "given as cyclonedx-json@1.7), spdx-json (SPDX 3.0.1 JSON-LD) or agbom-json (the canonical "
+    "AgBOM with its hash)."
 )
 
 
@@ -28,7 +29,7 @@ def export_cmd(
     ),
     output: Path | None = output_option(),
 ) -> None:
-    """Export an AgBOM as schema-valid, reproducible CycloneDX JSON or XML."""
+    """Export an AgBOM as schema-valid, reproducible CycloneDX JSON or XML, or SPDX 3.0.1."""
     from agbom.export import get_exporter
 
     exporter = get_exporter(fmt, spec_version)  # bad format fails before any reading

@@ -41,6 +41,7 @@ class ScanFormat(StrEnum):
     JSON = "json"
     CYCLONEDX_JSON = "cyclonedx-json"
     CYCLONEDX_XML = "cyclonedx-xml"
+    SPDX_JSON = "spdx-json"
     SARIF = "sarif"
 
 
@@ -196,7 +197,8 @@ def scan_cmd(
         ScanFormat.TABLE,
         "--format",
         "-f",
-        help="table (inventory), json (full report), cyclonedx-json, cyclonedx-xml, sarif.",
+        help="table (inventory), json (full report), cyclonedx-json, cyclonedx-xml, "
+        "spdx-json (SPDX 3.0.1), sarif.",
         case_sensitive=False,
     ),
     output: Path | None = output_option(),
@@ -220,7 +222,7 @@ def scan_cmd(
         raise typer.BadParameter("give at least one PATH or --home", param_hint="PATH")
     threshold = Severity.parse(fail_on) if fail_on is not None else None
     exporter = None
-    if fmt in (ScanFormat.CYCLONEDX_JSON, ScanFormat.CYCLONEDX_XML):
+    if fmt in (ScanFormat.CYCLONEDX_JSON, ScanFormat.CYCLONEDX_XML, ScanFormat.SPDX_JSON):
         from agbom.export import get_exporter
 
         exporter = get_exporter(fmt.value, spec_version)  # a bad version fails before scanning

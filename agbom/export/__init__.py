@@ -19,6 +19,7 @@ from agbom.export.cyclonedx import (
 )
 from agbom.export.graph import GRAPH_FORMATS, render_graph
 from agbom.export.interface import Exporter, ExportError
+from agbom.export.spdx import SpdxJsonExporter, build_spdx
 from agbom.inventory import AgBOM
 
 __all__ = [
@@ -30,7 +31,9 @@ __all__ = [
     "CycloneDxXmlExporter",
     "ExportError",
     "Exporter",
+    "SpdxJsonExporter",
     "build_cyclonedx",
+    "build_spdx",
     "cyclonedx_xml",
     "export",
     "get_exporter",
@@ -45,6 +48,7 @@ _REGISTRY: dict[str, tuple[Callable[[str], Exporter], tuple[str, ...]]] = {
     "cyclonedx-json": (lambda v: CycloneDxJsonExporter(v), SPEC_VERSIONS),
     "cyclonedx-xml": (lambda v: CycloneDxXmlExporter(v), SPEC_VERSIONS),
     "agbom-json": (lambda _v: CanonicalJsonExporter(), ()),
+    "spdx-json": (lambda _v: SpdxJsonExporter(), ()),  # SPDX 3.0.1 only
 }
 
 FORMATS: tuple[str, ...] = tuple(_REGISTRY)
