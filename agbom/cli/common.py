@@ -23,7 +23,8 @@ def db_option() -> Any:
         DEFAULT_DB,
         "--db",
         envvar="AGBOM_DB",
-        help="SQLite store file (created when missing).",
+        help="SQLite store file. Commands that write create it when missing; commands that "
+        "only read refuse a missing one.",
         show_default=True,
     )
 

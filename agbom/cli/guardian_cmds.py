@@ -457,7 +457,7 @@ def audit_export(
     """Print a session's chain entries as a JSON array (each as hashed, plus its hashes)."""
     from agbom.store import SqliteStore
 
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         entries = store.chain_entries(session_id)
     if not entries:
         raise InputError(f"no audit chain for session {session_id} in {db}")
@@ -486,7 +486,7 @@ def audit_verify(
 
     if expected_head is not None and session_id is None:
         raise typer.BadParameter("needs a SESSION_ID", param_hint="--expected-head")
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         sessions = [session_id] if session_id else store.chain_session_ids()
         if session_id and not store.chain_entries(session_id):
             raise InputError(f"no audit chain for session {session_id} in {db}")
@@ -539,7 +539,7 @@ def inventory_agents(db: Path = db_option(), fmt: str = typer.Option("table", "-
     """Agents seen by the Guardian, with session counts and when first and last seen."""
     from agbom.store import SqliteStore
 
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         rows = store.list_agents()
     _emit(rows, ["agent_id", "sessions", "first_seen", "last_seen"], fmt)
 
@@ -553,7 +553,7 @@ def inventory_sessions(
     """Sessions with their agent, parent and status."""
     from agbom.store import SqliteStore
 
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         rows = store.list_sessions(agent)
     _emit(
         rows,
@@ -572,7 +572,7 @@ def inventory_components(
     """Which agents use which models, MCP servers, tools and skills, and since when."""
     from agbom.store import SqliteStore
 
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         rows = store.list_components(type_, name)
     columns = (
         list(rows[0].keys())
@@ -602,9 +602,11 @@ def inventory_export(
     from agbom.inventory import AgBOM
     from agbom.store import SqliteStore
 
-    if (session_id is None) == (agent is None):
+    if session_id is None and agent is None:
+        raise typer.BadParameter("missing a SESSION_ID or --agent AGENT_ID: which AgBOM to export")
+    if session_id is not None and agent is not None:
         raise typer.BadParameter("give a SESSION_ID or --agent, not both")
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         record = (
             store.agbom_version(session_id, version)
             if session_id

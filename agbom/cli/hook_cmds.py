@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from agbom.adapters.headers import MAX_EVENT_BYTES
-from agbom.cli.common import DEFAULT_DB
 from agbom.display import visible
 
 if TYPE_CHECKING:
@@ -43,8 +42,13 @@ def register(app: typer.Typer) -> None:
 
 def hook_cmd(
     runtime: str = typer.Argument(..., help="oscova, meerkat or claude-code."),
-    db: Path = typer.Option(
-        DEFAULT_DB, "--db", envvar="AGBOM_DB", help="SQLite store file (created when missing)."
+    db: Path | None = typer.Option(
+        None,
+        "--db",
+        envvar="AGBOM_DB",
+        help="SQLite store file (created when missing). Default: "
+        "$XDG_DATA_HOME/agbom/agbom.db (~/.local/share/agbom/agbom.db), never the folder the "
+        "runtime runs the hook in.",
     ),
     rules: Path | None = typer.Option(
         None, "--rules", envvar="AGBOM_RULES", help="Folder of YAML rule packs."
@@ -106,7 +110,8 @@ def hook_cmd(
     try:
         from agbom.guardian import build_guardian
 
-        guardian = build_guardian(db, rules, mode="observe" if observe else "enforce")
+        store = db if db is not None else default_hook_store()
+        guardian = build_guardian(store, rules, mode="observe" if observe else "enforce")
     except Exception as exc:  # noqa: BLE001 - the runtime must get an answer in its format
         from agbom.adapters import replies
         from agbom.errors import AgbomError
@@ -126,6 +131,18 @@ def hook_cmd(
             if callable(close):
                 close()
     _answer(reply)
+
+
+def default_hook_store() -> Path:
+    """Where a standalone hook keeps its store without --db: the user's data folder.
+
+    A runtime runs hooks in the project folder; a store there would land in the repository.
+    """
+    base = os.environ.get("XDG_DATA_HOME") or ""
+    root = Path(base) if Path(base).is_absolute() else Path.home() / ".local" / "share"
+    folder = root / "agbom"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return folder / "agbom.db"
 
 
 def _answer(reply: HookReply) -> NoReturn:

@@ -74,7 +74,7 @@ def _stored_decision(
     from agbom.inventory import AgBOM
     from agbom.store import SqliteStore
 
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         entries = store.chain_entries(session_id)
         if not entries:
             raise InputError(f"no audit chain for session {session_id} in {db}")

@@ -218,7 +218,7 @@ def _history_table(history: list[dict[str, Any]]) -> str:
 @skills_app.command("pending")
 def pending_cmd(db: Path = db_option(), fmt: OutputFormat = _format_option()) -> None:
     """List registered skills waiting for a decision."""
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         records = store.list_skills(SkillStatus.PENDING)
     _print_records(records, fmt, "no skills are pending")
 
@@ -230,7 +230,7 @@ def list_cmd(
     fmt: OutputFormat = _format_option(),
 ) -> None:
     """List every known (skill_id, digest) pair and its status."""
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         records = store.list_skills(status)
     _print_records(records, fmt, "no skills match" if status else "the store holds no skills")
 
@@ -242,7 +242,7 @@ def show_cmd(
     fmt: OutputFormat = _format_option(),
 ) -> None:
     """Every digest of one skill with its status, then its decision history."""
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         records = store.skill_records(skill_id)
         history = store.history(skill_id)
     if not records:
@@ -404,7 +404,7 @@ def history_cmd(
 ) -> None:
     """Every status change of a skill, oldest first."""
     pair = _parse_digest(digest) if digest is not None else None
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         history = store.history(skill_id, pair)
     if fmt is OutputFormat.JSON:
         write_output(_json(history), None)
@@ -477,7 +477,7 @@ def export_cmd(
     fmt: ExportFormat = typer.Option(ExportFormat.YAML, "--format", help="yaml or json."),
 ) -> None:
     """Write every decision (approved, denied, revoked) as a file to keep in git."""
-    with SqliteStore.open(db) as store:
+    with SqliteStore.open(db, create=False) as store:
         doc = store.export_approvals()
     write_output(dump_approvals(doc, fmt), output)
     if output is not None:

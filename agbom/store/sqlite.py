@@ -291,17 +291,22 @@ class SqliteStore:
     # -- lifecycle -------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> SqliteStore:
-        """Open (creating if missing) and upgrade the store at ``path``.
+    def open(
+        cls, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_S, create: bool = True
+    ) -> SqliteStore:
+        """Open (creating if missing, unless ``create`` is false) and upgrade the store at
+        ``path``.
 
-        Raises :class:`StoreError` when the file is not an agbom store, was written by a newer
-        agbom, or cannot be opened or upgraded.
+        Raises :class:`StoreError` when the file is missing and ``create`` is false, is not an
+        agbom store, was written by a newer agbom, or cannot be opened or upgraded.
         """
         path = Path(path)
         if path.is_dir():
             raise StoreError(f"{path}: is a directory, not a store file")
         if not path.parent.is_dir():
             raise StoreError(f"{path}: the folder {path.parent} does not exist")
+        if not create and not path.exists():
+            raise StoreError(f"{path}: no store there (check --db or $AGBOM_DB)")
         try:
             # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves.
             conn = sqlite3.connect(
