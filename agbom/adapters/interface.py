@@ -98,7 +98,11 @@ class Verdict:
         text = self.reasoning or f"{self.disposition} by agbom policy"
         if self.disposition == "modify":
             # Hooks cannot carry the Guardian's rewrite, so the step is refused instead (§6.5).
-            text = f"refused, as the required change cannot be applied through this hook: {text}"
+            text = (
+                f"refused, as the required change cannot be applied through this hook: {text}; "
+                "send it again without that content (for a secret, name where it is kept, "
+                "such as an environment variable, instead of pasting it)"
+            )
         unnamed = [r for r in dict.fromkeys(self.rule_ids) if r not in text]
         if unnamed:
             text += f" (rule {', '.join(unnamed)})"

@@ -299,7 +299,11 @@ def main(args: list[str]) -> int:
     except (_Deadline, TimeoutError):
         return fail(f"no answer from {opts['server']} within {timeout:g} s", "timeout")
     except OSError as exc:
-        return fail(f"server {opts['server']} unreachable: {exc.strerror or exc}", "server_down")
+        return fail(
+            f"server {opts['server']} unreachable: {exc.strerror or exc}; is 'agbom serve' "
+            "running there? (or drop --server to decide in this process)",
+            "server_down",
+        )
     except _BadResponse as exc:
         return fail(f"bad answer from {opts['server']}: {exc}", "server_error")
     if status == 413:

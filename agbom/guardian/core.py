@@ -45,7 +45,7 @@ from agbom.store.interface import utc_timestamp
 
 Clock = Callable[[], float]
 
-AGBOM_SERIALIZATIONS = ("canonical", "cyclonedx-1.6")
+AGBOM_SERIALIZATIONS = ("canonical", "cyclonedx-1.6", "spdx-3.0")
 """What the ServerHello advertises: only values of the handshake schema's enum (agbom also
 renders CycloneDX 1.7 on request, which that enum has no value for)."""
 PROFILES = ("acs-core", "acs-inspect", "acs-inspect-dynamic", "acs-audit")
