@@ -132,6 +132,14 @@ def test_server_hello_fields(guardian: Guardian) -> None:
     assert "steps/toolCallRequest" in result["methods_evaluated"]
     assert "acs-crypto" not in result["profiles_accepted"]
     assert "cyclonedx-1.6" in result["agbom_serializations_supported"]
+    assert "spdx-3.0" in result["agbom_serializations_supported"]
+    # Only values of the handshake schema's enum.
+    assert set(result["agbom_serializations_supported"]) <= {
+        "canonical",
+        "cyclonedx-1.6",
+        "spdx-3.0",
+        "swid",
+    }
 
 
 @pytest.mark.parametrize(
