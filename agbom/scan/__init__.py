@@ -8,7 +8,9 @@ client configs, :mod:`agbom.scan.skills`, :mod:`agbom.scan.a2a`, :mod:`agbom.sca
 
 from __future__ import annotations
 
+from agbom.scan.acs import agbom_component_locations
 from agbom.scan.interface import (
+    SCANNER_RULES,
     FileError,
     FileReport,
     FileStatus,
@@ -17,6 +19,8 @@ from agbom.scan.interface import (
     Reader,
     ReadResult,
     ScanError,
+    SourceLocation,
+    Span,
 )
 from agbom.scan.launchers import Package, package_from_command
 from agbom.scan.redact import REDACTED, redact_args, redact_url
@@ -25,6 +29,7 @@ from agbom.scan.scanner import ALL_READERS, ScanResult, reader_for, scan_paths
 __all__ = [
     "ALL_READERS",
     "REDACTED",
+    "SCANNER_RULES",
     "FileError",
     "FileReport",
     "FileStatus",
@@ -35,6 +40,9 @@ __all__ = [
     "Reader",
     "ScanError",
     "ScanResult",
+    "SourceLocation",
+    "Span",
+    "agbom_component_locations",
     "package_from_command",
     "reader_for",
     "redact_args",

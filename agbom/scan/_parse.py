@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 import yaml
 
+from agbom.scan._positions import EMPTY as EMPTY_POSITIONS
+from agbom.scan._positions import Positions, json_positions, toml_positions, yaml_positions
 from agbom.scan.interface import FileError, ReadResult
 
 BOM = b"\xef\xbb\xbf"
@@ -119,6 +121,23 @@ def load_json(data: bytes, *, jsonc: bool = False) -> Any:
         ) from first
 
 
+def positions_of(data: bytes, kind: str = "json") -> Positions:
+    """Where each key of an already parsed ``data`` is: ``kind`` is ``json`` (JSONC too),
+    ``toml`` or ``yaml``. Never raises: a file that cannot be decoded has no positions."""
+    try:
+        text = decode_text(data)
+    except ParseFailure:
+        return EMPTY_POSITIONS
+    if kind == "toml":
+        return toml_positions(text)
+    if kind == "yaml":
+        try:
+            return load_yaml_located(text)[1]
+        except ParseFailure:
+            return EMPTY_POSITIONS
+    return json_positions(text)
+
+
 def recognized_json(
     data: bytes,
     result: ReadResult,
@@ -221,12 +240,31 @@ def load_yaml(
     ``max_depth`` levels of nesting, all checked on the composed graph before construction,
     so an alias bomb costs what its text costs.
     """
+    return _load_yaml(text, line_offset, max_nodes, max_depth, None)
+
+
+def load_yaml_located(text: str, *, line_offset: int = 0) -> tuple[Any, Positions]:
+    """:func:`load_yaml`, plus where each key and item is (from the composed nodes)."""
+    found: list[Positions] = []
+    doc = _load_yaml(text, line_offset, YAML_MAX_NODES, YAML_MAX_DEPTH, found)
+    return doc, found[0] if found else EMPTY_POSITIONS
+
+
+def _load_yaml(
+    text: str,
+    line_offset: int,
+    max_nodes: int,
+    max_depth: int,
+    positions: list[Positions] | None,
+) -> Any:
     loader = _YAML_LOADER(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
         _check_yaml_tree(node, line_offset, max_nodes, max_depth)
+        if positions is not None:
+            positions.append(yaml_positions(node, line_offset=line_offset))
         return loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

@@ -15,8 +15,15 @@ from typing import Any
 import orjson
 
 from agbom.inventory import InvalidAgBOM, parse_component
-from agbom.scan._parse import BOM, recognized_json
-from agbom.scan.interface import FileError, Finding, ReadContext, ReadResult
+from agbom.scan._parse import BOM, ParseFailure, load_json, positions_of, recognized_json
+from agbom.scan._positions import KeyPath, Positions
+from agbom.scan.interface import (
+    FileError,
+    Finding,
+    ReadContext,
+    ReadResult,
+    SourceLocation,
+)
 
 AGBOM_MAX_BYTES = 16 * 1024 * 1024
 TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024
@@ -39,8 +46,15 @@ def _unwrap(doc: Any) -> Any:
     return doc
 
 
-def _components(raw: Any, where: str, line: int | None, result: ReadResult) -> list[dict[str, Any]]:
-    """Validate each component alone; report the bad ones, keep the rest."""
+def _components(
+    raw: Any,
+    where: str,
+    line: int | None,
+    result: ReadResult,
+    indexes: list[int] | None = None,
+) -> list[dict[str, Any]]:
+    """Validate each component alone; report the bad ones, keep the rest (and their index in
+    ``raw`` in ``indexes``)."""
     if not isinstance(raw, list):
         result.errors.append(FileError(f"{where}: 'components' must be an array", line))
         return []
@@ -53,7 +67,43 @@ def _components(raw: Any, where: str, line: int | None, result: ReadResult) -> l
                 result.errors.append(FileError(str(problem), line))
             continue
         good.append(dict(component.data))
+        if indexes is not None:
+            indexes.append(index)
     return good
+
+
+def _components_path(positions: Positions) -> KeyPath:
+    """Where :func:`_unwrap` finds ``components``, as a key path (for locating them)."""
+    prefix: KeyPath = ()
+    if positions.get(("params",)) is not None:
+        prefix = ("params", "payload") if positions.get(("params", "payload")) else ("params",)
+    if positions.get((*prefix, "components")) is None and positions.get((*prefix, "agbom")):
+        prefix = (*prefix, "agbom")
+    path = (*prefix, "components")
+    return path if positions.get(path) is not None else ("components",)
+
+
+def agbom_component_locations(
+    data: bytes, display: str, file: str
+) -> dict[str, tuple[SourceLocation, ...]]:
+    """Where each component of an AgBOM document (or payload, or request) is: the ``id`` key
+    of its entry. Empty when the bytes are not such a document."""
+    try:
+        doc = _unwrap(load_json(data))
+    except ParseFailure:
+        return {}
+    items = doc.get("components") if isinstance(doc, Mapping) else None
+    if not isinstance(items, list):
+        return {}
+    positions = positions_of(data)
+    base = _components_path(positions)
+    out: dict[str, tuple[SourceLocation, ...]] = {}
+    for index, item in enumerate(items):
+        cid = item.get("id") if isinstance(item, Mapping) else None
+        span = positions.nearest((*base, index, "id"))
+        if isinstance(cid, str) and span is not None:
+            out[cid] = (SourceLocation(display, file, span),)  # a later duplicate id wins
+    return out
 
 
 def looks_like_agbom(doc: Any) -> bool:
@@ -84,9 +134,15 @@ class AgBOMReader:
         )
         if doc is None:
             return result
-        result.components.extend(_components(doc["components"], "", None, result))
-        for component in result.components:
+        indexes: list[int] = []
+        result.components.extend(_components(doc["components"], "", None, result, indexes))
+        positions = positions_of(data) if result.components else None
+        base = _components_path(positions) if positions is not None else ()
+        for component, index in zip(result.components, indexes, strict=True):
             component["_key"] = "components"
+            at = positions.nearest((*base, index, "id")) if positions is not None else None
+            if at is not None:
+                component["_at"] = at
         return result
 
 
@@ -170,12 +226,14 @@ class TranscriptReader:
                     continue
                 state.clear()
                 for component in _components(doc.get("components"), where, number, result):
+                    component["_line"] = number
                     state[component["id"]] = component
             elif method == "agbom/changed":
                 for cid in payload.get("removed") or []:
                     state.pop(str(cid.get("id") if isinstance(cid, Mapping) else cid), None)
                 for field in ("added", "changed"):
                     for component in _components(payload.get(field) or [], where, number, result):
+                        component["_line"] = number
                         state[component["id"]] = component
             elif method == "steps/skillRegister":
                 try:
@@ -183,6 +241,7 @@ class TranscriptReader:
                 except (ValueError, InvalidAgBOM) as exc:
                     result.errors.append(FileError(f"{method}: {exc}", number))
                     continue
+                skill["_line"] = number
                 skills[skill["id"]] = skill
             else:  # steps/skillLoad
                 self._load(payload, skills, number, ctx, result)

@@ -133,5 +133,6 @@ class AgentsSdkReader:
             result.errors.append(FileError(f"{kind}: {exc}", line))
             return
         component["_key"] = f"line {line}"
+        component["_line"] = line  # the scanner turns it into the span of that line
         result.components.append(component)
         result.findings.extend(findings)

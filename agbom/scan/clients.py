@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agbom.scan._parse import ParseFailure, load_json, load_toml, load_yaml
+from agbom.scan._parse import ParseFailure, load_json, load_toml, load_yaml, positions_of
+from agbom.scan._positions import KeyPath, Positions
 from agbom.scan.interface import FileError, ReadContext, ReadResult
 from agbom.scan.mcp_server import EntryError, server_component
 
@@ -23,13 +24,19 @@ CONFIG_MAX_BYTES = 1024 * 1024
 # ~/.claude.json also holds Claude Code's per-project history and grows large.
 CLAUDE_USER_MAX_BYTES = 32 * 1024 * 1024
 
-# A section: (label shown in errors, the server map, or a non-map to report as wrong type).
-Section = tuple[str, Any]
+# A section: (label shown in errors, the server map, or a non-map to report as wrong type,
+# the key path in the document of each entry by its key, for locating it).
+Section = tuple[str, Any, Callable[[str], KeyPath]]
 SectionsFn = Callable[[Any, ReadContext], Iterator[Section]]
 
 
 class _NoServers(Exception):
     """Internal: the file parsed but configures no MCP servers (reported as skipped)."""
+
+
+def _under(*base: str) -> Callable[[str], KeyPath]:
+    """Entries keyed by name directly under ``base`` in the document."""
+    return lambda key: (*base, key)
 
 
 def _top_object(doc: Any) -> Mapping[str, Any]:
@@ -52,7 +59,7 @@ def _top(key: str) -> SectionsFn:
         doc = _top_object(doc)
         if key not in doc:
             raise _NoServers(f"no {key!r} in this file")
-        yield key, doc[key]
+        yield key, doc[key], _under(key)
 
     return sections
 
@@ -64,7 +71,7 @@ def _generic_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     for key in ("mcpServers", "servers"):
         if key in doc:
             found = True
-            yield key, doc[key]
+            yield key, doc[key], _under(key)
     if not found:
         raise _NoServers("no 'mcpServers' or 'servers' in this file")
 
@@ -75,15 +82,19 @@ def _claude_user_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     found = False
     if "mcpServers" in doc:
         found = True
-        yield "mcpServers", doc["mcpServers"]
+        yield "mcpServers", doc["mcpServers"], _under("mcpServers")
     projects = doc.get("projects")
     if isinstance(projects, Mapping):
         for project, settings in sorted(projects.items()):
             if isinstance(settings, Mapping) and "mcpServers" in settings:
                 found = True
-                yield f"projects.{project}.mcpServers", settings["mcpServers"]
+                yield (
+                    f"projects.{project}.mcpServers",
+                    settings["mcpServers"],
+                    _under("projects", str(project), "mcpServers"),
+                )
     elif projects is not None:
-        yield "projects", projects  # wrong type, reported by the caller
+        yield "projects", projects, _under("projects")  # wrong type, reported by the caller
         found = True
     if not found:
         raise _NoServers("no MCP servers configured in this file")
@@ -96,11 +107,11 @@ def _vscode_settings_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     if mcp is None:
         raise _NoServers("no 'mcp' settings in this file")
     if not isinstance(mcp, Mapping):
-        yield "mcp", mcp
+        yield "mcp", mcp, _under("mcp")
         return
     if "servers" not in mcp:
         raise _NoServers("no 'mcp.servers' in this file")
-    yield "mcp.servers", mcp["servers"]
+    yield "mcp.servers", mcp["servers"], _under("mcp", "servers")
 
 
 # Goose extension types that run inside Goose itself: not MCP servers a scan can pin.
@@ -112,7 +123,7 @@ def _goose_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     ``uri``); built-in and platform extensions are part of Goose and are left out."""
     extensions = _section(doc, "extensions")
     if not isinstance(extensions, Mapping):
-        yield "extensions", extensions
+        yield "extensions", extensions, _under("extensions")
         return
     external = {
         key: entry
@@ -121,7 +132,7 @@ def _goose_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     }
     if not external:
         raise _NoServers("only Goose's built-in extensions are configured")
-    yield "extensions", external
+    yield "extensions", external, _under("extensions")
 
 
 def _zed_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
@@ -130,7 +141,7 @@ def _zed_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     command and are left out."""
     servers = _section(doc, "context_servers")
     if not isinstance(servers, Mapping):
-        yield "context_servers", servers
+        yield "context_servers", servers, _under("context_servers")
         return
     flat: dict[str, Any] = {}
     for key, entry in servers.items():
@@ -144,7 +155,7 @@ def _zed_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
         flat[str(key)] = entry
     if not flat:
         raise _NoServers("no context server here says what it runs")
-    yield "context_servers", flat
+    yield "context_servers", flat, _under("context_servers")
 
 
 def _continue_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
@@ -152,14 +163,16 @@ def _continue_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     of entries that carry their own ``name``."""
     servers = _section(doc, "mcpServers")
     if not isinstance(servers, list):
-        yield "mcpServers", servers
+        yield "mcpServers", servers, _under("mcpServers")
         return
     named: dict[str, Any] = {}
+    index_of: dict[str, int] = {}
     for index, entry in enumerate(servers):
         name = entry.get("name") if isinstance(entry, Mapping) else None
         key = name if isinstance(name, str) and name and name not in named else f"[{index}]"
         named[key] = entry
-    yield "mcpServers", named
+        index_of[key] = index
+    yield "mcpServers", named, lambda key: ("mcpServers", index_of.get(key, -1))
 
 
 def _inside(path: Path, roots: tuple[Path, ...]) -> bool:
@@ -173,7 +186,7 @@ def _plugin_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     if value is None:
         raise _NoServers("this plugin declares no MCP servers")
     if not isinstance(value, str):
-        yield "mcpServers", value
+        yield "mcpServers", value, _under("mcpServers")
         return
     # A path relative to the plugin root (the folder holding .claude-plugin/).
     plugin_root = ctx.path.parent.parent
@@ -195,18 +208,27 @@ def _plugin_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
         raise ParseFailure(FileError(f"mcpServers file {value!r}: {exc.error}")) from None
     if isinstance(referenced, Mapping) and "mcpServers" in referenced:
         referenced = referenced["mcpServers"]
-    yield f"mcpServers ({value})", referenced
+    # The entries are in the other file; what this file says is where it points to them.
+    yield f"mcpServers ({value})", referenced, lambda key: ("mcpServers",)
 
 
-def _line_of(text: str | None, key: str) -> int | None:
-    """Best-effort line of a server key, so an entry error points somewhere useful."""
-    if not text:
-        return None
-    for needle in (f'"{key}"', f"[mcp_servers.{key}]", f'[mcp_servers."{key}"]'):
-        at = text.find(needle)
-        if at >= 0:
-            return text.count("\n", 0, at) + 1
-    return None
+def _field_spans(
+    positions: Positions, path: KeyPath, entry: Any, reader: McpConfigReader
+) -> dict[str, Any]:
+    """Where the entry says what runs (``command``) and where it connects (``endpoint``)."""
+    if not isinstance(entry, Mapping) or len(path) < 1 or path[-1] == -1:
+        return {}
+    out: dict[str, Any] = {}
+    for name, _ in reader.url_fields:
+        if name in entry:
+            span = positions.get((*path, name))
+            if span is not None:
+                out["endpoint"] = span
+            break
+    span = positions.get((*path, reader.command_field))
+    if span is not None:
+        out["command"] = span
+    return out
 
 
 @dataclass(frozen=True)
@@ -224,6 +246,10 @@ class McpConfigReader:
     url_fields: tuple[tuple[str, str | None], ...] = (("url", None),)
     env_field: str = "env"
     command_field: str = "command"
+
+    @property
+    def syntax(self) -> str:
+        return "toml" if self.toml else "yaml" if self.yaml else "json"
 
     def parse(self, data: bytes) -> Any:
         if self.toml:
@@ -247,14 +273,18 @@ class McpConfigReader:
         except _NoServers as exc:
             result.skipped = str(exc)
             return result
-        text: str | None = None
-        for label, servers in sections:
+        positions: Positions | None = None
+        for label, servers, entry_path in sections:
             if not isinstance(servers, Mapping):
                 result.errors.append(
                     FileError(f"{label!r} must be an object, not {type(servers).__name__}")
                 )
                 continue
             for key, entry in servers.items():
+                if positions is None:
+                    positions = positions_of(data, self.syntax)  # once, and only when needed
+                path = entry_path(str(key))
+                at = positions.nearest(path)
                 try:
                     component, findings = server_component(
                         str(key),
@@ -266,13 +296,20 @@ class McpConfigReader:
                         command_field=self.command_field,
                     )
                 except EntryError as exc:
-                    if text is None:
-                        text = data.decode("utf-8", "replace")
                     result.errors.append(
-                        FileError(f"{label}.{key}: {exc}", _line_of(text, str(key)), None)
+                        FileError(
+                            f"{label}.{key}: {exc}",
+                            at.line if at else None,
+                            at.column if at else None,
+                        )
                     )
                     continue
                 component["_key"] = f"{label}.{key}"
+                if at is not None:
+                    component["_at"] = at
+                    fields = _field_spans(positions, path, entry, self)
+                    if fields:
+                        component["_fields"] = fields
                 result.components.append(component)
                 result.findings.extend(findings)
         return result

@@ -46,6 +46,65 @@ class FileError:
         return where + self.reason
 
 
+# The findings the scanner makes itself while reading (rule id -> severity, description).
+SCANNER_RULES: Mapping[str, tuple[str, str]] = {
+    "scan.unpinned-package": (
+        "medium",
+        "A locally launched MCP server runs a registry package without an exact version, so "
+        "it runs whatever the registry serves next; pin an exact version.",
+    ),
+    "scan.skill-load-digest-mismatch": (
+        "high",
+        "A recorded ACS session loaded a skill whose digest differs from the digest it was "
+        "registered with: the skill changed between registration and load.",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A place on one line of a file: 1-based line and columns (Unicode code points), the end
+    column exclusive."""
+
+    line: int
+    column: int
+    end_column: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where a component came from: the file (as shown, and its real path on disk) and the
+    span of its entry; ``fields`` locates parts of the entry (``endpoint``, ``command``,
+    ``declared_capabilities``) where the reader knows them.
+
+    Carried beside the AgBOM (:attr:`agbom.scan.ScanResult.locations`), never inside it: lines
+    move when a file is edited, and the AgBOM is a wire format whose hash must not.
+    """
+
+    path: str
+    file: str
+    span: Span
+    fields: tuple[tuple[str, Span], ...] = ()
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    def field(self, name: str) -> Span | None:
+        """The span of part ``name`` of the entry, or ``None``."""
+        for key, span in self.fields:
+            if key == name:
+                return span
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        """Display path and line only: the real path is machine-specific."""
+        out: dict[str, Any] = {"path": self.path, "line": self.span.line}
+        if self.fields:
+            out["fields"] = {key: span.line for key, span in self.fields}
+        return out
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """A hygiene observation made while reading (for example an unpinned package)."""
@@ -70,7 +129,9 @@ class Finding:
 class ReadResult:
     """What a reader got out of one file.
 
-    ``components`` are wire dicts without ``found_in`` (the scanner adds it). ``skipped`` is
+    ``components`` are wire dicts without ``found_in`` (the scanner adds it); a reader may put
+    the :class:`Span` of the entry under ``_at`` and of its parts under ``_fields`` (the
+    scanner takes them out into :class:`SourceLocation`; line 1 when absent). ``skipped`` is
     a reason when the file holds nothing this reader handles (for example a ``.jsonl`` file
     with no ACS messages); it is then reported as skipped rather than ok.
     """

@@ -108,6 +108,7 @@ class McpbReader:
             "transport": "stdio",
             "bundle": {"server_type": server_type},
             "_key": "server",
+            "_path": ("server",),
         }
         for field in ("display_name", "description"):
             if _text(doc, field):
@@ -151,6 +152,7 @@ class McpbReader:
                         "provider": name,
                         "capability": None,
                         "_key": f"tools[{index}]",
+                        "_path": ("tools", index),
                     }
                 )
                 component["tools"].append(tool_id)

@@ -116,6 +116,7 @@ class ServerJsonReader:
                 name=name, package=package, transport=transport_type, extra=extra
             )
             component["_key"] = where
+            component["_path"] = ("packages", index)
             result.components.append(component)
             if not package.pinned:
                 result.findings.append(unpinned_finding(component, ctx.display))
@@ -135,6 +136,7 @@ class ServerJsonReader:
                 "transport": str(entry.get("type") or "streamable-http"),
                 "remote": True,
                 "_key": where,
+                "_path": ("remotes", index),
                 **common,
             }
             headers = entry.get("headers")

@@ -27,7 +27,7 @@ import rfc8785
 
 from agbom.inventory import AgBOM, ComponentType, InvalidAgBOM
 from agbom.inventory.model import Component, check_references, parse_component
-from agbom.scan._parse import ParseFailure, load_json
+from agbom.scan._parse import ParseFailure, load_json, positions_of
 from agbom.scan.a2a import AgentCardReader, looks_like_card
 from agbom.scan.acs import AgBOMReader, TranscriptReader, looks_like_agbom
 from agbom.scan.agents_sdk import AgentsSdkReader
@@ -41,6 +41,8 @@ from agbom.scan.interface import (
     Reader,
     ReadResult,
     ScanError,
+    SourceLocation,
+    Span,
 )
 from agbom.scan.mcpb import McpbReader, looks_like_bundle_manifest
 from agbom.scan.registry import ServerJsonReader, looks_like_server_json
@@ -178,6 +180,8 @@ class ScanResult:
     files: list[FileReport]
     findings: list[Finding] = field(default_factory=list)
     skipped_dirs: int = 0
+    # Component id -> where its entries are (file and line), kept beside the AgBOM.
+    locations: dict[str, tuple[SourceLocation, ...]] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[tuple[str, FileError]]:
@@ -398,7 +402,64 @@ def _read_file(
         return FileReport(display, name, FileStatus.SKIPPED, skip_reason=result.skipped), result
     status = FileStatus.ERROR if result.errors else FileStatus.OK
     report = FileReport(display, name, status, tuple(result.errors), len(result.components))
+    _place(result.components, data)
     return report, result
+
+
+def _place(components: list[dict[str, Any]], data: bytes) -> None:
+    """Give every component a span: the reader's ``_at``; else the whole line it named in
+    ``_line``; else the JSON key path it named in ``_path`` (resolved here, once per file);
+    else line 1."""
+    positions = None
+    first: Span | None = None
+    starts: list[int] | None = None
+    for component in components:
+        path = component.pop("_path", None)
+        line = component.pop("_line", None)
+        if "_at" in component:
+            continue
+        if isinstance(line, int) and line >= 1:
+            if starts is None:
+                starts = [0, *(m.end() for m in re.finditer(b"\n", data))]
+            if line <= len(starts):
+                component["_at"] = _line_span(data, starts[line - 1], line)
+                continue
+        if isinstance(path, tuple):
+            if positions is None:
+                positions = positions_of(data)
+            span = positions.nearest(path)
+            if span is not None:
+                component["_at"] = span
+                continue
+        if first is None:
+            first = _first_line(data)
+        component["_at"] = first
+
+
+def _first_line(data: bytes) -> Span:
+    """Line 1 of a file, for a component the reader could not place more precisely."""
+    return _line_span(data, 3 if data.startswith(b"\xef\xbb\xbf") else 0, 1)
+
+
+def _line_span(data: bytes, start: int, line: int) -> Span:
+    """The whole of one line (its first 4 KiB), in code points."""
+    end = data.find(b"\n", start, start + 4096)
+    text = data[start : end if end >= 0 else start + 4096].rstrip(b"\r")
+    return Span(line, 1, max(len(text.decode("utf-8", "replace")), 1) + 1)
+
+
+def _take_location(component: dict[str, Any], display: str, file: str) -> SourceLocation:
+    """Move the reader's span marks out of the wire component into a location."""
+    span = component.pop("_at", None)
+    fields = component.pop("_fields", None) or {}
+    if not isinstance(span, Span):
+        span = Span(1, 1, 2)
+    return SourceLocation(
+        path=display,
+        file=file,
+        span=span,
+        fields=tuple(sorted((k, v) for k, v in fields.items() if isinstance(v, Span))),
+    )
 
 
 # -- (4) merging ---------------------------------------------------------------------------------
@@ -612,6 +673,7 @@ def scan_paths(
 
     reports: list[FileReport] = []
     found: list[tuple[str, str, dict[str, Any]]] = []
+    placed: list[tuple[dict[str, Any], SourceLocation]] = []
     findings: list[Finding] = []
     total = len(ordered)
     outcomes = _read_all(ordered, workers, background)
@@ -626,6 +688,9 @@ def scan_paths(
         if report.reader is not None:
             found.extend((report.path, report.reader, c) for c in components)
             findings.extend(file_findings)
+            if components:
+                file = os.path.realpath(candidate.path)  # links resolved, as code scanning wants
+                placed.extend((c, _take_location(c, report.path, file)) for c in components)
 
     merged, merge_errors = _merge(found)
     _drop_dangling(merged, merge_errors)
@@ -669,7 +734,23 @@ def scan_paths(
         ]
     findings.sort(key=lambda f: (f.path, f.component_id, f.rule_id))
     return ScanResult(agbom=agbom, files=reports, findings=findings,
-                      skipped_dirs=counters["skipped_dirs"])  # fmt: skip
+                      skipped_dirs=counters["skipped_dirs"],
+                      locations=_locations(placed, agbom))  # fmt: skip
+
+
+def _locations(
+    placed: list[tuple[dict[str, Any], SourceLocation]], agbom: AgBOM
+) -> dict[str, tuple[SourceLocation, ...]]:
+    """Component id (after merging renamed it) -> its distinct locations, in path order."""
+    by_id: dict[str, dict[SourceLocation, None]] = {}
+    for component, location in placed:
+        cid = str(component.get("id"))
+        if cid in agbom:
+            by_id.setdefault(cid, {})[location] = None
+    return {
+        cid: tuple(sorted(places, key=lambda p: (p.path, p.span.line, p.span.column)))
+        for cid, places in sorted(by_id.items())
+    }
 
 
 def _component_problem(component: dict[str, Any]) -> str | None:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from agbom.inventory.skill_digest import SkillDigestError, digest_skill_folder
-from agbom.scan._parse import BOM, ParseFailure, load_yaml
+from agbom.scan._parse import BOM, ParseFailure, load_yaml_located
+from agbom.scan._positions import EMPTY, Positions
 from agbom.scan.interface import FileError, ReadContext, ReadResult
 
 FRONTMATTER_MAX_BYTES = 256 * 1024
@@ -155,9 +156,10 @@ class SkillReader:
         folder: Path = ctx.path.parent
         folder_name = folder.name
         meta: Mapping[str, Any] = {}
+        positions: Positions = EMPTY
         try:
             text, line = _frontmatter(data, truncated)
-            loaded = load_yaml(text, line_offset=line - 1)
+            loaded, positions = load_yaml_located(text, line_offset=line - 1)
             if loaded is None:
                 raise ParseFailure(FileError("frontmatter is empty", line, 1))
             if not isinstance(loaded, Mapping):
@@ -197,6 +199,9 @@ class SkillReader:
         }
         if "allowed-tools" in meta:
             component["declared_capabilities"] = split_allowed_tools(meta["allowed-tools"])
+            declared_at = positions.get(("allowed-tools",))
+            if declared_at is not None:  # where a least-privilege finding points
+                component["_fields"] = {"declared_capabilities": declared_at}
         for field in ("license", "compatibility", "model"):
             if isinstance(meta.get(field), str):
                 component[field] = meta[field]
