@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agbom.scan.interface import Finding
-from agbom.scan.launchers import Package, package_from_command
+from agbom.scan.launchers import Package, resolve_launch
 from agbom.scan.redact import redact_args, redact_url
 
 _TRANSPORTS = {
@@ -34,34 +34,52 @@ UNPINNED_RULE = "scan.unpinned-package"
 
 
 class EntryError(Exception):
-    """Internal: this server entry is unusable; the message says which field and why."""
+    """Internal: this server entry is unusable; ``problems`` says which fields and why.
+
+    Every problem the entry has is listed (``args`` given as a string *and* ``env`` given as
+    an array), so one run shows the user everything to fix."""
+
+    def __init__(self, *problems: str | tuple[str | None, str]) -> None:
+        listed = tuple(p if isinstance(p, tuple) else (None, p) for p in problems)
+        super().__init__("; ".join(message for _, message in listed))
+        # (the entry's field the problem is in, or None for the entry; the message)
+        self.problems: tuple[tuple[str | None, str], ...] = listed
 
 
-def _string_list(value: Any, field: str) -> list[str]:
+Problems = list[tuple[str | None, str]]
+
+
+def _string_list(value: Any, field: str, problems: Problems) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise EntryError(f"{field!r} must be an array of strings, not {type(value).__name__}")
+        problems.append(
+            (field, f"{field!r} must be an array of strings, not {type(value).__name__}")
+        )
+        return []
     out: list[str] = []
     for index, item in enumerate(value):
         if isinstance(item, bool) or not isinstance(item, str | int | float):
-            raise EntryError(f"{field}[{index}] must be a string, not {type(item).__name__}")
+            problems.append(
+                (field, f"{field}[{index}] must be a string, not {type(item).__name__}")
+            )
+            continue
         out.append(str(item))
     return out
 
 
-def _key_names(value: Any, field: str) -> list[str]:
+def _key_names(value: Any, field: str, problems: Problems) -> list[str]:
     """Names of an env/header map (values are dropped here, unread)."""
     if value is None:
         return []
     if isinstance(value, Mapping):
         return sorted(str(k) for k in value)
-    if isinstance(value, list):  # server.json style [{"name": ...}]
-        names = [
-            str(item["name"]) for item in value if isinstance(item, Mapping) and "name" in item
-        ]
-        return sorted(names)
-    raise EntryError(f"{field!r} must be an object, not {type(value).__name__}")
+    if isinstance(value, list) and all(
+        isinstance(item, Mapping) and "name" in item for item in value
+    ):  # server.json style [{"name": ...}]
+        return sorted(str(item["name"]) for item in value)
+    problems.append((field, f"{field!r} must be an object, not {type(value).__name__}"))
+    return []
 
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
@@ -131,7 +149,8 @@ def server_component(
     env_field: str = "env",
     command_field: str = "command",
 ) -> tuple[dict[str, Any], list[Finding]]:
-    """Normalize one client entry. Raises :class:`EntryError` when it cannot be used.
+    """Normalize one client entry. Raises :class:`EntryError`, listing every problem, when
+    it cannot be used.
 
     ``command_as_list`` is opencode's ``"command": ["npx", "-y", "pkg"]``. ``url_fields``
     lists the keys holding a remote URL with the transport each implies (``None``: from
@@ -139,17 +158,18 @@ def server_component(
     """
     if not isinstance(entry, Mapping):
         raise EntryError(f"must be an object, not {type(entry).__name__}")
-    raw_type = entry.get("type", entry.get("transport"))
+    problems: Problems = []
+    type_field = "type" if "type" in entry else "transport"
+    raw_type = entry.get(type_field)
+    declared: str | None = None
     if raw_type is not None and not isinstance(raw_type, str):
-        raise EntryError(f"'type' must be a string, not {type(raw_type).__name__}")
-    declared = _TRANSPORTS.get(raw_type.lower()) if raw_type else None
-    if raw_type and declared is None:
-        raise EntryError(f"unknown transport type {raw_type!r}")
+        problems.append((type_field, f"'type' must be a string, not {type(raw_type).__name__}"))
+    elif raw_type:
+        declared = _TRANSPORTS.get(raw_type.lower())
+        if declared is None:
+            problems.append((type_field, f"unknown transport type {raw_type!r}"))
 
     disabled = entry.get("disabled") is True or entry.get("enabled") is False
-    env_keys = _key_names(entry.get(env_field), env_field)
-    header_keys = _key_names(entry.get("headers"), "headers")
-    redacted = [f"{env_field}.{k}" for k in env_keys] + [f"headers.{k}" for k in header_keys]
 
     url: str | None = None
     url_transport: str | None = None
@@ -158,12 +178,34 @@ def server_component(
         if value is None:
             continue
         if not isinstance(value, str) or not value:
-            raise EntryError(f"{field!r} must be a non-empty string")
+            problems.append((field, f"{field!r} must be a non-empty string"))
+            continue
         url, url_transport = value, implied
         break
 
     command_value = entry.get(command_field)
-    findings: list[Finding] = []
+    command: str | None = None
+    args: list[str] = []
+    if command_value is not None:
+        if command_as_list:
+            argv = _string_list(command_value, command_field, problems)
+            if isinstance(command_value, list) and not command_value:
+                problems.append((command_field, "'command' must not be empty"))
+            if argv:
+                command, args = argv[0], argv[1:]
+        elif not isinstance(command_value, str) or not command_value.strip():
+            problems.append((command_field, f"{command_field!r} must be a non-empty string"))
+        else:
+            command = command_value
+        args = args + _string_list(entry.get("args"), "args", problems)
+    elif url is None and not problems:
+        problems.append((None, "has neither 'command' nor a URL"))
+    env_keys = _key_names(entry.get(env_field), env_field, problems)
+    header_keys = _key_names(entry.get("headers"), "headers", problems)
+    redacted = [f"{env_field}.{k}" for k in env_keys] + [f"headers.{k}" for k in header_keys]
+    if problems:
+        raise EntryError(*problems)
+
     common: dict[str, Any] = {}
     if env_keys:
         common["env_keys"] = env_keys
@@ -171,49 +213,11 @@ def server_component(
         common["header_keys"] = header_keys
     if disabled:
         common["disabled"] = True
-
-    if command_value is not None:
-        if command_as_list:
-            argv = _string_list(command_value, "command")
-            if not argv:
-                raise EntryError("'command' must not be empty")
-            command, args = argv[0], argv[1:] + _string_list(entry.get("args"), "args")
-        else:
-            if not isinstance(command_value, str) or not command_value.strip():
-                raise EntryError(f"{command_field!r} must be a non-empty string")
-            command, args = command_value, _string_list(entry.get("args"), "args")
-        # The command goes through the same pass as its arguments: a whole command line in
-        # "command" ("node --token=X srv.js") is redacted like one argument holding spaces.
-        safe_argv, hits = redact_args([command, *args])
-        safe_command, safe_args = safe_argv[0], safe_argv[1:]
-        redacted.extend("command" if i == 0 else f"args[{i - 1}]" for i in hits)
-        common["command"] = shlex.join(safe_argv)
-        common["args"] = safe_args
-        if redacted:
-            common["redacted"] = redacted
+    if command is not None:
         transport = declared if declared and declared != "streamable-http" else "stdio"
-        package = package_from_command(safe_command, safe_args)
-        if package is not None:
-            component = package_component(
-                name=key, package=package, transport=transport, extra=common
-            )
-            if not package.pinned:
-                findings.append(unpinned_finding(component, display))
-            return component, findings
-        component = {
-            "id": _local_id(safe_command, safe_args),
-            "type": "mcp_server",
-            "name": key,
-            "version": None,
-            "endpoint": None,
-            "tools": [],
-            "transport": transport,
-            **common,
-        }
-        return component, findings
+        return _local_component(key, command, args, transport, redacted, common, display)
 
-    if url is None:
-        raise EntryError("has neither 'command' nor a URL")
+    assert url is not None  # checked above: a command or a URL
     endpoint, changed = redact_url(url)
     if changed:
         redacted.append("endpoint")
@@ -221,8 +225,7 @@ def server_component(
         common["redacted"] = redacted
     remote_transport = url_transport or declared
     if remote_transport is None or remote_transport == "stdio":
-        path = endpoint.split("?", 1)[0].rstrip("/")
-        remote_transport = "sse" if path.endswith("/sse") else "streamable-http"
+        remote_transport = _transport_from_path(endpoint)
     component = {
         "id": f"mcp:{endpoint.split('?', 1)[0]}",
         "type": "mcp_server",
@@ -234,4 +237,55 @@ def server_component(
         "remote": True,
         **common,
     }
-    return component, findings
+    return component, []
+
+
+def _transport_from_path(endpoint: str) -> str:
+    path = endpoint.split("?", 1)[0].rstrip("/")
+    return "sse" if path.endswith("/sse") else "streamable-http"
+
+
+def _local_component(
+    key: str,
+    command: str,
+    args: list[str],
+    transport: str,
+    redacted: list[str],
+    common: dict[str, Any],
+    display: str,
+) -> tuple[dict[str, Any], list[Finding]]:
+    """A server the client starts: from a package, a bridge to a remote URL, or a command."""
+    # The command goes through the same pass as its arguments: a whole command line in
+    # "command" ("node --token=X srv.js") is redacted like one argument holding spaces.
+    safe_argv, hits = redact_args([command, *args])
+    safe_command, safe_args = safe_argv[0], safe_argv[1:]
+    redacted.extend("command" if i == 0 else f"args[{i - 1}]" for i in hits)
+    common["command"] = shlex.join(safe_argv)
+    common["args"] = safe_args
+    if redacted:
+        common["redacted"] = redacted
+    launch = resolve_launch(safe_command, safe_args)
+    package, bridge = launch.package, launch.bridge
+    if bridge is not None:
+        # The bridge's remote URL is where the server really is: its endpoint, and part of
+        # its identity, so two bridges to different servers stay two components.
+        common["endpoint"] = bridge.url
+        common["bridge"] = bridge.name
+        common["remote_transport"] = bridge.transport or _transport_from_path(bridge.url)
+    if package is not None:
+        component = package_component(name=key, package=package, transport=transport, extra=common)
+        if bridge is not None:
+            component["id"] = f"mcp:{package.id_part}+{bridge.url.split('?', 1)[0]}"
+        findings = [] if package.pinned else [unpinned_finding(component, display)]
+        return component, findings
+    component = {
+        "id": _local_id(safe_command, safe_args),
+        "type": "mcp_server",
+        "name": key,
+        "version": None,
+        "endpoint": None,
+        "tools": [],
+        "transport": transport,
+        **common,
+    }
+    return component, []

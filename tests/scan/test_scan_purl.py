@@ -56,7 +56,8 @@ def test_purl_table(command: str, args: list[str], purl: str, version: str | Non
 @pytest.mark.parametrize(
     ("command", "args"),
     [("node", ["server.js"]), ("python", ["-m", "server"]), ("npx", ["./local"]),
-     ("docker", ["ps"]), ("uvx", ["git+https://github.com/o/r"]), ("npx", []), ("", [])],
+     ("docker", ["ps"]), ("uvx", ["https://example.com/pkg.tar.gz"]), ("npx", []), ("", []),
+     ("cmd", ["/c", "node", "x.js"]), ("cmd", ["/c"]), ("cmd", ["script.bat"])],
 )  # fmt: skip
 def test_not_a_package(command: str, args: list[str]) -> None:
     assert package_from_command(command, args) is None

@@ -95,11 +95,27 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
+# A pack with a finding on every server, so SARIF (findings only) carries every id too.
+EVERY_SERVER = """\
+pack: every-server
+rules:
+  - id: T-ALL
+    kind: hygiene
+    severity: low
+    action: warn
+    message: "{component.id} {component.name} {component.endpoint}"
+    match: {type: mcp_server}
+"""
+
+
 def _scan(tree: Path, fmt: str) -> bytes:
     """`agbom scan` in its own process; stdout and stderr together."""
     env = {**os.environ, "AGBOM_DEBUG": "0"}
+    rules = tree.parent / "rules"
+    rules.mkdir(exist_ok=True)
+    (rules / "every.yaml").write_text(EVERY_SERVER, encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "agbom", "scan", str(tree), "--format", fmt],
+        [sys.executable, "-m", "agbom", "scan", str(tree), "--format", fmt, "--rules", str(rules)],
         capture_output=True,
         env=env,
         timeout=120,
@@ -216,11 +232,14 @@ def test_property_secrets_never_reach_serialized_outputs(
     root.mkdir(exist_ok=True)
     assume(not any(secret in str(root) for secret in secrets))
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": entries}))
+    rules = tmp_path / "rules"
+    rules.mkdir(exist_ok=True)
+    (rules / "every.yaml").write_text(EVERY_SERVER, encoding="utf-8")
     runner = CliRunner()
     for fmt in FORMATS:
-        result = runner.invoke(app, ["scan", str(root), "--format", fmt])
+        result = runner.invoke(app, ["scan", str(root), "--format", fmt, "--rules", str(rules)])
         assert result.exit_code in (0, 1), result.output
-        assert "s0" in result.output or fmt == "sarif"
+        assert "s0" in result.output
         for secret in secrets:
             assert secret not in result.output, (fmt, secret, entries)
 

@@ -151,7 +151,7 @@ def tree(tmp_path: Path) -> Path:
         'description: "desc\\e]0;title\\a\\r\\nX"\n---\nbody\n'
     )
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": {
-        "srv\x1b[2K\rFAKE\nROW\u202e": {"command": "npx", "args": ["-y", "pkg\x1b[31m"]},
+        "srv\x1b[2K\rFAKE\nROW\u202e": {"command": "npx", "args": ["-y", "pkg", "--x=\x1b[31m"]},
         "b": {"command": "my\x1bcmd\r\nx"},
     }}))  # fmt: skip
     folder = root / "dir\x1b[1m\rX"
