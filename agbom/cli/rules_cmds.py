@@ -40,6 +40,12 @@ def check_cmd(
         help="Exit 1 when any finding is at or above this severity "
         "(info, low, medium, high, critical).",
     ),
+    sarif_root: Path | None = typer.Option(
+        None,
+        "--sarif-root",
+        help="sarif: the folder result URIs are relative to (%SRCROOT%; default: the current "
+        "folder). Files outside it keep absolute file:// URIs.",
+    ),
 ) -> None:
     """Evaluate rules against an AgBOM (for CI); exit 1 with --fail-on when findings reach it."""
     from agbom.rules import Severity, load_rules, render_findings
@@ -55,7 +61,11 @@ def check_cmd(
     ruleset = load_rules(rules)
     agbom = load_agbom_input(agbom_file)
     findings = ruleset.evaluate(ComponentGraph(agbom))
-    write_output(render_findings(findings, fmt, source_uri=str(agbom_file)), output)
+    if fmt == "sarif":
+        text = _check_sarif(findings, ruleset, agbom_file, sarif_root)
+    else:
+        text = render_findings(findings, fmt, source_uri=str(agbom_file))
+    write_output(text, output)
     failing = [f for f in findings if threshold is not None and f.severity >= threshold]
     typer.echo(
         f"agbom: {len(findings)} finding(s) from {len(ruleset)} rule(s) on {len(agbom)} "
@@ -64,6 +74,29 @@ def check_cmd(
     )
     if failing:
         raise typer.Exit(1)
+
+
+def _check_sarif(findings: Any, ruleset: Any, agbom_file: Path, root: Path | None) -> str:
+    """SARIF whose results point at each component's entry in the AgBOM file."""
+    import os
+
+    from agbom.cli.common import read_bytes
+    from agbom.rules import render_findings
+    from agbom.scan import agbom_component_locations
+
+    located: dict[str, Any] = {}
+    if str(agbom_file) != "-":
+        located = agbom_component_locations(
+            read_bytes(agbom_file), str(agbom_file), os.path.realpath(agbom_file)
+        )
+    return render_findings(
+        findings,
+        "sarif",
+        source_uri=str(agbom_file),
+        rules=ruleset,
+        locate=lambda _finding, component_id: located.get(component_id, ()),
+        root=root,
+    )
 
 
 def _stored_decision(

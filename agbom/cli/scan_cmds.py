@@ -212,6 +212,12 @@ def scan_cmd(
     spec_version: str = typer.Option(
         "1.6", "--spec-version", help="CycloneDX spec version for cyclonedx-* (1.6 or 1.7)."
     ),
+    sarif_root: Path | None = typer.Option(
+        None,
+        "--sarif-root",
+        help="sarif: the folder result URIs are relative to (%SRCROOT%; default: the current "
+        "folder). Files outside it keep absolute file:// URIs.",
+    ),
 ) -> None:
     """Scan MCP client configs, Agent Skills, A2A cards, server.json and AgBOMs into one
     inventory, with findings and CycloneDX output."""
@@ -254,7 +260,7 @@ def scan_cmd(
     elif fmt is ScanFormat.SARIF:
         from agbom.rules import render_findings
 
-        data = render_findings(findings, "sarif", source_uri=_source_uri(paths, home))
+        data = _sarif(result, findings, rules, sarif_root, _source_uri(paths, home))
     else:
         assert exporter is not None
         data = exporter.export(result.agbom)
@@ -275,6 +281,43 @@ def scan_cmd(
         raise typer.Exit(EXIT_FINDINGS)
     if result.error_files:
         raise typer.Exit(EXIT_SCAN_ERRORS)
+
+
+def _sarif(
+    result: ScanResult,
+    findings: Sequence[Finding],
+    rules: Path | None,
+    root: Path | None,
+    source_uri: str,
+) -> str:
+    """SARIF whose results point at the file and line each component came from."""
+    from agbom.rules import Severity, load_rules, render_findings
+    from agbom.rules.report import RuleInfo, describe_rules, rule_help_uri
+    from agbom.scan import SCANNER_RULES
+
+    infos = describe_rules(load_rules(rules))
+    for rule_id, (severity, description) in SCANNER_RULES.items():
+        infos.setdefault(
+            rule_id,
+            RuleInfo(rule_id, Severity.parse(severity), description, "scan", "scanner",
+                     rule_help_uri(rule_id, "scan"), ("command",)),
+        )  # fmt: skip
+    # The scanner's own findings are about one file: only that file's entries.
+    scanner_files: dict[tuple[str, str, str], set[str]] = {}
+    for hygiene in result.findings:
+        key = (hygiene.rule_id, hygiene.component_id, hygiene.message)
+        scanner_files.setdefault(key, set()).add(hygiene.path)
+
+    def locate(finding: Finding, component_id: str) -> Sequence[Any]:
+        places = result.locations.get(component_id, ())
+        files = scanner_files.get((finding.rule_id, component_id, finding.message))
+        if finding.pack == "scan" and files:
+            places = tuple(p for p in places if p.path in files) or places
+        return places
+
+    return render_findings(
+        findings, "sarif", source_uri=source_uri, rules=infos, locate=locate, root=root
+    )
 
 
 def _warm(exporter: Any) -> Callable[[], object] | None:
