@@ -425,10 +425,15 @@ class Policies:
         direct = agbom.get(name)
         if direct is not None and direct.type is ComponentType.TOOL:
             return direct
-        for component in agbom.of_type(ComponentType.TOOL):
-            if component.name == name:
-                return component
-        return None
+        # By name: an index built once per inventory (AgBOMs are replaced, never changed), so
+        # the lookup costs the same at 10 or 10,000 components. The first tool of a name wins,
+        # in inventory order, as the linear search did.
+        if session.tools_by_name_of is not agbom:
+            index: dict[str, Component] = {}
+            for component in agbom.of_type(ComponentType.TOOL):
+                index.setdefault(component.name, component)
+            session.tools_by_name, session.tools_by_name_of = index, agbom
+        return session.tools_by_name.get(name)
 
     def _tool_call(
         self, payload: dict[str, Any], params: dict[str, Any], session: SessionState

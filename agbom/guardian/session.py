@@ -65,6 +65,9 @@ class SessionState:
     # must name.
     tool_calls: OrderedDict[str, None] = field(default_factory=OrderedDict)
     weight: int = 0  # the bytes this session is counted for in the Guardian's memory bound
+    # Tools of ``agbom`` by name (see Policies._find_tool); rebuilt when agbom is replaced.
+    tools_by_name: dict[str, Any] = field(default_factory=dict)
+    tools_by_name_of: AgBOM | None = None
 
     def estimated_bytes(self) -> int:
         """What this session's state costs in memory, estimated from the sizes that grow."""
