@@ -44,6 +44,7 @@ from agbom.rules.matchers import (
     PurlIs,
     Subject,
     TextMatcher,
+    allowed_tool_capabilities,
     capabilities_of,
     compile_match,
     covered_by_any,
@@ -890,10 +891,12 @@ class LeastPrivilegeRule(Rule):
             tail = _chain(parent, node, culprits[0])
             path = (*graph.root_path(node)[:-1], *tail)
             return self.finding((node, *sorted(culprits)), path, values, because)
+        named = allowed_tool_capabilities(subject.data)  # granted by its own allowed-tools
+        wide = self.allow_wildcards
         broad = [
             cap
             for cap in declared
-            if not _covers_some(cap, exposed) or (not self.allow_wildcards and cap not in exposed)
+            if cap not in named and not (_covers_some(cap, exposed) and (wide or cap in exposed))
         ]
         if not broad:
             return None
@@ -907,12 +910,8 @@ class LeastPrivilegeRule(Rule):
 
 
 def _covers_some(declared: str, exposed: frozenset[str]) -> bool:
-    """``any(covers(declared, c) for c in exposed)`` for names already normalized.
-
-    Both sides are stripped and lower-cased by the callers (``declared`` in ``check_node``,
-    ``exposed`` by :func:`capabilities_of`), so the per-pair normalization of :func:`covers`
-    is skipped; this runs for every declared capability of every skill.
-    """
+    """``any(covers(declared, c) for c in exposed)`` for names the callers already stripped
+    and lower-cased (it runs for every declared capability of every skill)."""
     if declared in ("*", ".*"):
         return bool(exposed)
     if declared.endswith(".*"):

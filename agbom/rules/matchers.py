@@ -91,6 +91,22 @@ def capabilities_of(data: Mapping[str, Any]) -> tuple[str, ...]:
     return ()
 
 
+def allowed_tool_capabilities(data: Mapping[str, Any]) -> frozenset[str]:
+    """The capabilities a skill's own ``allowed_tools`` grant (``Bash(...)`` ->
+    ``process.execute``, as the scan recorded them), lower-case.
+
+    A capability declared because the skill names the tool that grants it is backed by that
+    tool, so the over-broad check does not count it as more than the skill needs."""
+    tools = data.get("allowed_tools")
+    if not isinstance(tools, list):
+        return frozenset()
+    return frozenset(
+        t["capability"].strip().lower()
+        for t in tools
+        if isinstance(t, Mapping) and isinstance(t.get("capability"), str)
+    )
+
+
 def covers(declared: str, capability: str) -> bool:
     """Whether a declared capability grants ``capability``.
 

@@ -8,7 +8,9 @@ each broken rule reported as an error of the file.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from typing import Any
 from agbom.inventory.skill_digest import SkillDigestError, digest_skill_folder
 from agbom.scan._parse import BOM, ParseFailure, load_yaml_located
 from agbom.scan._positions import EMPTY, Positions
+from agbom.scan.allowed_tools import AllowedToolsError, capabilities_of, parse_allowed_tools
 from agbom.scan.interface import FileError, ReadContext, ReadResult
 
 FRONTMATTER_MAX_BYTES = 256 * 1024
@@ -26,34 +29,6 @@ _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _FENCE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl",
                     ".ps1", ".bat", ".cmd", ".php", ".lua")  # fmt: skip
-
-
-def split_allowed_tools(value: Any) -> list[str]:
-    """``allowed-tools``: space-separated per the spec; commas and YAML lists also occur.
-
-    Spaces inside parentheses belong to the tool pattern (``Bash(git status:*)``).
-    """
-    if isinstance(value, list):
-        return [str(v).strip() for v in value if str(v).strip()]
-    if not isinstance(value, str):
-        return []
-    tools: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for ch in value:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth = max(0, depth - 1)
-        if depth == 0 and (ch.isspace() or ch == ","):
-            if current:
-                tools.append("".join(current))
-                current = []
-            continue
-        current.append(ch)
-    if current:
-        tools.append("".join(current))
-    return tools
 
 
 def _frontmatter(data: bytes, truncated: bool) -> tuple[str, int]:
@@ -142,6 +117,25 @@ def validate_frontmatter(meta: Mapping[str, Any], folder_name: str) -> list[str]
     return problems
 
 
+def _parent_skill(folder: Path, display: str, roots: tuple[Path, ...]) -> str | None:
+    """The folder (as shown) of the nearest skill holding ``folder``, inside the scanned tree.
+
+    Only real files count: a ``SKILL.md`` link above the folder is never followed."""
+    levels = 0
+    candidate = folder
+    while candidate.parent != candidate and levels < 64:
+        candidate, levels = candidate.parent, levels + 1
+        if not any(candidate == root or root in candidate.parents for root in roots):
+            return None
+        try:
+            if stat.S_ISREG(os.lstat(candidate / "SKILL.md").st_mode):
+                parts = display.split("/")
+                return "/".join(parts[:-levels]) if len(parts) > levels else "."
+        except OSError:
+            continue
+    return None
+
+
 class SkillReader:
     """``SKILL.md`` -> one ``skill`` component with its folder digest."""
 
@@ -198,13 +192,23 @@ class SkillReader:
             "size": sum(f.size for f in digest.files),
         }
         if "allowed-tools" in meta:
-            component["declared_capabilities"] = split_allowed_tools(meta["allowed-tools"])
+            try:
+                tools = parse_allowed_tools(meta["allowed-tools"])
+            except AllowedToolsError as exc:
+                result.errors.append(FileError(f"'allowed-tools': {exc}"))
+                tools = []
+            # The tools as written, and the capabilities they grant (Bash -> process.execute).
+            component["allowed_tools"] = [tool.to_json() for tool in tools]
+            component["declared_capabilities"] = capabilities_of(tools)
             declared_at = positions.get(("allowed-tools",))
             if declared_at is not None:  # where a least-privilege finding points
                 component["_fields"] = {"declared_capabilities": declared_at}
         for field in ("license", "compatibility", "model"):
             if isinstance(meta.get(field), str):
                 component[field] = meta[field]
+        parent = _parent_skill(folder, folder_display, ctx.roots)
+        if parent is not None:
+            component["parent_skill_ref"] = parent  # a skill folder inside another one
         metadata = meta.get("metadata")
         if isinstance(metadata, Mapping):
             component["metadata"] = {str(k): str(v) for k, v in metadata.items()}
