@@ -296,13 +296,15 @@ class McpConfigReader:
                         command_field=self.command_field,
                     )
                 except EntryError as exc:
-                    result.errors.append(
-                        FileError(
-                            f"{label}.{key}: {exc}",
-                            at.line if at else None,
-                            at.column if at else None,
+                    for field, problem in exc.problems:  # every problem, at its field
+                        spot = (positions.get((*path, field)) if field else None) or at
+                        result.errors.append(
+                            FileError(
+                                f"{label}.{key}: {problem}",
+                                spot.line if spot else None,
+                                spot.column if spot else None,
+                            )
                         )
-                    )
                     continue
                 component["_key"] = f"{label}.{key}"
                 if at is not None:

@@ -264,3 +264,33 @@ def test_a_left_out_component_is_an_error_of_every_file_it_came_from(
     result = scan_paths([tmp_path])
     assert [(f.status, len(f.errors)) for f in result.files] == [(FileStatus.ERROR, 1)] * 2
     assert len(result.agbom) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "syntax"),
+    [
+        (".mcp.json", '{"mcpServers": {\n  "broken": {\n    "command": "npx",\n'
+                      '    "args": "-y @scope/pkg@1.2.3",\n    "env": ["A=1"],\n'
+                      '    "headers": 5\n  }\n}}', "json"),
+        (".codex/config.toml", '[mcp_servers.broken]\ncommand = "npx"\n'
+                               'args = "-y @scope/pkg@1.2.3"\nenv = ["A=1"]\n'
+                               'headers = 5\n', "toml"),
+    ],
+)  # fmt: skip
+def test_every_type_error_of_an_entry_is_reported_at_its_field(
+    write: Callable[..., Path], name: str, config: str, syntax: str
+) -> None:
+    path = write(name, config)
+    result = scan_paths([path.parent])
+    (report,) = [f for f in result.files if f.path.endswith(name.rsplit("/", 1)[-1])]
+    lines = config.splitlines()
+    found = {e.reason.split(": ", 1)[1]: e for e in report.errors}
+    expected = {
+        "'args' must be an array of strings, not str": "args",
+        "'env' must be an object, not list": "env",
+        "'headers' must be an object, not int": "headers",
+    }
+    assert set(found) == set(expected), [e.reason for e in report.errors]
+    for reason, field in expected.items():
+        line = found[reason].line
+        assert line is not None and lines[line - 1].lstrip().startswith((f'"{field}"', field))
