@@ -1,8 +1,9 @@
-"""Fast validation of CycloneDX JSON against the schemas bundled in cyclonedx-python-lib.
+"""Fast validation of CycloneDX JSON against the CycloneDX schemas agbom ships.
 
 The library's own validator (jsonschema Draft-07) checks ``uniqueItems`` pairwise, which is
 quadratic: about 100 s for a 10,000-component BOM on a 2-core machine. fastjsonschema
-compiles the very same schema files into Python that hashes items instead (about 0.6 s for
+compiles the very same schema files (shipped in ``agbom/export/schemas/``, see the README
+there for their origin and license) into Python that hashes items instead (about 0.6 s for
 the same BOM). The compiled validator is built once per spec version and process.
 
 The ``$ref`` targets (SPDX license ids, JSF signatures, cryptography definitions) are mapped
@@ -25,7 +26,7 @@ from agbom.export._iri import is_iri, is_iri_reference
 from agbom.export.interface import ExportError
 
 SPEC_VERSIONS: tuple[str, ...] = ("1.6", "1.7")
-"""CycloneDX versions agbom writes and validates (both bundled by cyclonedx-python-lib)."""
+"""CycloneDX versions agbom writes and validates (both schemas ship in agbom/export/schemas)."""
 
 _SCHEMA_BASE = "http://cyclonedx.org/schema/"
 _lock = threading.Lock()
@@ -41,17 +42,12 @@ def check_spec_version(spec_version: str) -> str:
     return spec_version
 
 
-def _resource_dir() -> Path:
-    try:
-        from cyclonedx.schema import _res  # internal module: the only handle on the files
-    except ImportError as exc:  # pragma: no cover - dependency is declared
-        raise ExportError(f"cyclonedx-python-lib is not installed: {exc}") from exc
-    return Path(_res.__file__).parent
+_SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 
 
 @functools.cache
 def _load(name: str) -> dict[str, Any]:
-    path = _resource_dir() / name
+    path = _SCHEMA_DIR / name
     try:
         loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -60,8 +56,14 @@ def _load(name: str) -> dict[str, Any]:
 
 
 def bom_schema(spec_version: str) -> dict[str, Any]:
-    """The bundled CycloneDX JSON schema for ``spec_version`` (parsed, cached)."""
+    """The shipped CycloneDX JSON schema for ``spec_version`` (parsed, cached)."""
     return _load(f"bom-{check_spec_version(spec_version)}.SNAPSHOT.schema.json")
+
+
+@functools.cache
+def spdx_license_ids() -> frozenset[str]:
+    """The SPDX license ids CycloneDX accepts in ``license.id`` (its shipped enumeration)."""
+    return frozenset(_load("spdx.SNAPSHOT.schema.json").get("enum", ()))
 
 
 def _handler(uri: str) -> dict[str, Any]:
@@ -131,7 +133,7 @@ def compiled_validator(spec_version: str) -> Callable[[Any], Any]:
 def validate_cyclonedx_json(doc: dict[str, Any], spec_version: str) -> None:
     """Raise :class:`ExportError` unless ``doc`` is valid CycloneDX ``spec_version`` JSON.
 
-    Checks the bundled schema (which forbids unknown properties from 1.4 on, so this is the
+    Checks the shipped schema (which forbids unknown properties from 1.4 on, so this is the
     library's "strict" validation too), with RFC 3987 IRI checks as strict as the library's.
     """
     validator = compiled_validator(spec_version)
