@@ -43,12 +43,13 @@ __all__ = [
 
 DEFAULT_SPEC_VERSION = "1.6"
 
-# name -> (factory taking a spec version, versions it accepts; empty = unversioned)
-_REGISTRY: dict[str, tuple[Callable[[str], Exporter], tuple[str, ...]]] = {
-    "cyclonedx-json": (lambda v: CycloneDxJsonExporter(v), SPEC_VERSIONS),
-    "cyclonedx-xml": (lambda v: CycloneDxXmlExporter(v), SPEC_VERSIONS),
-    "agbom-json": (lambda _v: CanonicalJsonExporter(), ()),
-    "spdx-json": (lambda _v: SpdxJsonExporter(), ()),  # SPDX 3.0.1 only
+# name -> (factory taking a spec version and an explicit timestamp (ISO 8601, or None for the
+# exporter's default), versions it accepts; empty = unversioned)
+_REGISTRY: dict[str, tuple[Callable[[str, str | None], Exporter], tuple[str, ...]]] = {
+    "cyclonedx-json": (lambda v, t: CycloneDxJsonExporter(v, timestamp=t), SPEC_VERSIONS),
+    "cyclonedx-xml": (lambda v, t: CycloneDxXmlExporter(v, timestamp=t), SPEC_VERSIONS),
+    "agbom-json": (lambda _v, _t: CanonicalJsonExporter(), ()),
+    "spdx-json": (lambda _v, t: SpdxJsonExporter(timestamp=t), ()),  # SPDX 3.0.1 only
 }
 
 FORMATS: tuple[str, ...] = tuple(_REGISTRY)
@@ -62,11 +63,15 @@ def _known() -> str:
     return ", ".join(names)
 
 
-def get_exporter(name: str, spec_version: str | None = None) -> Exporter:
+def get_exporter(
+    name: str, spec_version: str | None = None, *, timestamp: str | None = None
+) -> Exporter:
     """The exporter for ``name`` (``"cyclonedx-json"`` or ``"cyclonedx-json@1.7"``).
 
     A version in the name and ``spec_version`` must agree. Unknown names and versions raise
-    :class:`ExportError` listing what is known.
+    :class:`ExportError` listing what is known. ``timestamp`` (ISO 8601 with a timezone) is the
+    document's creation time for formats that record one; ``None`` leaves each exporter's
+    default (the AgBOM's ``generated_at``, else ``SOURCE_DATE_EPOCH``, else the clock).
     """
     base, sep, in_name = name.strip().lower().partition("@")
     if sep and not in_name:
@@ -83,16 +88,22 @@ def get_exporter(name: str, spec_version: str | None = None) -> Exporter:
     if not versions:
         if sep:
             raise ExportError(f"format {base!r} has no versions (known: {_known()})")
-        return factory("")
+        return factory("", timestamp)
     version = version or DEFAULT_SPEC_VERSION
     if version not in versions:
         raise ExportError(
             f"format {base!r} has no version {version!r} (known: {', '.join(versions)})"
         )
-    return factory(version)
+    return factory(version, timestamp)
 
 
-def export(agbom: AgBOM, fmt: str, spec_version: str = DEFAULT_SPEC_VERSION) -> bytes:
+def export(
+    agbom: AgBOM,
+    fmt: str,
+    spec_version: str = DEFAULT_SPEC_VERSION,
+    *,
+    timestamp: str | None = None,
+) -> bytes:
     """Export ``agbom`` in format ``fmt`` (a version in ``fmt`` wins over ``spec_version``)."""
-    exporter = get_exporter(fmt, None if "@" in fmt else spec_version)
+    exporter = get_exporter(fmt, None if "@" in fmt else spec_version, timestamp=timestamp)
     return exporter.export(agbom)

@@ -7,14 +7,23 @@ of the library's own bundled schema. The XML form is produced from that same dic
 carry exactly the same content. The mapping is documented in docs/cyclonedx-mapping.md.
 
 Reproducibility: the serial number is a UUIDv5 of the AgBOM hash, components, services,
-properties and dependencies are emitted in sorted order, and the timestamp comes from the
-AgBOM header (``generated_at``) or an explicit argument, never from the clock.
+properties and dependencies are emitted in sorted order. ``metadata.timestamp`` is an explicit
+argument, else the AgBOM header's ``generated_at``, else ``SOURCE_DATE_EPOCH``, and only when
+none of these is given the time of export (:func:`resolve_timestamp`).
+
+Package identity: a service launched from a package (an MCP server run with ``npx``, ``uvx``,
+``docker``..., or from an MCP bundle) gets a component of its own in ``components[]`` with the
+package's ``purl``, and the service depends on it, because SCA tools match packages by purl in
+``components[]`` only.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import os
+import re
+import urllib.parse
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -22,7 +31,11 @@ from typing import Any
 import orjson
 
 from agbom import __version__
-from agbom.export._cdx_schema import check_spec_version, validate_cyclonedx_json
+from agbom.export._cdx_schema import (
+    check_spec_version,
+    spdx_license_ids,
+    validate_cyclonedx_json,
+)
 from agbom.export._iri import is_iri, scrub_url
 from agbom.export._redact import KEYS_ONLY_FIELDS, redact_value
 from agbom.export.interface import ExportError
@@ -35,6 +48,7 @@ __all__ = [
     "CycloneDxXmlExporter",
     "build_cyclonedx",
     "cyclonedx_xml",
+    "resolve_timestamp",
 ]
 
 AGENT_BOM_REF = ROOT_ID
@@ -139,14 +153,55 @@ def _hash(algorithm: Any, value: Any) -> dict[str, str] | None:
 
 
 @functools.cache
-def _purl_ok(value: str) -> bool:
+def _parsed_purl(value: str) -> Any:
+    """The parsed ``PackageURL``, or ``None`` when ``value`` is not a valid purl."""
     from packageurl import PackageURL
 
     try:
-        PackageURL.from_string(value)
+        return PackageURL.from_string(value)
     except ValueError:
-        return False
-    return True
+        return None
+
+
+def _purl_ok(value: str) -> bool:
+    return _parsed_purl(value) is not None
+
+
+_LICENSE_REF = re.compile(r"(?:DocumentRef-[A-Za-z0-9.\-]+:)?LicenseRef-[A-Za-z0-9.\-]+")
+_MAX_LICENSE = 512
+
+
+@functools.cache
+def _licensing() -> Any:
+    from license_expression import get_spdx_licensing  # ~0.2 s: loaded on the first license
+
+    return get_spdx_licensing()
+
+
+@functools.cache
+def _licenses(value: str) -> tuple[dict[str, Any], ...]:
+    """CycloneDX ``licenses`` for a declared license string.
+
+    A single SPDX id CycloneDX lists goes into ``license.id``; any other valid SPDX expression
+    (``MIT OR Apache-2.0``, ``GPL-2.0-only WITH Classpath-exception-2.0``, ``LicenseRef-x``)
+    into ``expression``, normalized; anything else (``Proprietary``, ``see LICENSE``) into
+    ``license.name``, verbatim. All are marked ``acknowledgement: declared``.
+    """
+    text = value.strip()
+    if _LICENSE_REF.fullmatch(text):
+        return ({"expression": text, "acknowledgement": "declared"},)
+    parsed = None
+    if len(text) <= _MAX_LICENSE:
+        try:
+            parsed = _licensing().parse(text, validate=True, strict=True)
+        except Exception:  # noqa: BLE001 - any parse failure means "not an SPDX expression"
+            parsed = None
+    if parsed is None:
+        return ({"license": {"name": text, "acknowledgement": "declared"}},)
+    rendered = str(parsed.render())
+    if rendered in spdx_license_ids():
+        return ({"license": {"id": rendered, "acknowledgement": "declared"}},)
+    return ({"expression": rendered, "acknowledgement": "declared"},)
 
 
 def _url(value: Any) -> str | None:
@@ -170,6 +225,36 @@ def _timestamp(value: Any) -> str | None:
     utc = parsed.astimezone(dt.UTC)
     fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if utc.microsecond else "%Y-%m-%dT%H:%M:%SZ"
     return utc.strftime(fmt)
+
+
+_MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z
+
+
+def resolve_timestamp(
+    agbom: AgBOM, timestamp: str | None = None, environ: Mapping[str, str] | None = None
+) -> str:
+    """``metadata.timestamp``: ``timestamp`` (ISO 8601 with a timezone), else the AgBOM
+    header's ``generated_at``, else ``SOURCE_DATE_EPOCH`` (seconds since 1970, the
+    reproducible-builds convention), else the current time, all as RFC 3339 UTC."""
+    if timestamp is not None:
+        when = _timestamp(timestamp)
+        if when is None:
+            raise ExportError(f"timestamp {timestamp!r} is not an ISO 8601 time with a timezone")
+        return when
+    when = _timestamp(agbom.header.get("generated_at"))
+    if when is not None:
+        return when
+    epoch = (os.environ if environ is None else environ).get("SOURCE_DATE_EPOCH")
+    if epoch is not None:
+        text = epoch.strip()
+        if not text.isdigit() or not text.isascii() or int(text) > _MAX_EPOCH:
+            raise ExportError(
+                f"SOURCE_DATE_EPOCH {epoch[:40]!r} is not a whole number of seconds since 1970"
+            )
+        moment = dt.datetime.fromtimestamp(int(text), dt.UTC)
+    else:
+        moment = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _serial_number(agbom: AgBOM) -> str:
@@ -242,12 +327,18 @@ def _map_component(component: Component) -> dict[str, Any]:
     hashes: list[dict[str, str]] = []
     refs: list[dict[str, str]] = []
 
+    consumed = _COMMON_FIELDS | _TYPE_FIELDS[ctype]
     provider = data.get("provider")
     if isinstance(provider, str) and provider:
         entry["provider" if is_service else "supplier"] = {"name": provider}
+        consumed |= {"provider"}  # an A2A card's provider organization, too
     entry["name"] = component.name
-    if component.version is not None:
-        entry["version"] = component.version
+    version = component.version
+    if version is None:
+        version, field = _declared_version(component)
+        consumed |= {field} if field == "agent_version" else set()
+    if version is not None:
+        entry["version"] = version
     description = data.get("description")
     if isinstance(description, str) and description:
         entry["description"] = description
@@ -296,10 +387,15 @@ def _map_component(component: Component) -> dict[str, Any]:
         else:
             props.append(_prop("acs:digest", f"{digest.get('algorithm')}:{digest.get('value')}"))
 
+    license_text = data.get("license")
+    if isinstance(license_text, str) and license_text.strip() and not is_service:
+        entry["licenses"] = [dict(choice) for choice in _licenses(license_text)]
+        consumed |= {"license"}
+
     purl = data.get("purl")
-    consumed = _COMMON_FIELDS | _TYPE_FIELDS[ctype]
-    if isinstance(purl, str) and not is_service and _purl_ok(purl):
-        entry["purl"] = purl
+    if isinstance(purl, str) and _purl_ok(purl):
+        if not is_service:  # a service's purl is on its package component
+            entry["purl"] = purl
     elif purl is not None:
         consumed = consumed - {"purl"}  # kept as an agbom:purl property instead
     props.extend(_extension_properties(component, consumed))
@@ -310,6 +406,95 @@ def _map_component(component: Component) -> dict[str, Any]:
         entry["externalReferences"] = refs
     entry["properties"] = props
     return entry
+
+
+def _declared_version(component: Component) -> tuple[str | None, str]:
+    """A version the source declared outside the ACS ``version`` field: a skill's frontmatter
+    ``metadata.version``, an A2A card's ``version`` (kept by the scanner as ``agent_version``)."""
+    data = component.data
+    if component.type is ComponentType.SKILL:
+        metadata = data.get("metadata")
+        declared = metadata.get("version") if isinstance(metadata, Mapping) else None
+        if isinstance(declared, str | int | float) and not isinstance(declared, bool):
+            text = str(declared).strip()
+            return (text or None), "metadata"
+    if component.type is ComponentType.A2A_PEER:
+        declared = data.get("agent_version")
+        if isinstance(declared, str) and declared.strip():
+            return declared.strip(), "agent_version"
+    return None, ""
+
+
+# purl types whose packages are container images.
+_IMAGE_PURL_TYPES = frozenset({"oci", "docker"})
+
+
+def _package(component: Component) -> dict[str, Any] | None:
+    """The package a service is launched from, as a CycloneDX component (no ``bom-ref`` yet).
+
+    Known from a valid ``purl`` (npm, PyPI, OCI... launchers), or for an MCP bundle from its
+    declared name and version (``pkg:generic``, with the archive's SHA-256 when it was read).
+    """
+    data = component.data
+    purl_text = data.get("purl")
+    purl = _parsed_purl(purl_text) if isinstance(purl_text, str) else None
+    entry: dict[str, Any]
+    if purl is not None:
+        entry = {"type": "container" if purl.type in _IMAGE_PURL_TYPES else "application"}
+        publisher = None
+    elif isinstance(data.get("bundle"), Mapping) and component.version is not None:
+        from packageurl import PackageURL
+
+        digest = data.get("digest")
+        hashed = (
+            _hash(digest.get("algorithm"), digest.get("value"))
+            if isinstance(digest, Mapping)
+            else None
+        )
+        qualifiers = {"checksum": f"sha256:{hashed['content']}"} if hashed else None
+        if hashed and hashed["alg"] != "SHA-256":
+            qualifiers = None
+        try:
+            purl = PackageURL(
+                type="generic",
+                name=component.name,
+                version=component.version,
+                qualifiers=qualifiers,
+            )
+            purl_text = purl.to_string()
+        except ValueError:
+            return None
+        entry = {"type": "application"}
+        publisher = data.get("publisher")
+        if hashed:
+            entry["hashes"] = [hashed]
+    else:
+        return None
+    if isinstance(publisher, str) and publisher:
+        entry["publisher"] = publisher  # the bundle's declared author
+    if purl.namespace:
+        entry["group"] = purl.namespace
+    entry["name"] = purl.name
+    version = purl.version or (purl.qualifiers or {}).get("tag")
+    if version:
+        entry["version"] = version
+    entry["purl"] = purl_text
+    return entry
+
+
+def _package_ref(purl: str, taken: set[str]) -> str:
+    """A ``bom-ref`` for a package component: ``package:`` + the purl, percent-decoded (cdxgen
+    rejects refs holding ``%40``, ``%2F`` or ``%3A``), never equal to another ref."""
+    decoded = urllib.parse.unquote(purl)
+    if any(code in decoded for code in ("%40", "%3A", "%2F", "%3a", "%2f")):
+        decoded = str(uuid.uuid5(SERIAL_NAMESPACE, purl))
+    base = f"package:{decoded}"
+    ref, n = base, 1
+    while ref in taken:
+        n += 1
+        ref = f"{base}#{n}"
+    taken.add(ref)
+    return ref
 
 
 def _agent_component(agbom: AgBOM) -> dict[str, Any]:
@@ -333,11 +518,13 @@ def _agent_component(agbom: AgBOM) -> dict[str, Any]:
     return entry
 
 
-def _dependencies(agbom: AgBOM) -> list[dict[str, Any]]:
-    """Every node with its sorted dependsOn; the agent depends on every top-level node.
+def _dependencies(agbom: AgBOM, packages: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Every node with its sorted ``dependsOn`` (``[]`` on leaves: cdxgen's reference checker
+    needs the key); the agent depends on every top-level node.
 
     Same edges as :class:`~agbom.inventory.ComponentGraph` (a component is top-level when no
-    other component references it), computed without building a networkx graph.
+    other component references it), computed without building a networkx graph, plus one edge
+    from each service to its package component (``packages``: service id -> package ref).
     """
     depends: dict[str, set[str]] = {c.id: set() for c in agbom}
     referenced: set[str] = set()
@@ -348,13 +535,10 @@ def _dependencies(agbom: AgBOM) -> list[dict[str, Any]]:
             if target != component.id:
                 referenced.add(target)
     depends[AGENT_BOM_REF] = {cid for cid in depends if cid not in referenced}
-    out: list[dict[str, Any]] = []
-    for ref in sorted(depends):
-        entry: dict[str, Any] = {"ref": ref}
-        if depends[ref]:
-            entry["dependsOn"] = sorted(depends[ref])
-        out.append(entry)
-    return out
+    for service_id, package_ref in packages.items():
+        depends[service_id].add(package_ref)
+        depends.setdefault(package_ref, set())
+    return [{"ref": ref, "dependsOn": sorted(depends[ref])} for ref in sorted(depends)]
 
 
 def build_cyclonedx(
@@ -362,19 +546,12 @@ def build_cyclonedx(
 ) -> dict[str, Any]:
     """The CycloneDX document (as a dict) for ``agbom``; not yet validated.
 
-    ``timestamp`` (ISO 8601 with a timezone) overrides the header's ``generated_at``; with
-    neither, ``metadata.timestamp`` is omitted so that the output stays reproducible.
+    ``metadata.timestamp`` is ``timestamp`` (ISO 8601 with a timezone), else the header's
+    ``generated_at``, else ``SOURCE_DATE_EPOCH``, else the time of export
+    (:func:`resolve_timestamp`).
     """
     check_spec_version(spec_version)
-    when = _timestamp(timestamp) if timestamp is not None else None
-    if timestamp is not None and when is None:
-        raise ExportError(f"timestamp {timestamp!r} is not an ISO 8601 time with a timezone")
-    if when is None:
-        when = _timestamp(agbom.header.get("generated_at"))
-
-    metadata: dict[str, Any] = {}
-    if when is not None:
-        metadata["timestamp"] = when
+    metadata: dict[str, Any] = {"timestamp": resolve_timestamp(agbom, timestamp)}
     metadata["tools"] = {
         "components": [
             {"type": "application", "group": "agbom.dev", "name": "agbom", "version": __version__}
@@ -390,9 +567,26 @@ def build_cyclonedx(
 
     components: list[dict[str, Any]] = []
     services: list[dict[str, Any]] = []
+    by_purl: dict[str, dict[str, Any]] = {}  # one package component per purl
+    service_package: dict[str, str] = {}  # service id -> package bom-ref
+    taken = {c.id for c in agbom} | {AGENT_BOM_REF}
     for component in agbom:  # already in id order
         mapped = _map_component(component)
-        (services if component.type in SERVICE_TYPES else components).append(mapped)
+        if component.type not in SERVICE_TYPES:
+            components.append(mapped)
+            continue
+        services.append(mapped)
+        package = _package(component)
+        if package is None:
+            continue
+        known = by_purl.get(package["purl"])
+        if known is None:
+            package = {"type": package.pop("type"), "bom-ref": "", **package}
+            package["bom-ref"] = _package_ref(package["purl"], taken)
+            package["properties"] = [_prop("agbom:role", "package")]
+            by_purl[package["purl"]] = known = package
+        service_package[component.id] = known["bom-ref"]
+    components.extend(sorted(by_purl.values(), key=lambda entry: str(entry["bom-ref"])))
 
     doc: dict[str, Any] = {
         "$schema": f"http://cyclonedx.org/schema/bom-{spec_version}.schema.json",
@@ -406,7 +600,7 @@ def build_cyclonedx(
         doc["components"] = components
     if services:
         doc["services"] = services
-    doc["dependencies"] = _dependencies(agbom)
+    doc["dependencies"] = _dependencies(agbom, service_package)
     return doc
 
 
@@ -441,6 +635,10 @@ def _xml_properties(parent: Any, props: Iterable[Mapping[str, str]]) -> None:
         _sub(holder, "property", prop.get("value", ""), name=prop["name"])
 
 
+def _ack(choice: Mapping[str, Any]) -> dict[str, str]:
+    return {"acknowledgement": choice["acknowledgement"]} if "acknowledgement" in choice else {}
+
+
 def _xml_entity(parent: Any, tag: str, entity: Mapping[str, Any]) -> None:
     attrs = {"bom_ref": entity["bom-ref"]} if "bom-ref" in entity else {}
     if tag == "component":
@@ -450,6 +648,8 @@ def _xml_entity(parent: Any, tag: str, entity: Mapping[str, Any]) -> None:
     for org in ("supplier", "provider"):
         if org in entity:
             _sub(_sub(el, org), "name", entity[org]["name"])
+    if "publisher" in entity:
+        _sub(el, "publisher", entity["publisher"])
     if "group" in entity:
         _sub(el, "group", entity["group"])
     _sub(el, "name", entity["name"])
@@ -460,6 +660,15 @@ def _xml_entity(parent: Any, tag: str, entity: Mapping[str, Any]) -> None:
         hashes = _sub(el, "hashes")
         for h in entity["hashes"]:
             _sub(hashes, "hash", h["content"], alg=h["alg"])
+    if "licenses" in entity:
+        holder = _sub(el, "licenses")
+        for choice in entity["licenses"]:
+            if "expression" in choice:
+                _sub(holder, "expression", choice["expression"], **_ack(choice))
+            else:
+                lic = choice["license"]
+                lic_el = _sub(holder, "license", **_ack(lic))
+                _sub(lic_el, "id" if "id" in lic else "name", lic.get("id") or lic["name"])
     if "purl" in entity:
         _sub(el, "purl", entity["purl"])
     if "endpoints" in entity:
@@ -523,6 +732,8 @@ class CycloneDxJsonExporter:
     ) -> None:
         self.spec_version = check_spec_version(spec_version)
         self.validate = validate
+        if timestamp is not None and _timestamp(timestamp) is None:
+            raise ExportError(f"timestamp {timestamp!r} is not an ISO 8601 time with a timezone")
         self.timestamp = timestamp
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 import random
 import uuid
@@ -129,7 +130,16 @@ def test_field_mapping_details(every_type):
         "/home/u/.mcp.json",
         "/home/u/project/.mcp.json",
     ]
-    assert ("agbom:purl", "pkg:npm/%40scope/server-fs@1.0.0") in _props(mcp)  # services: no purl
+    # Services have no purl field: the package the server runs from is a component of its own.
+    assert not any(n == "agbom:purl" for n, _ in _props(mcp))
+    package = refs["package:pkg:npm/@scope/server-fs@1.0.0"]
+    assert package["purl"] == "pkg:npm/%40scope/server-fs@1.0.0"
+    assert (package["type"], package["group"], package["name"], package["version"]) == (
+        "application",
+        "@scope",
+        "server-fs",
+        "1.0.0",
+    )
 
     peer = refs["peer-1"]
     assert peer["endpoints"] == ["https://peer.example.com/a2a?token=REDACTED"]
@@ -152,13 +162,28 @@ def test_agent_metadata_and_tools(every_type):
     assert meta["timestamp"] == "2025-03-04T03:06:07Z"  # generated_at, normalized to UTC
 
 
-def test_no_timestamp_without_generated_at(asset):
-    agbom = AgBOM.from_document(asset("agboms/multi-agent.json"))
-    assert "timestamp" not in build_cyclonedx(agbom)["metadata"]
-    stamped = build_cyclonedx(agbom, timestamp="2024-01-01T00:00:00+00:00")
+def test_timestamp_explicit_then_generated_at_then_source_date_epoch_then_now(
+    asset, every_type, monkeypatch
+):
+    agbom = AgBOM.from_document(asset("agboms/multi-agent.json"))  # no generated_at
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    now = dt.datetime.fromisoformat(build_cyclonedx(agbom)["metadata"]["timestamp"])
+    assert before <= now <= dt.datetime.now(dt.UTC)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    assert build_cyclonedx(agbom)["metadata"]["timestamp"] == "2023-11-14T22:13:20Z"
+    # The AgBOM's own generated_at wins over the environment; an explicit time over both.
+    assert build_cyclonedx(every_type)["metadata"]["timestamp"] == "2025-03-04T03:06:07Z"
+    stamped = build_cyclonedx(every_type, timestamp="2024-01-01T01:00:00+01:00")
     assert stamped["metadata"]["timestamp"] == "2024-01-01T00:00:00Z"
     with pytest.raises(ExportError, match="timezone"):
         build_cyclonedx(agbom, timestamp="2024-01-01T00:00:00")
+    with pytest.raises(ExportError, match="timezone"):
+        CycloneDxJsonExporter(timestamp="yesterday")  # refused before any export
+    for bad in ("-1", "1.5", "soon", "99999999999999", "١٢٣"):
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", bad)
+        with pytest.raises(ExportError, match="SOURCE_DATE_EPOCH"):
+            build_cyclonedx(agbom)
 
 
 def test_serial_number_is_derived_from_the_agbom_hash(every_type, empty):
@@ -171,12 +196,22 @@ def test_serial_number_is_derived_from_the_agbom_hash(every_type, empty):
 def test_dependencies_are_complete_and_match_the_graph(asset):
     for agbom in _agboms(asset).values():
         doc = build_cyclonedx(agbom)
-        deps = {d["ref"]: set(d.get("dependsOn", [])) for d in doc["dependencies"]}
+        assert all("dependsOn" in d for d in doc["dependencies"])  # [] on leaves (cdxgen)
+        deps = {d["ref"]: set(d["dependsOn"]) for d in doc["dependencies"]}
         assert len(deps) == len(doc["dependencies"])  # each ref once
         assert set(deps) == {*_by_ref(doc), AGENT_BOM_REF}
         graph = ComponentGraph(agbom)
         edges = {(s, t) for s, t, _ in graph.edges()}
-        assert {(s, t) for s, targets in deps.items() for t in targets} == edges
+        packages = {e["bom-ref"] for e in doc.get("components", []) if _is_package(e)}
+        package_edges = {(s, t) for s, targets in deps.items() for t in targets if t in packages}
+        assert {(s, t) for s, targets in deps.items() for t in targets} - package_edges == edges
+        # Each package edge starts at a service that carries that package's purl.
+        for service_id, package_ref in package_edges:
+            assert agbom.get(service_id).get("purl") == _by_ref(doc)[package_ref]["purl"]
+
+
+def _is_package(entry: dict) -> bool:
+    return ("agbom:role", "package") in _props(entry)
 
 
 @pytest.mark.parametrize("fmt", ["cyclonedx-json", "cyclonedx-xml"])
@@ -240,7 +275,7 @@ def test_xml_and_json_carry_the_same_refs(every_type):
 
 
 def test_registry_names_versions_and_errors(every_type):
-    assert FORMATS == ("cyclonedx-json", "cyclonedx-xml", "agbom-json")
+    assert FORMATS == ("cyclonedx-json", "cyclonedx-xml", "agbom-json", "spdx-json")
     assert get_exporter("cyclonedx-json@1.7").name == "cyclonedx-json@1.7"
     assert get_exporter("cyclonedx-xml", spec_version="1.7").name == "cyclonedx-xml@1.7"
     assert get_exporter("cyclonedx-json").name == "cyclonedx-json@1.6"
