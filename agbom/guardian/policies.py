@@ -24,6 +24,7 @@ from agbom.inventory import (
     apply_changed_payload,
     parse_component,
 )
+from agbom.inventory.graph import GraphUndo
 from agbom.protocol import AcsError, Disposition, MethodSpec, lookup, validate_payload
 from agbom.protocol import errors as codes
 from agbom.rules import Action, EvalContext, Finding
@@ -74,6 +75,7 @@ class _Pending:
     skill_pair: SkillPair | None = None  # the (skill_id, digest) a skillRegister names
     entry: dict[str, Any] | None = None  # more fields for the step's chain entry
     document: dict[str, Any] | None = None  # agbom's canonical document, when already built
+    undo: GraphUndo | None = None  # takes back the diff patched into the session's graph
 
 
 @dataclass(slots=True)
@@ -108,6 +110,9 @@ class Policies:
     def evaluate(
         self, method: str, spec: MethodSpec, params: dict[str, Any], session: SessionState
     ) -> Decision:
+        stale = self._pending
+        if stale is not None and stale.undo is not None:
+            stale.undo.undo()  # that step never reached after_commit: its change never happened
         self._pending = _Pending(request_id=params["request_id"])
         payload: dict[str, Any] = params.get("payload") or {}
         handler = _HANDLERS.get(method)
@@ -142,6 +147,8 @@ class Policies:
     ) -> None:
         pending, self._pending = self._pending, None
         allowed = decision.disposition is not Disposition.DENY
+        if pending is not None and pending.undo is not None and not allowed:
+            pending.undo.undo()
         store = self.g.store
         if method == "steps/sessionStart":
             session.started = True
@@ -335,14 +342,25 @@ class Policies:
         except InvalidAgBOM as exc:
             raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
         if session.agbom is not None and "agbom" not in payload:
-            # Incremental: patch a copy of the session graph, re-evaluate only what changed.
-            graph = ComponentGraph(session.agbom)
-            graph.apply(diff.added, diff.removed, diff.changed)
-            context = self._context(session, graph)
-            touched = [c.id for c in diff.added] + list(diff.removed) + [c.id for c in diff.changed]
-            findings = self.g.rules.evaluate_incremental(
-                graph, touched, session.findings, context=context
-            )
+            # Incremental: patch the session's graph in place (taken back unless the change is
+            # committed as allowed), re-evaluate only what changed.
+            graph = session.ensure_graph()
+            undo = graph.apply_undoable(diff.added, diff.removed, diff.changed)
+            try:
+                context = self._context(session, graph)
+                touched = [
+                    *(c.id for c in diff.added),
+                    *diff.removed,
+                    *(c.id for c in diff.changed),
+                ]
+                findings = self.g.rules.evaluate_incremental(
+                    graph, touched, session.findings, context=context
+                )
+            except BaseException:
+                undo.undo()
+                raise
+            assert self._pending is not None
+            self._pending.undo = undo
         else:
             graph = ComponentGraph(agbom)
             findings = self.g.rules.evaluate(graph, context=self._context(session, graph))

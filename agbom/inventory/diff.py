@@ -142,29 +142,91 @@ def parse_diff(payload: Mapping[str, Any], *, source: str = "agbom/changed paylo
 
 
 def apply_diff(base: AgBOM, diff: AgBOMDiff, *, source: str = "agbom/changed payload") -> AgBOM:
-    """Apply ``diff`` to ``base``; the result is validated like a fresh snapshot."""
+    """Apply ``diff`` to ``base``; the result is validated like a fresh snapshot.
+
+    The cost follows the diff, not the AgBOM: only the references of the components the diff
+    brings, and of the components that reference what it removes or retypes, are checked
+    (the rest were checked when ``base`` was built and cannot have changed).
+    """
     components = dict(base.components)
     problems: list[Problem] = []
     for cid in diff.removed:
         if components.pop(cid, None) is None:
             problems.append(Problem(f"removed {cid!r}", "no such component"))  # noqa: PERF401
+    added = False
     for component in diff.added:
         if component.id in components:
             problems.append(Problem(f"added {component.id!r}", "a component with this id exists"))
+        else:
+            added = True
         components[component.id] = component
     for component in diff.changed:
         if component.id not in components:
             problems.append(Problem(f"changed {component.id!r}", "no such component"))
+            added = True
         components[component.id] = component
     header: Mapping[str, Any] = base.header
     if diff.header is not None:
         # Same header rules as a fresh snapshot, so the result hashes identically.
         header, found = _split_header(diff.header)
         problems.extend(found)
-    problems.extend(check_references(components))
+    problems.extend(_changed_references(base, components, diff))
     if problems:
         raise InvalidAgBOM(problems, source=source)
-    return _checked(AgBOM(components, header), source)
+    if added:
+        components = {cid: components[cid] for cid in sorted(components)}
+    result = AgBOM._in_order(components, header)
+    _carry_referrers(base, result, diff)
+    return _checked(result, source)
+
+
+def _changed_references(
+    base: AgBOM, components: Mapping[str, Component], diff: AgBOMDiff
+) -> list[Problem]:
+    """``check_references`` over what ``diff`` can have broken, in the same words.
+
+    When any reference is broken the whole AgBOM is checked again, so the problems come in
+    the same order as a fresh snapshot's."""
+    suspects: set[str] = {c.id for c in diff.added} | {c.id for c in diff.changed}
+    gone = set(diff.removed)
+    for component in diff.changed:
+        before = base.get(component.id)
+        if before is not None and before.type is not component.type:
+            gone.add(component.id)
+    for cid in gone:
+        suspects.update(base.referrers(cid))
+    subset = {cid: components[cid] for cid in suspects if cid in components}
+    for component in subset.values():
+        for _, target, expected in component.references():
+            found = components.get(target)
+            if found is None or found.type is not expected:
+                return check_references(components)
+    return []
+
+
+def _carry_referrers(base: AgBOM, result: AgBOM, diff: AgBOMDiff) -> None:
+    """Give ``result`` the referrer index of ``base`` patched by ``diff`` (when ``base`` had
+    one), so a chain of diffs never rebuilds it."""
+    index = base._referrers
+    if index is None:
+        return
+    patched = dict(index)
+    delta: dict[str, set[str]] = {}
+    for cid in (*diff.removed, *(c.id for c in diff.changed)):
+        before = base.get(cid)
+        if before is None:
+            continue
+        for _, target, _ in before.references():
+            delta.setdefault(target, set(patched.get(target, ()))).discard(cid)
+    for component in (*diff.added, *diff.changed):
+        for _, target, _ in component.references():
+            delta.setdefault(target, set(patched.get(target, ()))).add(component.id)
+    for target, referrers in delta.items():
+        if referrers:
+            patched[target] = frozenset(referrers)
+        else:
+            patched.pop(target, None)
+    result._referrers = patched
 
 
 def apply_changed_payload(
@@ -187,5 +249,26 @@ def apply_changed_payload(
         )
     diff = parse_diff(payload)
     new = apply_diff(base, diff)
-    # Recompute so the flags compare against what this session actually had.
-    return new, compute_diff(base, new)
+    # Recompute so the flags compare against what this session actually had; only the ids
+    # the diff names can differ, so only they are compared.
+    named = {*(c.id for c in diff.added), *diff.removed, *(c.id for c in diff.changed)}
+    return new, _diff_over(base, new, named)
+
+
+def _diff_over(old: AgBOM, new: AgBOM, ids: set[str]) -> AgBOMDiff:
+    """:func:`compute_diff` of two AgBOMs that differ at most in ``ids`` and the header."""
+    added: list[Component] = []
+    removed: list[str] = []
+    changed: list[Component] = []
+    flags: list[ArtifactChange] = []
+    for cid in sorted(ids):
+        before, after = old.get(cid), new.get(cid)
+        if before is None and after is not None:
+            added.append(after)
+        elif before is not None and after is None:
+            removed.append(cid)
+        elif before is not None and after is not None and before.data != after.data:
+            changed.append(after)
+            flags.extend(_artifact_changes(before, after))
+    header = dict(new.header) if dict(old.header) != dict(new.header) else None
+    return AgBOMDiff(tuple(added), tuple(removed), tuple(changed), header, tuple(flags))

@@ -41,6 +41,72 @@ def edge_kind(source: ComponentType, field: str) -> EdgeKind:
     return _EDGE_KIND_BY_FIELD.get((source, field), EdgeKind.USES)
 
 
+class _Journal:
+    """Edges from the agent that a full reachability pass changed during an undoable apply:
+    ``(node, data)`` for one removed, ``(node, None)`` for one added."""
+
+    __slots__ = ("root_edges",)
+
+    def __init__(self) -> None:
+        self.root_edges: list[tuple[str, dict[str, Any] | None]] = []
+
+
+class GraphUndo:
+    """Takes back one :meth:`ComponentGraph.apply_undoable`: restores every node the change
+    touched (attributes, incoming and outgoing edges) and the agent's entry edges."""
+
+    def __init__(
+        self,
+        graph: ComponentGraph,
+        touched: set[str],
+        saved: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]]],
+        journal: _Journal,
+    ) -> None:
+        self._graph = graph
+        self._touched = touched
+        self._saved = saved
+        self._journal = journal
+        self._done = False
+
+    def undo(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        cg = self._graph
+        g = cg.graph
+        succ, pred, nodes = g._succ, g._pred, g._node
+        for node in self._touched:
+            if node not in nodes:
+                continue
+            for target in succ[node]:
+                del pred[target][node]
+            for parent in pred[node]:
+                del succ[parent][node]
+            del succ[node], pred[node], nodes[node]
+        for node, (attrs, _, _) in self._saved.items():
+            nodes[node] = attrs
+            succ[node] = {}
+            pred[node] = {}
+        for node, (_, out_edges, in_edges) in self._saved.items():
+            for target, data in out_edges.items():
+                succ[node][target] = data
+                pred[target][node] = data
+            for parent, data in in_edges.items():
+                if parent in self._saved:
+                    continue  # restored with the parent's outgoing edges
+                succ[parent][node] = data
+                pred[node][parent] = data
+        for node, data in reversed(self._journal.root_edges):
+            if data is None:
+                if node in succ[ROOT_ID] and node not in self._saved:
+                    del succ[ROOT_ID][node]
+                    del pred[node][ROOT_ID]
+            elif node in nodes and node not in self._saved:
+                succ[ROOT_ID][node] = data
+                pred[node][ROOT_ID] = data
+        cg._entry_count = None
+
+
 class ComponentGraph:
     """A networkx DiGraph over an AgBOM, kept in step with it by :meth:`apply`.
 
@@ -53,6 +119,8 @@ class ComponentGraph:
         self.graph: nx.DiGraph = nx.DiGraph()
         self.agent: dict[str, Any] = {}
         self.graph.add_node(ROOT_ID, type="agent")
+        self._journal: _Journal | None = None
+        self._entry_count: int | None = None
         if agbom is not None:
             self.agent = dict(agbom.agent)
             self._add_all(agbom)
@@ -84,11 +152,16 @@ class ComponentGraph:
         agree.
         """
         g = self.graph
-        stale = [n for n, data in g.adj[ROOT_ID].items() if data.get("entry")]
+        journal = self._journal
+        stale = self._entries()
+        if journal is not None:
+            journal.root_edges.extend((n, dict(g._succ[ROOT_ID][n])) for n in stale)
         g.remove_edges_from((ROOT_ID, n) for n in stale)
+        self._entry_count = 0
         reachable = nx.descendants(g, ROOT_ID)
         if len(reachable) == g.number_of_nodes() - 1:
             return
+        entries = 0
         unreachable = [n for n in g if n != ROOT_ID and n not in reachable]
         condensed = nx.condensation(g.subgraph(unreachable))
         members = condensed.graph["mapping"]
@@ -97,7 +170,12 @@ class ComponentGraph:
             groups.setdefault(group, []).append(node)
         for group, nodes in groups.items():
             if condensed.in_degree(group) == 0:
-                g.add_edge(ROOT_ID, min(nodes), kind=EdgeKind.HAS, entry=True)
+                entry = min(nodes)
+                if journal is not None:
+                    journal.root_edges.append((entry, None))
+                g.add_edge(ROOT_ID, entry, kind=EdgeKind.HAS, entry=True)
+                entries += 1
+        self._entry_count = entries
 
     def _attach_roots(self, candidates: Iterable[str]) -> None:
         g = self.graph
@@ -147,15 +225,105 @@ class ComponentGraph:
         self, added: Iterable[Component], removed: Iterable[str], changed: Iterable[Component]
     ) -> None:
         """Apply an AgBOM diff incrementally (no rebuild)."""
+        self._apply(list(added), list(removed), list(changed))
+
+    def apply_undoable(
+        self, added: Iterable[Component], removed: Iterable[str], changed: Iterable[Component]
+    ) -> GraphUndo:
+        """Apply a diff in place, in time proportional to it, and return how to take it back.
+
+        The Guardian patches the session's own graph this way (a copy would cost as much as
+        the whole graph) and calls :meth:`GraphUndo.undo` when the change is refused.
+        """
+        added, removed, changed = list(added), list(removed), list(changed)
         g = self.graph
+        touched: set[str] = set(removed)
+        for component in itertools.chain(added, changed):
+            touched.add(component.id)
+            touched.update(target for _, target, _ in component.references())
+        for node in list(touched):
+            if node in g:
+                touched.update(g._succ[node])
+        touched.discard(ROOT_ID)
+        saved = {
+            node: (
+                dict(g._node[node]),
+                {t: dict(d) for t, d in g._succ[node].items()},
+                {p: dict(d) for p, d in g._pred[node].items()},
+            )
+            for node in touched
+            if node in g
+        }
+        journal = _Journal()
+        self._journal = journal
+        try:
+            self._apply(added, removed, changed)
+        finally:
+            self._journal = None
+        return GraphUndo(self, touched, saved, journal)
+
+    def _apply(self, added: list[Component], removed: list[str], changed: list[Component]) -> None:
+        g = self.graph
+        lost_parent: set[str] = set()
         for component_id in removed:
             if component_id in g and component_id != ROOT_ID:
                 orphans = list(g.successors(component_id))
+                lost_parent.update(orphans)
                 g.remove_node(component_id)
                 self._attach_roots(orphans)
         for component in itertools.chain(added, changed):
+            if component.id in g:
+                lost_parent.update(g._succ[component.id])
+            lost_parent.add(component.id)
             self._upsert(component)
-        self._reach_all()
+            lost_parent.update(target for _, target, _ in component.references())
+        self._reach_from(lost_parent)
+
+    def _entries(self) -> list[str]:
+        return [n for n, data in self.graph._succ[ROOT_ID].items() if data.get("entry")]
+
+    def _reach_from(self, suspects: Iterable[str]) -> None:
+        """Restore "every node is reachable" after a change, looking only near the change.
+
+        Only a node that lost an incoming edge (or is new) can have become unreachable: any
+        other node keeps a path whose last lost edge ends at such a node. So when there are no
+        entry edges to revisit and every suspect still has a path up to the agent, nothing
+        else can have changed; otherwise fall back to :meth:`_reach_all`.
+        """
+        g = self.graph
+        if self._has_entries():
+            self._reach_all()
+            return
+        pred = g._pred
+        for node in suspects:
+            if node not in g or node == ROOT_ID:
+                continue
+            if ROOT_ID in pred[node]:
+                continue
+            if not self._reaches_root(node):
+                self._reach_all()
+                return
+
+    def _has_entries(self) -> bool:
+        known = self._entry_count
+        if known is None:
+            known = len(self._entries())
+            self._entry_count = known
+        return known > 0
+
+    def _reaches_root(self, node: str) -> bool:
+        """Whether a path leads from the agent to ``node`` (a search up its ancestors)."""
+        pred = self.graph._pred
+        seen = {node}
+        stack = [node]
+        while stack:
+            for parent in pred[stack.pop()]:
+                if parent == ROOT_ID:
+                    return True
+                if parent not in seen:
+                    seen.add(parent)
+                    stack.append(parent)
+        return False
 
     # -- queries -------------------------------------------------------------------------------
 

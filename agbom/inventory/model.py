@@ -8,6 +8,7 @@ reports every problem with its location in one :class:`InvalidAgBOM`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -15,8 +16,9 @@ from enum import StrEnum
 from typing import Any
 
 import fastjsonschema
-import rfc8785
+import orjson
 
+from agbom._canonical import NotCanonicalizable, jcs_bytes, jcs_key_order
 from agbom._schema import compiled_validator, describe_failure
 from agbom.errors import AgbomError
 
@@ -57,7 +59,7 @@ ROOT_ID = "@agent"
 MAX_COMPONENTS = 200_000
 MAX_DEPTH = 64
 """Deepest nesting of objects/arrays accepted inside one component or the header: deeper values
-would exhaust the recursion limit in ``copy.deepcopy`` and the RFC 8785 encoder."""
+would exhaust the recursion limit of the RFC 8785 encoder."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +92,33 @@ class InvalidAgBOM(AgbomError):
 class Component:
     """One AgBOM component. ``data`` is the full wire object, unknown fields included.
 
-    Treat ``data`` as read-only: components are shared between AgBOM versions.
+    Treat ``data`` as read-only: components are shared between AgBOM versions, and each
+    caches its RFC 8785 bytes (:attr:`canonical`), from which documents, hashes and stored
+    versions are assembled without copying or re-serializing the component.
     """
 
     id: str
     type: ComponentType
     data: Mapping[str, Any]
+    _canonical: bytes | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    @property
+    def canonical(self) -> bytes:
+        """The RFC 8785 bytes of ``data``, computed once.
+
+        Raises :class:`agbom._canonical.NotCanonicalizable` (a ``ValueError``) when ``data``
+        has no canonical form.
+        """
+        found = self._canonical
+        if found is None:
+            found = jcs_bytes(dict(self.data) if type(self.data) is not dict else self.data)
+            object.__setattr__(self, "_canonical", found)
+        return found
+
+    @property
+    def content_hash(self) -> str:
+        """Lowercase hex SHA-256 of :attr:`canonical`: the component's content address."""
+        return hashlib.sha256(self.canonical).hexdigest()
 
     @property
     def name(self) -> str:
@@ -194,7 +217,7 @@ def _checked(agbom: AgBOM, source: str) -> AgBOM:
     integers beyond ±2^53, which a schema check lets through in free-form fields."""
     try:
         agbom.agbom_hash  # noqa: B018 - computing it is the check
-    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+    except (NotCanonicalizable, TypeError, ValueError) as exc:
         raise InvalidAgBOM(
             [Problem("document", f"cannot be canonicalized (RFC 8785): {exc}")], source=source
         ) from exc
@@ -212,13 +235,34 @@ def parse_component(raw: Any, location: str = "component") -> Component:
 class AgBOM:
     """A validated AgBOM document: a header (agent, version, extra fields) and components."""
 
-    __slots__ = ("_components", "_hash", "header")
+    __slots__ = ("_components", "_hash", "_referrers", "header")
 
     def __init__(self, components: Mapping[str, Component], header: Mapping[str, Any]) -> None:
         # Callers outside this module go through from_document/from_components, which validate.
         self._components = dict(sorted(components.items()))
         self.header = dict(header)
         self._hash: str | None = None
+        self._referrers: dict[str, frozenset[str]] | None = None
+
+    @classmethod
+    def _in_order(cls, components: dict[str, Component], header: Mapping[str, Any]) -> AgBOM:
+        """Wrap ``components`` that are already in id order (no copy, no sort)."""
+        agbom = cls.__new__(cls)
+        agbom._components = components
+        agbom.header = dict(header)
+        agbom._hash = None
+        agbom._referrers = None
+        return agbom
+
+    def referrers(self, component_id: str) -> frozenset[str]:
+        """Ids of the components that reference ``component_id`` (index built once)."""
+        if self._referrers is None:
+            index: dict[str, set[str]] = {}
+            for component in self._components.values():
+                for _, target, _ in component.references():
+                    index.setdefault(target, set()).add(component.id)
+            self._referrers = {k: frozenset(v) for k, v in index.items()}
+        return self._referrers.get(component_id, frozenset())
 
     # -- construction ------------------------------------------------------------------------
 
@@ -316,20 +360,37 @@ class AgBOM:
     # -- canonical form ------------------------------------------------------------------------
 
     def to_document(self, *, with_hash: bool = False) -> dict[str, Any]:
-        """The canonical wire document: header fields, then components sorted by id."""
-        document = copy.deepcopy(self.header)
-        document["components"] = [copy.deepcopy(dict(c.data)) for c in self._components.values()]
+        """The canonical wire document: header fields, then components sorted by id.
+
+        A fresh structure the caller may change without touching the shared components,
+        with every value as given (``1.0`` stays a float); built by one orjson round trip,
+        not ``copy.deepcopy``. Stored versions are built from :meth:`canonical_document`."""
+        document = dict(self.header)
+        document["components"] = [c.data for c in self._components.values()]
+        try:
+            document = orjson.loads(orjson.dumps(document))
+        except orjson.JSONEncodeError:  # pragma: no cover - a valid AgBOM is always JSON
+            document = copy.deepcopy(document)
         if with_hash:
             document["agbom_hash"] = self.agbom_hash
         return document
+
+    def canonical_document(self) -> bytes:
+        """The RFC 8785 bytes of the canonical document, assembled from each component's
+        cached bytes: header members and ``components`` in JCS key order (UTF-16 code units),
+        the components in id order as in :meth:`to_document`."""
+        return document_bytes(self.header, [c.canonical for c in self._components.values()])
 
     @property
     def agbom_hash(self) -> str:
         """``sha256:HEX`` over the RFC 8785 form of the canonical document (order-independent)."""
         if self._hash is None:
-            document = dict(self.header)
-            document["components"] = [dict(c.data) for c in self._components.values()]
-            self._hash = "sha256:" + hashlib.sha256(rfc8785.dumps(document)).hexdigest()
+            digest = hashlib.sha256()
+            for piece in document_pieces(
+                self.header, [c.canonical for c in self._components.values()]
+            ):
+                digest.update(piece)
+            self._hash = "sha256:" + digest.hexdigest()
         return self._hash
 
     def __eq__(self, other: object) -> bool:
@@ -342,6 +403,33 @@ class AgBOM:
 
     def __repr__(self) -> str:
         return f"AgBOM(agent={self.agent_id!r}, components={len(self)}, {self.agbom_hash[:19]}…)"
+
+
+def document_pieces(header: Mapping[str, Any], components: list[bytes]) -> list[bytes]:
+    """The RFC 8785 bytes of ``{**header, "components": [...]}`` as pieces to concatenate.
+
+    ``components`` are the canonical bytes of each component, in document order (JCS keeps
+    array order). Members are sorted by their names' UTF-16 code units, as JCS requires.
+    """
+    names = sorted({*header, "components"}, key=jcs_key_order)
+    pieces: list[bytes] = []
+    for index, name in enumerate(names):
+        pieces.append(b"{" if index == 0 else b",")
+        pieces.append(jcs_bytes(name))
+        if name == "components":
+            pieces.append(b":[")
+            pieces.append(b",".join(components))
+            pieces.append(b"]")
+        else:
+            pieces.append(b":")
+            pieces.append(jcs_bytes(header[name]))
+    pieces.append(b"}")
+    return pieces
+
+
+def document_bytes(header: Mapping[str, Any], components: list[bytes]) -> bytes:
+    """The RFC 8785 bytes of ``{**header, "components": [...]}`` (see :func:`document_pieces`)."""
+    return b"".join(document_pieces(header, components))
 
 
 def check_references(components: Mapping[str, Component]) -> list[Problem]:

@@ -4,7 +4,8 @@
 (:mod:`agbom.protocol.chain`) and the HMAC signatures (:mod:`agbom.protocol.signatures`)
 both call it, so the two can never disagree about the bytes of a value.
 
-The reference serializer is the ``rfc8785`` library. It is pure Python and costs tens of
+The serializer lives in :mod:`agbom._canonical` (shared with the AgBOM hash). The reference
+serializer is the ``rfc8785`` library. It is pure Python and costs tens of
 microseconds per envelope, so values that provably serialize identically go through orjson
 instead. For JSON made only of ``str``, ``bool``, ``None``, ``list``, ``dict`` with ASCII keys
 and integers within ±(2**53 - 1), the two agree byte for byte:
@@ -24,17 +25,18 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-import orjson
-import rfc8785
-
+from agbom._canonical import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
+from agbom._canonical import NotCanonicalizable, jcs_bytes
+from agbom._canonical import fast_path_applies as _fast_path_applies  # noqa: F401 - tests
 from agbom.protocol.errors import INVALID_REQUEST, AcsError
 
-MAX_SAFE_INTEGER = 2**53 - 1
-"""Largest integer magnitude JCS accepts (IEEE 754 doubles represent it exactly)."""
-
-# OPT_STRICT_INTEGER makes orjson refuse integers outside the same ±(2**53 - 1) range, a
-# second guard behind the type walk below.
-_ORJSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "CanonicalizationFailed",
+    "canonical_bytes",
+    "canonical_sha256",
+    "sha256_hex",
+]
 
 
 class CanonicalizationFailed(AcsError):
@@ -48,60 +50,15 @@ class CanonicalizationFailed(AcsError):
         super().__init__(INVALID_REQUEST, "not_canonicalizable", message)
 
 
-def _fast_path_applies(obj: Any) -> bool:
-    """True when orjson with sorted keys is guaranteed to produce the JCS bytes of ``obj``.
-
-    Iterative so that deep values cannot exhaust the interpreter stack. Exact type checks
-    (not isinstance) keep out subclasses such as enums, which orjson and rfc8785 treat
-    differently.
-    """
-    stack = [obj]
-    pop = stack.pop
-    push = stack.append
-    extend = stack.extend
-    while stack:
-        value = pop()
-        kind = type(value)
-        if kind is str or kind is bool or value is None:
-            continue
-        if kind is int:
-            if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-                continue
-            return False
-        if kind is dict:
-            for key, item in value.items():
-                if type(key) is not str or not key.isascii():
-                    return False
-                push(item)
-            continue
-        if kind is list:
-            extend(value)
-            continue
-        return False
-    return True
-
-
 def canonical_bytes(obj: Any) -> bytes:
     """The RFC 8785 canonical UTF-8 bytes of ``obj``.
 
     Raises :class:`CanonicalizationFailed` when ``obj`` has no canonical form.
     """
-    if _fast_path_applies(obj):
-        try:
-            return orjson.dumps(obj, option=_ORJSON_OPTIONS)
-        except orjson.JSONEncodeError:
-            # orjson refuses lone surrogates and nesting beyond 255 levels; rfc8785 decides.
-            pass
     try:
-        return rfc8785.dumps(obj)
-    except rfc8785.CanonicalizationError as exc:
+        return jcs_bytes(obj)
+    except NotCanonicalizable as exc:
         raise CanonicalizationFailed(str(exc)) from exc
-    except UnicodeEncodeError as exc:
-        raise CanonicalizationFailed("string is not valid Unicode (lone surrogate)") from exc
-    except RecursionError as exc:
-        raise CanonicalizationFailed("value is nested too deeply to canonicalize") from exc
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise CanonicalizationFailed(f"value is not JSON: {exc}") from exc
 
 
 def sha256_hex(data: bytes) -> str:
