@@ -87,7 +87,12 @@ def measure(n: int, changes: int) -> dict[str, float]:
     sid = str(uuid.uuid4())
     hello = {
         "acs_versions_supported": ["0.1.0"],
-        "methods_implemented": ["steps/sessionStart", "steps/toolCallRequest", "agbom/snapshot"],
+        "methods_implemented": [
+            "steps/sessionStart",
+            "steps/toolCallRequest",
+            "agbom/snapshot",
+            "agbom/changed",
+        ],
         "transports_supported": ["http"],
         "provenance_producer": "none",
     }
