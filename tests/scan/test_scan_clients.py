@@ -158,12 +158,14 @@ def test_skills_validated_and_digested(asset: Callable[[str], Path]) -> None:
     agbom, files = _scan(asset("skills"))
     assert all(f.status is FileStatus.OK for f in files)
     pdf = agbom.get("skill:pdf-report")
-    assert pdf.get("declared_capabilities") == ["Read", "Bash(python scripts/build.py:*)", "Write"]
+    assert pdf.get("declared_capabilities") == ["fs.read", "fs.write", "process.execute"]
+    assert [t["tool"] for t in pdf.get("allowed_tools")] == ["Read", "Bash", "Write"]
     assert pdf.get("scripts") == ["scripts/build.py"]
     assert pdf.digest[0] == "sha256" and len(pdf.digest[1]) == 64
     triage = agbom.get("skill:repo-triage")
-    assert triage.get("declared_capabilities") == [
-        "Read", "Grep", "Bash(gh issue list:*)", "Bash(gh issue edit:*)",
+    assert triage.get("declared_capabilities") == ["fs.read", "process.execute"]
+    assert [(t["tool"], t.get("pattern")) for t in triage.get("allowed_tools")] == [
+        ("Read", None), ("Grep", None), ("Bash", "gh issue list:*"), ("Bash", "gh issue edit:*"),
     ]  # fmt: skip
 
 
