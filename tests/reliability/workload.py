@@ -214,6 +214,7 @@ class Client(threading.Thread):
                 continue
             if "error" in reply:
                 self.note_error(reply)
+                time.sleep(0.05)  # as after no answer: do not spin while the Guardian is down
                 continue
             self.record(reply, method, skill)
             if method == "steps/skillRegister":
