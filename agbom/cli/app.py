@@ -11,6 +11,7 @@ import click
 import typer
 
 from agbom import __version__
+from agbom.cli.help import HELP_OPTION_NAMES, install
 from agbom.display import visible
 from agbom.errors import AgbomError
 
@@ -33,6 +34,7 @@ app = typer.Typer(
     add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": HELP_OPTION_NAMES},  # inherited by every command
 )
 
 
@@ -63,6 +65,7 @@ def _register() -> None:
 
     for module in (inventory_cmds, scan_cmds, rules_cmds, skills_cmds, guardian_cmds, hook_cmds):
         module.register(app)
+    install(app)
 
 
 _register()
@@ -86,6 +89,10 @@ def run(args: list[str]) -> int:
         typer.echo("agbom: aborted", err=True)
         return 130
     except _CLICK_ERRORS as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            # A bare 'agbom' or 'agbom skills': the whole help, as click shows it (stderr, 2).
+            typer.echo(exc.ctx.get_help(), err=True)
+            return 2
         # Usage errors: keep click's wording, on one line, exit 2.
         message = visible(exc.format_message().replace("\n", " "))
         hint = ""

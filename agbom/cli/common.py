@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 import typer
 
-from agbom.errors import InputError
+from agbom.display import visible
+from agbom.errors import AgbomError, InputError
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
@@ -34,12 +36,135 @@ def rules_option() -> Any:
         None,
         "--rules",
         envvar="AGBOM_RULES",
-        help="Folder of YAML rule packs (default: the packaged default pack).",
+        metavar="DIR",
+        help="Folder (or file) of YAML rule packs, used with the packaged default pack "
+        "(--no-default-rules: instead of it).",
     )
 
 
+def no_default_rules_option() -> Any:
+    return typer.Option(
+        False,
+        "--no-default-rules",
+        help="Leave out the packaged default pack: only the --rules packs apply.",
+    )
+
+
+def with_default_rules(rules: Path | None, no_default_rules: bool) -> bool:
+    """Whether the default pack joins ``--rules``; ``--no-default-rules`` alone leaves no
+    rule at all, which is refused rather than taken as a policy that allows everything."""
+    if no_default_rules and rules is None:
+        raise typer.BadParameter(
+            "needs --rules DIR (no rules at all)", param_hint="--no-default-rules"
+        )
+    return not no_default_rules
+
+
+def packs_used(ruleset: Any) -> str:
+    """The packs a rule set came from, as summaries name them: ``default, team``."""
+    names = dict.fromkeys(str(getattr(rule, "pack", "") or "?") for rule in ruleset)
+    return ", ".join(visible(name) for name in names) or "none"
+
+
+def parse_severity(value: str | None, param_hint: str = "--fail-on") -> Any:
+    """``--fail-on``'s severity (a usage error when unknown), or ``None``."""
+    if value is None:
+        return None
+    from agbom.rules import Severity
+
+    try:
+        return Severity.parse(value)
+    except AgbomError:
+        known = ", ".join(s.value for s in Severity)
+        raise typer.BadParameter(
+            f"{value!r} is not one of {known}", param_hint=param_hint
+        ) from None
+
+
+def choice(value: str, choices: Sequence[str], param_hint: str) -> str:
+    """``value`` when it is one of ``choices`` (case-insensitive), else a usage error."""
+    folded = value.strip().lower()
+    if folded not in choices:
+        raise typer.BadParameter(
+            f"{value!r} is not one of {', '.join(choices)}", param_hint=param_hint
+        )
+    return folded
+
+
+def exporter_for(fmt: str, spec_version: str | None, **options: Any) -> Any:
+    """The exporter for ``--format``/``--spec-version``; an unknown one is a usage error."""
+    from agbom.export import ExportError, get_exporter
+
+    try:
+        return get_exporter(fmt, spec_version, **options)
+    except ExportError as exc:
+        # the message names the format, version or timestamp at fault
+        raise typer.BadParameter(visible(exc.diagnostics())) from None
+
+
+# What an output file's name says it holds; the longest suffix first.
+NAMED_FORMATS: tuple[tuple[str, str], ...] = (
+    (".cdx.json", "cyclonedx-json"),
+    (".cdx.xml", "cyclonedx-xml"),
+    (".spdx.json", "spdx-json"),
+    (".sarif.json", "sarif"),
+    (".sarif", "sarif"),
+    (".dot", "dot"),
+    (".gv", "dot"),
+    (".mmd", "mermaid"),
+    (".json", "json"),
+)
+
+
+def format_named_by(output: Path | None) -> str | None:
+    """The format ``output``'s name says (``x.cdx.json``: cyclonedx-json), or ``None``."""
+    if output is None or str(output) == "-":
+        return None
+    name = output.name.lower()
+    return next((fmt for suffix, fmt in NAMED_FORMATS if name.endswith(suffix)), None)
+
+
+def output_format(
+    given: str | None,
+    output: Path | None,
+    *,
+    default: str,
+    formats: Sequence[str],
+    json_formats: Sequence[str] = (),
+    plain_json: str = "json",
+) -> str:
+    """The format to write: ``--format`` when given, else the one ``-o``'s name says, else
+    ``default``. A name that says another format than ``--format`` (``-f table -o
+    x.cdx.json``), or one the command cannot write, is a usage error: the file would not
+    hold what its name says. A plain ``.json`` name goes with any of ``json_formats`` and,
+    without ``--format``, means ``plain_json``."""
+    named = format_named_by(output)
+    if given is None:
+        if named is None:
+            return default
+        chosen = plain_json if named == "json" else named
+        if chosen not in formats:
+            raise typer.BadParameter(
+                f"the name {visible(output)} says {named}, which this command does not write "
+                f"({', '.join(formats)}): give --format or another name",
+                param_hint="--output",
+            )
+        return chosen
+    base = given.strip().lower().partition("@")[0]
+    fits = base in json_formats if named == "json" else base == named
+    if named is not None and not fits:
+        raise typer.BadParameter(
+            f"--format {visible(given)} does not match the output name {visible(output)} "
+            f"(which says {named})",
+            param_hint="--output",
+        )
+    return given
+
+
 def output_option() -> Any:
-    return typer.Option(None, "-o", "--output", help="Write to FILE instead of stdout.")
+    return typer.Option(
+        None, "-o", "--output", metavar="FILE", help="Write to FILE instead of stdout."
+    )
 
 
 def read_bytes(path: Path, *, limit: int = MAX_INPUT_BYTES) -> bytes:
@@ -48,6 +173,8 @@ def read_bytes(path: Path, *, limit: int = MAX_INPUT_BYTES) -> bytes:
         data = sys.stdin.buffer.read(limit + 1)
     else:
         try:
+            if path.is_dir():
+                raise InputError(f"{path}: is a directory, not a file")
             if not path.is_file():
                 raise InputError(f"{path}: no such file")
             if path.stat().st_size > limit:

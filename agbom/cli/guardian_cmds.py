@@ -9,14 +9,25 @@ from typing import Any
 import orjson
 import typer
 
-from agbom.cli.common import db_option, output_option, read_bytes, rules_option, write_output
+from agbom.cli.common import (
+    choice,
+    db_option,
+    exporter_for,
+    no_default_rules_option,
+    output_format,
+    output_option,
+    read_bytes,
+    rules_option,
+    with_default_rules,
+    write_output,
+)
 from agbom.cli.guardian_options import (
     check_key_options,
     client_capabilities,
     key_id_option,
     keys_file_option,
 )
-from agbom.display import visible
+from agbom.display import table, to_terminal, visible
 from agbom.errors import AgbomError, InputError
 
 audit_app = typer.Typer(
@@ -44,15 +55,22 @@ def _guardian_config(**overrides: Any) -> Any:
 
 
 def serve(
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="Address to bind."),
     port: int = typer.Option(
-        8787, "--port", min=0, max=65535, help="TCP port (0: a free one, printed at start)."
+        8787,
+        "--port",
+        min=0,
+        max=65535,
+        metavar="PORT",
+        help="TCP port (0: a free one, printed at start).",
     ),
     db: Path = db_option(),
     rules: Path | None = rules_option(),
+    no_default_rules: bool = no_default_rules_option(),
     secret_file: Path | None = typer.Option(
         None,
         "--secret-file",
+        metavar="FILE",
         help="Deployment key material; session keys are derived from it (HKDF-SHA256).",
     ),
     key_id: str | None = key_id_option(),
@@ -75,17 +93,22 @@ def serve(
     no_modify: list[str] = typer.Option(
         [],
         "--no-modify",
+        metavar="AGENT_GLOB",
         help="AGENT_GLOB of clients that cannot apply MODIFY: it becomes DENY "
         "modify_unsupported (ALLOW at postCompact). Repeatable.",
     ),
     no_ask: list[str] = typer.Option(
         [],
         "--no-ask",
+        metavar="AGENT_GLOB",
         help="AGENT_GLOB of clients that cannot answer ASK: it becomes DEFER (deny on timeout) "
         "or DENY approver_unavailable. Repeatable.",
     ),
     ask_fallback: str | None = typer.Option(
-        None, "--ask-fallback", help="What ASK becomes for those clients: defer (default) or deny."
+        None,
+        "--ask-fallback",
+        metavar="[defer|deny]",
+        help="What ASK becomes for those clients: defer (default) or deny.",
     ),
     api_token_file: Path | None = typer.Option(
         None, "--api-token-file", help="Bearer token protecting the /v1 read API."
@@ -96,7 +119,10 @@ def serve(
         help="Serve JSON-RPC on stdin/stdout (Content-Length framing) instead of HTTP.",
     ),
     mode: str = typer.Option(
-        "enforce", "--mode", help="enforce, or observe (record unknown skills and allow them)."
+        "enforce",
+        "--mode",
+        metavar="[enforce|observe]",
+        help="enforce, or observe (record unknown skills and allow them).",
     ),
     strict_inventory: bool = typer.Option(
         False, "--strict", help="Deny tool calls for tools missing from the session's AgBOM."
@@ -163,8 +189,8 @@ def serve(
     from agbom.guardian import build_guardian
     from agbom.transports.interface import Limits
 
-    if mode not in ("enforce", "observe"):
-        raise typer.BadParameter("must be enforce or observe", param_hint="--mode")
+    mode = choice(mode, ("enforce", "observe"), "--mode")
+    with_default = with_default_rules(rules, no_default_rules)
     check_key_options(secret_file, keys_file)
     if require_signatures and secret_file is None and keys_file is None:
         raise typer.BadParameter(
@@ -203,7 +229,15 @@ def serve(
     keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
 
     def factory(transport: str = "http") -> Any:
-        return build_guardian(db, rules, mode=mode, config=config, transport=transport, **keys)
+        return build_guardian(
+            db,
+            rules,
+            mode=mode,
+            config=config,
+            transport=transport,
+            with_default_rules=with_default,
+            **keys,
+        )
 
     if stdio:
         from agbom.transports.stdio import serve_stdio
@@ -230,7 +264,15 @@ def serve(
     if single_process:
         decisions = InProcessDecisions(factory, limits)
     else:
-        spec = WorkerSpec.of(db, rules, mode=mode, config=config, limits=limits, **keys)
+        spec = WorkerSpec.of(
+            db,
+            rules,
+            mode=mode,
+            config=config,
+            limits=limits,
+            with_default_rules=with_default,
+            **keys,
+        )
         decisions = ProcessDecisions(spec, limits, deadline_s=decision_timeout)
 
     def announce(bound_host: str, bound_port: int) -> None:
@@ -294,16 +336,27 @@ def _front_policy(
 
 
 def replay(
-    file: Path = typer.Argument(..., help="JSON-RPC requests, one per line (.jsonl); - for stdin."),
+    file: Path = typer.Argument(
+        ...,
+        metavar="FILE.jsonl",
+        help="JSON-RPC requests, one per line (.jsonl); - for stdin.",
+    ),
     db: Path = db_option(),
     rules: Path | None = rules_option(),
+    no_default_rules: bool = no_default_rules_option(),
     secret_file: Path | None = typer.Option(
-        None, "--secret-file", help="Key material to verify the recording's signatures."
+        None,
+        "--secret-file",
+        metavar="FILE",
+        help="Key material to verify the recording's signatures (as 'serve --secret-file').",
     ),
     key_id: str | None = key_id_option(),
     keys_file: Path | None = keys_file_option(),
     mode: str = typer.Option(
-        "enforce", "--mode", help="enforce, or observe (record unknown skills and allow them)."
+        "enforce",
+        "--mode",
+        metavar="[enforce|observe]",
+        help="enforce, or observe (record unknown skills and allow them).",
     ),
     strict_inventory: bool = typer.Option(
         False, "--strict", help="Deny tool calls for tools missing from the session's AgBOM."
@@ -319,6 +372,7 @@ def replay(
     output_format: str | None = typer.Option(
         None,
         "--format",
+        metavar="[table|jsonl]",
         help="table (step, method, decision, reason codes) or jsonl (the raw responses); "
         "default: table on a terminal, jsonl otherwise.",
     ),
@@ -331,11 +385,13 @@ def replay(
     from agbom.guardian import build_guardian
     from agbom.transports.interface import Limits, handle_body
 
-    if mode not in ("enforce", "observe"):
-        raise typer.BadParameter("must be enforce or observe", param_hint="--mode")
-    fmt = output_format or ("table" if sys.stdout.isatty() else "jsonl")
-    if fmt not in ("table", "jsonl"):
-        raise typer.BadParameter("must be table or jsonl", param_hint="--format")
+    mode = choice(mode, ("enforce", "observe"), "--mode")
+    fmt = choice(
+        output_format or ("table" if sys.stdout.isatty() else "jsonl"),
+        ("table", "jsonl"),
+        "--format",
+    )
+    with_default = with_default_rules(rules, no_default_rules)
     config = _guardian_config(
         strict_inventory=strict_inventory,
         skew_window_ms=10**15 if ignore_skew else None,
@@ -350,6 +406,7 @@ def replay(
         key_id=key_id,
         keys_file=keys_file,
         config=config,
+        with_default_rules=with_default,
     )
     try:
         _refuse_known_sessions(guardian.store, requests, db)
@@ -513,31 +570,36 @@ def audit_verify(
 
 def _cell(row: dict[str, Any], column: str) -> str:
     value = row.get(column)
-    return "-" if value is None else visible(value)  # agent-controlled ids: escaped
+    return "-" if value is None else str(value)  # the table escapes agent-controlled ids
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    widths = {c: max([len(c)] + [len(_cell(r, c)) for r in rows]) for c in columns}
-    lines = ["  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip()]
-    lines.extend(
-        "  ".join(_cell(row, c).ljust(widths[c]) for c in columns).rstrip() for row in rows
-    )
-    return "\n".join(lines)
+    cells = [[_cell(row, c) for c in columns] for row in rows]
+    return table([c.upper() for c in columns], cells, tty=to_terminal())
 
 
 def _emit(rows: list[dict[str, Any]], columns: list[str], fmt: str) -> None:
     if fmt == "json":
         write_output(orjson.dumps(rows, option=orjson.OPT_INDENT_2, default=str), None)
-    elif fmt == "table":
-        write_output(_table(rows, columns), None)
     else:
-        raise typer.BadParameter("must be table or json", param_hint="--format")
+        write_output(_table(rows, columns), None)
+
+
+def _list_format_option() -> Any:
+    return typer.Option("table", "--format", metavar="[table|json]", help="table or json.")
+
+
+def _list_format(fmt: str) -> str:
+    """Checked before the store is opened: a bad value is a usage error either way."""
+    return choice(fmt, ("table", "json"), "--format")
 
 
 @inventory_app.command("agents")
-def inventory_agents(db: Path = db_option(), fmt: str = typer.Option("table", "--format")) -> None:
+def inventory_agents(db: Path = db_option(), fmt: str = _list_format_option()) -> None:
     """Agents seen by the Guardian, with session counts and when first and last seen."""
     from agbom.store import SqliteStore
+
+    fmt = _list_format(fmt)
 
     with SqliteStore.open(db, create=False) as store:
         rows = store.list_agents()
@@ -548,10 +610,12 @@ def inventory_agents(db: Path = db_option(), fmt: str = typer.Option("table", "-
 def inventory_sessions(
     db: Path = db_option(),
     agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
-    fmt: str = typer.Option("table", "--format"),
+    fmt: str = _list_format_option(),
 ) -> None:
     """Sessions with their agent, parent and status."""
     from agbom.store import SqliteStore
+
+    fmt = _list_format(fmt)
 
     with SqliteStore.open(db, create=False) as store:
         rows = store.list_sessions(agent)
@@ -565,12 +629,19 @@ def inventory_sessions(
 @inventory_app.command("components")
 def inventory_components(
     db: Path = db_option(),
-    type_: str | None = typer.Option(None, "--type", help="model, mcp_server, tool, skill, ..."),
-    name: str | None = typer.Option(None, "--name"),
-    fmt: str = typer.Option("table", "--format"),
+    type_: str | None = typer.Option(
+        None, "--type", metavar="TYPE", help="Only this type: model, mcp_server, tool, skill, ..."
+    ),
+    name: str | None = typer.Option(None, "--name", help="Only components of this name."),
+    fmt: str = _list_format_option(),
 ) -> None:
     """Which agents use which models, MCP servers, tools and skills, and since when."""
+    from agbom.inventory import ComponentType
     from agbom.store import SqliteStore
+
+    fmt = _list_format(fmt)
+    if type_ is not None:
+        type_ = choice(type_, [t.value for t in ComponentType], "--type")
 
     with SqliteStore.open(db, create=False) as store:
         rows = store.list_components(type_, name)
@@ -591,10 +662,17 @@ def inventory_export(
     version: int | None = typer.Option(
         None, "--version", help="An earlier version of the session's AgBOM."
     ),
-    fmt: str = typer.Option(
-        "canonical", "--format", help="canonical, cyclonedx-json or cyclonedx-xml."
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        metavar="[canonical|cyclonedx-json|cyclonedx-xml|spdx-json]",
+        help="canonical (the AgBOM with its hash) or an 'agbom export' format. Default: what "
+        "the -o name says (x.cdx.json, x.cdx.xml, x.spdx.json), else canonical.",
+        show_default=False,
     ),
-    spec_version: str = typer.Option("1.6", "--spec-version"),
+    spec_version: str = typer.Option(
+        "1.6", "--spec-version", help="CycloneDX spec version: 1.6 or 1.7."
+    ),
     db: Path = db_option(),
     output: Path | None = output_option(),
 ) -> None:
@@ -602,6 +680,18 @@ def inventory_export(
     from agbom.inventory import AgBOM
     from agbom.store import SqliteStore
 
+    fmt = output_format(
+        fmt,
+        output,
+        default="canonical",
+        formats=("canonical", "cyclonedx-json", "cyclonedx-xml", "spdx-json"),
+        json_formats=("canonical", "agbom-json", "cyclonedx-json", "spdx-json"),
+        plain_json="canonical",
+    )
+    # usage errors before the store is opened
+    exporter = (
+        None if fmt == "canonical" else exporter_for(fmt, None if "@" in fmt else spec_version)
+    )
     if session_id is None and agent is None:
         raise typer.BadParameter("missing a SESSION_ID or --agent AGENT_ID: which AgBOM to export")
     if session_id is not None and agent is not None:
@@ -616,14 +706,12 @@ def inventory_export(
         what = f"session {session_id}" if session_id else f"agent {agent}"
         raise InputError(f"no stored AgBOM for {what}")
     agbom = AgBOM.from_document(record["document"], source="stored AgBOM")
-    if fmt == "canonical":
+    if exporter is None:
         write_output(
             orjson.dumps(agbom.to_document(with_hash=True), option=orjson.OPT_INDENT_2), output
         )
         return
-    from agbom.export import export
-
-    write_output(export(agbom, fmt, spec_version), output)
+    write_output(exporter.export(agbom), output)
 
 
 def register(app: typer.Typer) -> None:

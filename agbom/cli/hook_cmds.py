@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from agbom.adapters.headers import MAX_EVENT_BYTES
+from agbom.cli.common import no_default_rules_option, rules_option, with_default_rules
 from agbom.display import visible
 
 if TYPE_CHECKING:
@@ -41,7 +42,9 @@ def register(app: typer.Typer) -> None:
 
 
 def hook_cmd(
-    runtime: str = typer.Argument(..., help="oscova, meerkat or claude-code."),
+    runtime: str = typer.Argument(
+        ..., metavar="[oscova|meerkat|claude-code]", help="The runtime whose hook event it is."
+    ),
     db: Path | None = typer.Option(
         None,
         "--db",
@@ -50,9 +53,8 @@ def hook_cmd(
         "$XDG_DATA_HOME/agbom/agbom.db (~/.local/share/agbom/agbom.db), never the folder the "
         "runtime runs the hook in.",
     ),
-    rules: Path | None = typer.Option(
-        None, "--rules", envvar="AGBOM_RULES", help="Folder of YAML rule packs."
-    ),
+    rules: Path | None = rules_option(),
+    no_default_rules: bool = no_default_rules_option(),
     fail_open: bool = typer.Option(
         False,
         "--fail-open/--fail-closed",
@@ -68,7 +70,10 @@ def hook_cmd(
         None, "--hook-id", help="Meerkat: the hook entry id to put in a Deny."
     ),
     server: str | None = typer.Option(
-        None, "--server", help="Forward to a running 'agbom serve' at URL (thin mode)."
+        None,
+        "--server",
+        metavar="URL",
+        help="Forward to a running 'agbom serve' at URL (thin mode).",
     ),
     timeout: float = typer.Option(3.0, "--timeout", help="Thin mode: seconds to wait."),
 ) -> None:
@@ -80,6 +85,7 @@ def hook_cmd(
             f"agbom: error: unknown runtime {runtime!r} (known: {', '.join(ADAPTERS)})", err=True
         )
         raise typer.Exit(2)
+    with_default = with_default_rules(rules, no_default_rules)
     if server is not None:
         # Reached only when called without the fast path (e.g. through CliRunner).
         from agbom.adapters.thin import main as thin_main
@@ -111,7 +117,12 @@ def hook_cmd(
         from agbom.guardian import build_guardian
 
         store = db if db is not None else default_hook_store()
-        guardian = build_guardian(store, rules, mode="observe" if observe else "enforce")
+        guardian = build_guardian(
+            store,
+            rules,
+            mode="observe" if observe else "enforce",
+            with_default_rules=with_default,
+        )
     except Exception as exc:  # noqa: BLE001 - the runtime must get an answer in its format
         from agbom.adapters import replies
         from agbom.errors import AgbomError

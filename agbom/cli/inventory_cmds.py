@@ -8,14 +8,22 @@ from typing import Any
 import orjson
 import typer
 
-from agbom.cli.common import load_agbom_input, output_option, write_output
-from agbom.display import visible
+from agbom.cli.common import (
+    choice,
+    exporter_for,
+    load_agbom_input,
+    output_format,
+    output_option,
+    write_output,
+)
+from agbom.display import table, to_terminal, visible
 from agbom.errors import AgbomError
 
 _EXPORT_FORMATS_HELP = (
     "Output format: cyclonedx-json, cyclonedx-xml (CycloneDX 1.6 or 1.7; a version may be "
     "given as cyclonedx-json@1.7), spdx-json (SPDX 3.0.1 JSON-LD) or agbom-json (the canonical "
-    "AgBOM with its hash)."
+    "AgBOM with its hash). Default: what the -o name says (x.cdx.json, x.cdx.xml, "
+    "x.spdx.json), else cyclonedx-json."
 )
 
 
@@ -23,16 +31,32 @@ def export_cmd(
     agbom_file: Path = typer.Argument(
         ..., metavar="AGBOM.json", help="AgBOM document, snapshot payload or JSON-RPC request."
     ),
-    fmt: str = typer.Option("cyclonedx-json", "--format", "-f", help=_EXPORT_FORMATS_HELP),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        "-f",
+        metavar="FORMAT",
+        help=_EXPORT_FORMATS_HELP,
+        show_default=False,
+    ),
     spec_version: str | None = typer.Option(
         None, "--spec-version", help="CycloneDX spec version: 1.6 (default) or 1.7."
     ),
     output: Path | None = output_option(),
 ) -> None:
     """Export an AgBOM as schema-valid, reproducible CycloneDX JSON or XML, or SPDX 3.0.1."""
-    from agbom.export import get_exporter
+    from agbom.export import FORMATS
 
-    exporter = get_exporter(fmt, spec_version)  # bad format fails before any reading
+    fmt = output_format(
+        fmt,
+        output,
+        default="cyclonedx-json",
+        formats=FORMATS,
+        json_formats=("cyclonedx-json", "spdx-json", "agbom-json"),
+        plain_json="cyclonedx-json",
+    )
+    # a bad format fails before any reading
+    exporter = exporter_for(fmt, spec_version)
     agbom = load_agbom_input(agbom_file)
     data = exporter.export(agbom)
     write_output(data, output)
@@ -47,8 +71,13 @@ def graph_cmd(
     agbom_file: Path = typer.Argument(
         ..., metavar="AGBOM.json", help="AgBOM document, snapshot payload or JSON-RPC request."
     ),
-    fmt: str = typer.Option(
-        "mermaid", "--format", "-f", help="Output format: mermaid, dot or json."
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        "-f",
+        metavar="[mermaid|dot|json]",
+        help="Output format. Default: what the -o name says (x.mmd, x.dot, x.json), else mermaid.",
+        show_default=False,
     ),
     output: Path | None = output_option(),
 ) -> None:
@@ -56,14 +85,17 @@ def graph_cmd(
     from agbom.export import render_graph
     from agbom.export.graph import GRAPH_FORMATS
 
-    if fmt not in GRAPH_FORMATS:
-        raise typer.BadParameter(
-            f"{fmt!r} is not one of {', '.join(GRAPH_FORMATS)}", param_hint="--format"
-        )
+    fmt = choice(
+        output_format(
+            fmt, output, default="mermaid", formats=GRAPH_FORMATS, json_formats=("json",)
+        ),
+        GRAPH_FORMATS,
+        "--format",
+    )
     write_output(render_graph(load_agbom_input(agbom_file), fmt), output)
 
 
-def _table(diff: Any) -> str:
+def _table(diff: Any, *, tty: bool) -> str:
     rows: list[tuple[str, str, str, str]] = []
     rows.extend(("added", c.type.value, c.id, c.name) for c in diff.added)
     rows.extend(("removed", "", cid, "") for cid in diff.removed)
@@ -76,20 +108,21 @@ def _table(diff: Any) -> str:
         rows.append(("header changed", "", "", ""))
     if not rows:
         return "no differences\n"
-    rows = [(visible(a), visible(b), visible(c), visible(d)) for a, b, c, d in rows]
-    header = ("CHANGE", "TYPE", "ID", "DETAIL")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
-    lines = [
-        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3]
-        for row in [header, *rows]
-    ]
-    return "\n".join(line.rstrip() for line in lines) + "\n"
+    # ids and names come from the AgBOMs: the table escapes every cell
+    return table(("CHANGE", "TYPE", "ID", "DETAIL"), rows, tty=tty) + "\n"
 
 
 def diff_cmd(
     old: Path = typer.Argument(..., metavar="OLD", help="The earlier AgBOM."),
     new: Path = typer.Argument(..., metavar="NEW", help="The later AgBOM."),
-    fmt: str = typer.Option("table", "--format", "-f", help="Output format: table or json."),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        "-f",
+        metavar="[table|json]",
+        help="Output format. Default: json when the -o name ends in .json, else table.",
+        show_default=False,
+    ),
     output: Path | None = output_option(),
 ) -> None:
     """Show what changed between two AgBOMs, flagging version/digest changes of skills,
@@ -100,8 +133,12 @@ def diff_cmd(
     """
     from agbom.inventory import compute_diff
 
-    if fmt not in ("table", "json"):
-        raise typer.BadParameter(f"{fmt!r} is not one of table, json", param_hint="--format")
+    formats = ("table", "json")
+    fmt = choice(
+        output_format(fmt, output, default="table", formats=formats, json_formats=("json",)),
+        formats,
+        "--format",
+    )
     try:
         diff = compute_diff(load_agbom_input(old), load_agbom_input(new))
     except AgbomError as exc:
@@ -111,7 +148,7 @@ def diff_cmd(
         body = orjson.dumps(diff.to_json(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
         write_output(body, output)
     else:
-        write_output(_table(diff), output)
+        write_output(_table(diff, tty=to_terminal(output)), output)
     if not diff.empty:
         raise typer.Exit(1)
 

@@ -9,13 +9,19 @@ import orjson
 import typer
 
 from agbom.cli.common import (
+    choice,
     db_option,
     load_agbom_input,
+    no_default_rules_option,
+    output_format,
     output_option,
+    packs_used,
+    parse_severity,
     rules_option,
+    with_default_rules,
     write_output,
 )
-from agbom.display import visible
+from agbom.display import to_terminal, visible
 
 rules_app = typer.Typer(
     name="rules",
@@ -31,12 +37,21 @@ _AGBOM_ARG = typer.Argument(
 
 def check_cmd(
     agbom_file: Path = _AGBOM_ARG,
-    fmt: str = typer.Option("table", "--format", "-f", help="Output format: table, json or sarif."),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        "-f",
+        metavar="[table|json|sarif]",
+        help="Output format. Default: what the -o name says (x.sarif, x.json), else table.",
+        show_default=False,
+    ),
     output: Path | None = output_option(),
     rules: Path | None = rules_option(),
+    no_default_rules: bool = no_default_rules_option(),
     fail_on: str | None = typer.Option(
         None,
         "--fail-on",
+        metavar="SEVERITY",
         help="Exit 1 when any finding is at or above this severity "
         "(info, low, medium, high, critical).",
     ),
@@ -48,28 +63,36 @@ def check_cmd(
     ),
 ) -> None:
     """Evaluate rules against an AgBOM (for CI); exit 1 with --fail-on when findings reach it."""
-    from agbom.rules import Severity, load_rules, render_findings
-    from agbom.rules.report import FORMATS
+    from agbom.rules import load_rules, render_findings
+    from agbom.rules.report import FORMATS, render_table
 
-    if fmt not in FORMATS:
-        raise typer.BadParameter(
-            f"{fmt!r} is not one of {', '.join(FORMATS)}", param_hint="--format"
-        )
-    threshold = Severity.parse(fail_on) if fail_on is not None else None
+    fmt = choice(
+        output_format(
+            fmt, output, default="table", formats=FORMATS, json_formats=("json", "sarif")
+        ),
+        FORMATS,
+        "--format",
+    )
+    threshold = parse_severity(fail_on)
+    with_default = with_default_rules(rules, no_default_rules)
     from agbom.inventory import ComponentGraph
 
-    ruleset = load_rules(rules)
+    ruleset = load_rules(rules, with_default=with_default)
     agbom = load_agbom_input(agbom_file)
     findings = ruleset.evaluate(ComponentGraph(agbom))
     if fmt == "sarif":
         text = _check_sarif(findings, ruleset, agbom_file, sarif_root)
     else:
         text = render_findings(findings, fmt, source_uri=str(agbom_file))
+        if fmt == "table":
+            text = render_table(findings, tty=to_terminal(output))
     write_output(text, output)
     failing = [f for f in findings if threshold is not None and f.severity >= threshold]
     typer.echo(
         f"agbom: {len(findings)} finding(s) from {len(ruleset)} rule(s) on {len(agbom)} "
-        f"component(s)" + (f"; {len(failing)} at or above {threshold}" if threshold else ""),
+        f"component(s)"
+        + (f"; {len(failing)} at or above {threshold}" if threshold else "")
+        + f"; rule packs: {packs_used(ruleset)}",
         err=True,
     )
     if failing:
@@ -135,7 +158,9 @@ def _stored_decision(
 
 def explain_cmd(
     agbom_file: Path | None = typer.Argument(
-        None, help="AgBOM document or agbom/snapshot request (or use --session)."
+        None,
+        metavar="AGBOM.json",
+        help="AgBOM document or agbom/snapshot request (or use --session).",
     ),
     rule: str | None = typer.Option(None, "--rule", help="Only this rule id."),
     component: str | None = typer.Option(None, "--component", help="Only this component id."),
@@ -147,18 +172,34 @@ def explain_cmd(
     ),
     db: Path = db_option(),
     rules: Path | None = rules_option(),
-    fmt: str = typer.Option("text", "--format", "-f", help="Output format: text or json."),
+    no_default_rules: bool = no_default_rules_option(),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        "-f",
+        metavar="[text|json]",
+        help="Output format. Default: json when the -o name ends in .json, else text.",
+        show_default=False,
+    ),
     output: Path | None = output_option(),
 ) -> None:
     """Show which rules matched an AgBOM (or one component, or one recorded decision) and why."""
     from agbom.inventory import ComponentGraph
     from agbom.rules import load_rules
 
-    if fmt not in ("text", "json"):
-        raise typer.BadParameter(f"{fmt!r} is not one of text, json", param_hint="--format")
-    if (agbom_file is None) == (session is None):
-        raise typer.BadParameter("give an AGBOM file or --session, not both")
-    ruleset = load_rules(rules)
+    formats = ("text", "json")
+    fmt = choice(
+        output_format(fmt, output, default="text", formats=formats, json_formats=("json",)),
+        formats,
+        "--format",
+    )
+    if agbom_file is None and session is None:
+        raise typer.BadParameter(
+            "missing an AGBOM.json file or --session ID: what to explain", param_hint="AGBOM.json"
+        )
+    if agbom_file is not None and session is not None:
+        raise typer.BadParameter("give an AGBOM.json file or --session ID, not both")
+    ruleset = load_rules(rules, with_default=with_default_rules(rules, no_default_rules))
     header: list[str] = []
     decision: dict[str, Any] | None = None
     named: set[str] = set()

@@ -18,12 +18,23 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import typer
 
-from agbom.cli.common import output_option, rules_option, write_output
-from agbom.display import visible
+from agbom.cli.common import (
+    choice,
+    exporter_for,
+    no_default_rules_option,
+    output_format,
+    output_option,
+    packs_used,
+    parse_severity,
+    rules_option,
+    with_default_rules,
+    write_output,
+)
+from agbom.display import table, to_terminal, visible
 
 if TYPE_CHECKING:
     from agbom.inventory import AgBOM, Component
-    from agbom.rules import Finding
+    from agbom.rules import Finding, RuleSet
     from agbom.scan import ScanResult
 
 EXIT_OK = 0
@@ -43,11 +54,6 @@ class ScanFormat(StrEnum):
     CYCLONEDX_XML = "cyclonedx-xml"
     SPDX_JSON = "spdx-json"
     SARIF = "sarif"
-
-
-def _cell(text: str, width: int = 60) -> str:
-    text = " ".join(visible(text).split())  # escaped first: a CR or ESC shows, never acts
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _detail(component: Component) -> str:
@@ -70,31 +76,32 @@ def _detail(component: Component) -> str:
     return ""
 
 
-def inventory_table(agbom: AgBOM) -> str:
-    """One row per component: type, id, version, what it is, where it was found."""
+def inventory_table(agbom: AgBOM, *, tty: bool = False) -> str:
+    """One row per component: type, id, version, what it is, where it was found.
+
+    On a terminal long ids fold onto more lines, the version stays whole and the detail and
+    place are cut to one line; on a pipe or in a file nothing is cut and each row is one line
+    (see :func:`agbom.display.table`).
+    """
     if not len(agbom):
         return "No components found."
-    rows = [("TYPE", "ID", "VERSION", "DETAIL", "FOUND IN")]
+    rows = []
     for component in sorted(agbom, key=lambda c: (c.type.value, c.id)):
         found = component.data.get("found_in") or []
-        where = visible(found[0]["path"]) if found else "-"
+        where = str(found[0]["path"]) if found else "-"
         if len(found) > 1:
             where += f" (+{len(found) - 1})"
         rows.append(
             (
                 component.type.value,
-                _cell(component.id, 56),
-                _cell(component.version or "-", 16),
-                _cell(_detail(component)),
+                component.id,
+                component.version or "-",
+                " ".join(_detail(component).split()),
                 where,
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4]
-        for r in rows
-    ]
-    return "\n".join(lines)
+    headers = ("TYPE", "ID", "VERSION", "DETAIL", "FOUND IN")
+    return table(headers, rows, tty=tty, whole=(0, 2), cut=(3, 4))
 
 
 def _predicate_keys(predicate: Any, depth: int = 0) -> set[str]:
@@ -105,7 +112,7 @@ def _predicate_keys(predicate: Any, depth: int = 0) -> set[str]:
     return keys
 
 
-def _rule_findings(result: ScanResult, rules: Path | None) -> list[Finding]:
+def _rule_findings(result: ScanResult, ruleset: RuleSet) -> list[Finding]:
     """Rule findings over the scanned graph plus the scan's own hygiene findings.
 
     The scanner reports unpinned packages itself (library users get that without rules); when
@@ -113,10 +120,9 @@ def _rule_findings(result: ScanResult, rules: Path | None) -> list[Finding]:
     scanner's copy is dropped so the report does not say the same thing twice.
     """
     from agbom.inventory import ComponentGraph
-    from agbom.rules import Action, Finding, Severity, load_rules
+    from agbom.rules import Action, Finding, Severity
     from agbom.scan.mcp_server import UNPINNED_RULE
 
-    ruleset = load_rules(rules)
     findings = list(ruleset.evaluate(ComponentGraph(result.agbom)))
     pinned_rules = {
         rule.id for rule in ruleset if "pinned" in _predicate_keys(getattr(rule, "predicate", None))
@@ -193,19 +199,23 @@ def scan_cmd(
         "--home",
         help="Also read each client's configuration where it keeps it under this home folder.",
     ),
-    fmt: ScanFormat = typer.Option(
-        ScanFormat.TABLE,
+    fmt: ScanFormat | None = typer.Option(
+        None,
         "--format",
         "-f",
         help="table (inventory), json (full report), cyclonedx-json, cyclonedx-xml, "
-        "spdx-json (SPDX 3.0.1), sarif.",
+        "spdx-json (SPDX 3.0.1), sarif. Default: what the -o name says (x.cdx.json, "
+        "x.cdx.xml, x.spdx.json, x.sarif, x.json), else table.",
         case_sensitive=False,
+        show_default=False,
     ),
     output: Path | None = output_option(),
     rules: Path | None = rules_option(),
+    no_default_rules: bool = no_default_rules_option(),
     fail_on: str | None = typer.Option(
         None,
         "--fail-on",
+        metavar="SEVERITY",
         help="Exit 1 when a finding is at or above this severity "
         "(info, low, medium, high, critical).",
     ),
@@ -221,17 +231,29 @@ def scan_cmd(
 ) -> None:
     """Scan MCP client configs, Agent Skills, A2A cards, server.json and AgBOMs into one
     inventory, with findings and CycloneDX output."""
-    from agbom.rules import Severity
     from agbom.scan import ScanError, scan_paths
 
     if not paths and home is None:
         raise typer.BadParameter("give at least one PATH or --home", param_hint="PATH")
-    threshold = Severity.parse(fail_on) if fail_on is not None else None
+    threshold = parse_severity(fail_on)
+    fmt = ScanFormat(
+        output_format(
+            fmt.value if fmt is not None else None,
+            output,
+            default=ScanFormat.TABLE.value,
+            formats=[f.value for f in ScanFormat],
+            json_formats=("json", "cyclonedx-json", "spdx-json", "sarif"),
+        )
+    )
+    with_default = with_default_rules(rules, no_default_rules)
     exporter = None
     if fmt in (ScanFormat.CYCLONEDX_JSON, ScanFormat.CYCLONEDX_XML, ScanFormat.SPDX_JSON):
-        from agbom.export import get_exporter
+        # a bad version fails before scanning
+        exporter = exporter_for(fmt.value, spec_version)
+    elif spec_version != "1.6":
+        from agbom.export import SPEC_VERSIONS
 
-        exporter = get_exporter(fmt.value, spec_version)  # a bad version fails before scanning
+        choice(spec_version, SPEC_VERSIONS, "--spec-version")
 
     progress, stop = _progress_bar()
     try:
@@ -243,24 +265,26 @@ def scan_cmd(
         typer.echo(f"agbom: error: {exc.diagnostics()}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     stop()
-    findings = _rule_findings(result, rules)
+    from agbom.rules import load_rules
+
+    ruleset = load_rules(rules, with_default=with_default)
+    findings = _rule_findings(result, ruleset)
 
     data: str | bytes
     if fmt is ScanFormat.TABLE:
-        data = inventory_table(result.agbom)
+        tty = to_terminal(output)
+        data = inventory_table(result.agbom, tty=tty)
         if findings:
-            from agbom.rules import render_findings
+            from agbom.rules.report import render_table
 
-            data += "\n\n" + render_findings(findings, "table")
+            data += "\n\n" + render_table(findings, tty=tty)
     elif fmt is ScanFormat.JSON:
         data = orjson.dumps(
             result.to_json(findings=[f.to_json() for f in findings]),
             option=orjson.OPT_INDENT_2,
         )
     elif fmt is ScanFormat.SARIF:
-        from agbom.rules import render_findings
-
-        data = _sarif(result, findings, rules, sarif_root, _source_uri(paths, home))
+        data = _sarif(result, findings, ruleset, sarif_root, _source_uri(paths, home))
     else:
         assert exporter is not None
         data = exporter.export(result.agbom)
@@ -274,6 +298,7 @@ def scan_cmd(
         f"with errors, {summary['skipped']} skipped): {summary['components']} component(s), "
         f"{len(findings)} finding(s)"
         + (f", {len(failing)} at or above {threshold}" if threshold else "")
+        + f"; rule packs: {packs_used(ruleset)}"
         + (f"; wrote {visible(output)}" if output is not None and str(output) != "-" else ""),
         err=True,
     )
@@ -286,16 +311,16 @@ def scan_cmd(
 def _sarif(
     result: ScanResult,
     findings: Sequence[Finding],
-    rules: Path | None,
+    ruleset: RuleSet,
     root: Path | None,
     source_uri: str,
 ) -> str:
     """SARIF whose results point at the file and line each component came from."""
-    from agbom.rules import Severity, load_rules, render_findings
+    from agbom.rules import Severity, render_findings
     from agbom.rules.report import RuleInfo, describe_rules, rule_help_uri
     from agbom.scan import SCANNER_RULES
 
-    infos = describe_rules(load_rules(rules))
+    infos = describe_rules(ruleset)  # the packs the findings came from
     for rule_id, (severity, description) in SCANNER_RULES.items():
         infos.setdefault(
             rule_id,

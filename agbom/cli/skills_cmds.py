@@ -20,7 +20,7 @@ import typer
 import yaml
 
 from agbom.cli.common import db_option, output_option, read_bytes, write_output
-from agbom.display import visible
+from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import (
     Digest,
@@ -133,22 +133,15 @@ def _scope_text(record: SkillRecord) -> str:
     return " ".join(parts) or "all"
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    """Left-aligned columns separated by two spaces; stable for ``grep`` and ``awk``.
+def _table(headers: list[str], rows: list[list[str]], whole: tuple[int, ...] = ()) -> str:
+    """Left-aligned columns separated by two spaces on a pipe, stable for ``grep`` and
+    ``awk``; on a terminal, folded to its width (:func:`agbom.display.table`).
 
     Cells hold what agents registered (skill ids, refs, capabilities, agent ids): each is
     escaped, so an ESC, CR or LF in one shows as ``\\x1b``/``\\r``/``\\n`` instead of
     forging or hiding a row.
     """
-    rows = [[visible(cell) for cell in row] for row in rows]
-    widths = [len(h) for h in headers]
-    for row in rows:
-        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-        for line in [headers, *rows]
-    ]
-    return "\n".join(lines) + "\n"
+    return table(headers, rows, tty=to_terminal(), whole=whole) + "\n"
 
 
 def _caps_text(record: SkillRecord) -> str:
@@ -180,7 +173,7 @@ def _records_table(records: list[SkillRecord]) -> str:
         "LAST_SEEN",
         "CAPABILITIES",
     ]
-    return _table(headers, rows)
+    return _table(headers, rows, whole=(2,))
 
 
 def _json(data: Any) -> str:

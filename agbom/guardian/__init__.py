@@ -31,19 +31,23 @@ def build_guardian(
     keys_file: Path | str | None = None,
     config: GuardianConfig | None = None,
     transport: str | None = None,
+    with_default_rules: bool = False,
 ) -> Guardian:
     """Open the store, compile the rules and return a ready Guardian (the entry points' helper).
 
     ``secret_file`` holds one key (its id ``key_id``, default ``default``); ``keys_file`` holds
     several, for a rotation (``key_id`` then names the primary one). ``transport`` is what the
-    Guardian is served over, checked against each ClientHello.
+    Guardian is served over, checked against each ClientHello. ``with_default_rules`` adds
+    the packaged default pack to the packs at ``rules`` (the CLI's ``--rules``).
     """
     from dataclasses import replace
 
     from agbom.rules import load_rules
     from agbom.store import SqliteStore
 
-    ruleset = load_rules(Path(rules) if rules is not None else None)
+    ruleset = load_rules(
+        Path(rules) if rules is not None else None, with_default=with_default_rules
+    )
     store = SqliteStore.open(db)
     keyring: KeyRing | None = None
     if keys_file is not None:

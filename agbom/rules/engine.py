@@ -1553,24 +1553,29 @@ def compile_rule(raw: Mapping[str, Any], *, pack: str, source: str) -> Rule:
     raise fail(f"unknown rule kind {kind!r}", "kind")  # pragma: no cover - schema enum
 
 
-def load_rules(path: Path | None = None) -> RuleSet:
+def load_rules(path: Path | None = None, *, with_default: bool = False) -> RuleSet:
     """Load and compile rule packs; ``None`` is the packaged default pack, a folder means
-    every ``*.yaml``/``*.yml`` pack in it (rule tests excluded). Fails closed: no packs, or a
-    pack without rules, is an error."""
-    from agbom.rules.loader import iter_pack_sources, read_yaml, validate_pack
+    every ``*.yaml``/``*.yml`` pack in it (rule tests excluded); ``with_default`` adds the
+    packaged default pack to ``path``'s. Fails closed: no packs, or a pack without rules, is
+    an error."""
+    from agbom.rules.loader import default_pack_path, iter_pack_sources, read_yaml, validate_pack
 
     rules: list[Rule] = []
     seen: dict[str, str] = {}
     sources: list[str] = []
-    for file in iter_pack_sources(path):
+    default = str(default_pack_path())
+    for file in iter_pack_sources(path, with_default=with_default):
         data, node = read_yaml(file)
         validate_pack(data, node, file)
         pack = data.get("pack") or file.stem
         for index, raw in enumerate(data["rules"]):
             rule = compile_rule(raw, pack=pack, source=str(file))
             if rule.id in seen:
+                # A copy of the default pack next to it is the usual cause.
+                hint = " (the default pack is loaded too: --no-default-rules leaves it out)"
                 raise RuleError(
-                    f"duplicate rule id (first defined in {seen[rule.id]})",
+                    f"duplicate rule id (first defined in {seen[rule.id]})"
+                    + (hint if seen[rule.id] == default else ""),
                     file=str(file),
                     rule_id=rule.id,
                     key_path=f"rules[{index}].id",

@@ -197,9 +197,27 @@ def _schema_properties(parts: list[str | int]) -> set[str]:
     return set(defs["match"]["properties"])
 
 
-def iter_pack_sources(path: Path | None) -> Iterator[Path]:
-    """Pack files for ``load_rules(path)``; ``None`` is the packaged default pack."""
+def iter_pack_sources(path: Path | None, *, with_default: bool = False) -> Iterator[Path]:
+    """Pack files for ``load_rules(path)``: the packaged default pack when ``path`` is
+    ``None`` or ``with_default`` is set (first, so its rules keep their place), then the packs
+    at ``path``. The default pack found again in ``path`` (the same file, or a copy of it
+    such as the repository's ``rules/default.yaml``) is read once."""
+    default = default_pack_path()
+    if path is None or with_default:
+        yield default
     if path is None:
-        yield default_pack_path()
         return
-    yield from pack_files(Path(path))
+    for file in pack_files(Path(path)):
+        if not (with_default and _same_pack(file, default)):
+            yield file
+
+
+def _same_pack(file: Path, default: Path) -> bool:
+    try:
+        if file.resolve() == default.resolve():
+            return True
+        return file.stat().st_size == default.stat().st_size and (
+            file.read_bytes() == default.read_bytes()
+        )
+    except OSError:
+        return False  # read_yaml reports it

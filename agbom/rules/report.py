@@ -14,7 +14,7 @@ from urllib.parse import quote
 import orjson
 
 from agbom import __version__
-from agbom.display import visible
+from agbom.display import table
 from agbom.rules.interface import Finding, RuleError, Severity
 
 Format = Literal["table", "json", "sarif"]
@@ -83,34 +83,26 @@ def render_json(findings: Sequence[Finding], *, source_uri: str | None = None) -
     return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
 
 
-def render_table(findings: Sequence[Finding]) -> str:
-    """A plain-text table: one row per finding, the path and explanation indented below."""
+def render_table(findings: Sequence[Finding], *, tty: bool = False) -> str:
+    """A table for people: one row per finding, its graph path below it; as wide as the
+    terminal on one (``tty``), one line per row otherwise (see :func:`agbom.display.table`)."""
     if not findings:
         return "No findings."
-    rows = [("SEVERITY", "ACTION", "RULE", "COMPONENT", "MESSAGE")]
-    # Rule ids, component ids and messages may carry what an agent or a file wrote: every
-    # cell is escaped so control characters cannot forge or hide rows.
-    rows.extend(
+    # Rule ids, component ids and messages may carry what an agent or a file wrote: the
+    # table escapes every cell so control characters cannot forge or hide rows.
+    rows = [
         (
             f.severity.value,
             f.action.value,
-            visible(f.rule_id),
-            visible(f.components[0]) if f.components else "-",
-            visible(f.message),
+            f.rule_id,
+            f.components[0] if f.components else "-",
+            f.message,
         )
         for f in findings
-    )
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = []
-    for index, row in enumerate(rows):
-        lines.append(
-            "  ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True)) + "  " + row[4]
-        )
-        if index == 0:
-            continue
-        finding = findings[index - 1]
-        if len(finding.path) > 1:
-            lines.append("    path: " + " -> ".join(visible(node) for node in finding.path))
+    ]
+    paths = ["path: " + " -> ".join(f.path) if len(f.path) > 1 else "" for f in findings]
+    headers = ("SEVERITY", "ACTION", "RULE", "COMPONENT", "MESSAGE")
+    lines = [table(headers, rows, tty=tty, whole=(0, 1), below=paths)]
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.severity.value] = counts.get(f.severity.value, 0) + 1

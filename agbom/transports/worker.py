@@ -82,6 +82,7 @@ class WorkerSpec:
     keys_file: str | None = None
     config: dict[str, Any] = field(default_factory=dict)
     limits: dict[str, int] = field(default_factory=dict)
+    with_default_rules: bool = False
 
     @classmethod
     def of(
@@ -95,6 +96,7 @@ class WorkerSpec:
         limits: Limits,
         key_id: str | None = None,
         keys_file: os.PathLike[str] | str | None = None,
+        with_default_rules: bool = False,
     ) -> WorkerSpec:
         settings = asdict(config)
         settings["mode"] = str(config.mode)
@@ -110,6 +112,7 @@ class WorkerSpec:
             keys_file=None if keys_file is None else os.fspath(keys_file),
             config=settings,
             limits=asdict(limits),
+            with_default_rules=with_default_rules,
         )
 
     def to_json(self) -> str:
@@ -140,6 +143,7 @@ class WorkerSpec:
             keys_file=self.keys_file,
             config=self.guardian_config(),
             transport="http",  # the decision process answers the HTTP front only
+            with_default_rules=self.with_default_rules,
         )
 
 

@@ -167,7 +167,7 @@ def test_cli_subprocess_no_progress_when_not_a_tty(
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
         f"agbom: scanned 3 file(s) (3 ok, 0 with errors, 0 skipped): 3 component(s), "
-        f"{proc.stderr.split('component(s), ')[1].split(' finding')[0]} finding(s); wrote {out}"
+        f"{proc.stderr.split('component(s), ')[1].split(' finding')[0]} finding(s); rule packs: default; wrote {out}"
     ]
     assert out.read_text().startswith("<?xml")
 
