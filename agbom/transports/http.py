@@ -42,6 +42,7 @@ from agbom.transports.interface import Limits, error_body, handle_body_pipelined
 from agbom.transports.worker import (
     DEADLINE_S,
     KIND_ACS,
+    PROBE_INTERVAL_S,
     DecisionProcess,
     DecisionUnavailable,
     WorkerSpec,
@@ -217,6 +218,7 @@ class InProcessDecisions:
     def __init__(self, guardian_factory: Callable[[], Guardian], limits: Limits) -> None:
         self._factory = guardian_factory
         self._guardian: Guardian | None = None
+        self._probe: asyncio.Task[None] | None = None
         self.limits = limits
 
     @property
@@ -231,13 +233,25 @@ class InProcessDecisions:
 
     @property
     def ready(self) -> bool:
-        return True
+        """Up, and its store takes writes (``/healthz``): 503 while it cannot."""
+        return self._guardian is None or self._guardian.store.write_failure is None
 
     async def start(self) -> None:
         self.store.start_background_checkpoints()
         self.guardian.start_pipelined_commits(asyncio.get_running_loop().call_soon_threadsafe)
+        self._probe = asyncio.create_task(self._probe_store())
+
+    async def _probe_store(self) -> None:
+        # As the decision process does: while the store cannot write, try a write of our own
+        # every PROBE_INTERVAL_S, so it is seen to recover even when no request arrives.
+        while True:
+            await asyncio.sleep(PROBE_INTERVAL_S)
+            if self._guardian is not None and self._guardian.store.write_failure is not None:
+                self._guardian.store.check_writable()
 
     async def stop(self) -> None:
+        if self._probe is not None:
+            self._probe.cancel()
         self.guardian.stop_pipelined_commits()
         self.store.close()
 

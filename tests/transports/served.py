@@ -64,7 +64,7 @@ class Served:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> Served:
+    def start(self, timeout: float = 90.0) -> Served:
         self.port = free_port()
         command = [
             *agbom_command(),
