@@ -43,6 +43,12 @@ def export_cmd(
         None, "--spec-version", help="CycloneDX spec version: 1.6 (default) or 1.7."
     ),
     output: Path | None = output_option(),
+    timestamp: str | None = typer.Option(
+        None,
+        "--timestamp",
+        help="Creation time recorded in the document (ISO 8601 with a timezone). Default: the "
+        "AgBOM's generated_at, else $SOURCE_DATE_EPOCH, else now.",
+    ),
 ) -> None:
     """Export an AgBOM as schema-valid, reproducible CycloneDX JSON or XML, or SPDX 3.0.1."""
     from agbom.export import FORMATS
@@ -55,8 +61,8 @@ def export_cmd(
         json_formats=("cyclonedx-json", "spdx-json", "agbom-json"),
         plain_json="cyclonedx-json",
     )
-    # a bad format fails before any reading
-    exporter = exporter_for(fmt, spec_version)
+    # a bad format or timestamp fails before any reading
+    exporter = exporter_for(fmt, spec_version, timestamp=timestamp)
     agbom = load_agbom_input(agbom_file)
     data = exporter.export(agbom)
     write_output(data, output)

@@ -228,6 +228,12 @@ def scan_cmd(
         help="sarif: the folder result URIs are relative to (%SRCROOT%; default: the current "
         "folder). Files outside it keep absolute file:// URIs.",
     ),
+    timestamp: str | None = typer.Option(
+        None,
+        "--timestamp",
+        help="Creation time recorded in the document (ISO 8601 with a timezone). Default: the "
+        "AgBOM's generated_at, else $SOURCE_DATE_EPOCH, else now.",
+    ),
 ) -> None:
     """Scan MCP client configs, Agent Skills, A2A cards, server.json and AgBOMs into one
     inventory, with findings and CycloneDX output."""
@@ -248,8 +254,8 @@ def scan_cmd(
     with_default = with_default_rules(rules, no_default_rules)
     exporter = None
     if fmt in (ScanFormat.CYCLONEDX_JSON, ScanFormat.CYCLONEDX_XML, ScanFormat.SPDX_JSON):
-        # a bad version fails before scanning
-        exporter = exporter_for(fmt.value, spec_version)
+        # a bad version or timestamp fails before scanning
+        exporter = exporter_for(fmt.value, spec_version, timestamp=timestamp)
     elif spec_version != "1.6":
         from agbom.export import SPEC_VERSIONS
 

@@ -66,19 +66,20 @@ def test_export_accepts_a_snapshot_request(capsys, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "status"),
     [
-        (["export", "samples/invalid/duplicate_id.json"], "duplicate component id 'tool-read'"),
-        (["export", "samples/invalid/unknown_type.json"], "unknown component type 'plugin'"),
-        (["export", "/nonexistent.json"], "/nonexistent.json: no such file"),
-        (["export", str(CODING), "--format", "spdx"], "unknown export format 'spdx'"),
-        (["export", str(CODING), "--spec-version", "1.5"], "no version '1.5'"),
+        (["export", "samples/invalid/duplicate_id.json"], "duplicate component id 'tool-read'", 1),
+        (["export", "samples/invalid/unknown_type.json"], "unknown component type 'plugin'", 1),
+        (["export", "/nonexistent.json"], "/nonexistent.json: no such file", 1),
+        # bad option values are usage errors (README: exit 2)
+        (["export", str(CODING), "--format", "spdx"], "unknown export format 'spdx'", 2),
+        (["export", str(CODING), "--spec-version", "1.5"], "no version '1.5'", 2),
     ],
 )
-def test_bad_input_is_one_line(capsys, args, message):
+def test_bad_input_is_one_line(capsys, args, message, status):
     args = [str(SAMPLES.parent / a) if a.startswith("samples/") else a for a in args]
     code, out, err = _run(capsys, *args)
-    assert code == 1 and out == ""
+    assert code == status and out == ""
     assert err.count("\n") == 1 and err.startswith("agbom: error: ") and message in err
 
 
@@ -133,3 +134,44 @@ def test_export_subprocess_is_reproducible(tmp_path):
         timeout=60,
     )
     assert bad.returncode == 1 and bad.stderr.decode().count("\n") == 1
+
+
+def test_timestamp_option_fixes_the_creation_time(tmp_path: Path) -> None:
+    agbom = Path(sys.executable).parent / "agbom"
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    outputs = []
+    for name in ("a.cdx.json", "b.cdx.json"):
+        out = tmp_path / name
+        done = subprocess.run(
+            [
+                str(agbom),
+                "scan",
+                str(samples),
+                "--timestamp",
+                "2026-01-02T03:04:05Z",
+                "-o",
+                str(out),
+            ],
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
+        assert done.returncode in (0, 1), done.stderr  # 1: findings at or above --fail-on
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0])["metadata"]["timestamp"] == "2026-01-02T03:04:05Z"
+    bad = subprocess.run(
+        [
+            str(agbom),
+            "scan",
+            str(samples),
+            "--timestamp",
+            "yesterday",
+            "-o",
+            str(tmp_path / "c.cdx.json"),
+        ],
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and not (tmp_path / "c.cdx.json").exists()
