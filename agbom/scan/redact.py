@@ -96,6 +96,7 @@ _QUOTES = "'\""
 # Characters a re-joined token may keep unquoted (shlex's safe set plus the redaction marker).
 _SHELL_SAFE = re.compile(r"^[\w@%+=:,./<>\-]+$")
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # What the token after the current one is: a secret, or an env assignment whose value is.
 _HIDE_SECRET = "secret"
 _HIDE_ENV = "env"
@@ -267,6 +268,12 @@ def _redact_words(
             assignment = _ASSIGNMENT.match(bare)
             if assignment:
                 out.append(f"{assignment.group('name')}={REDACTED}")
+                hide = None
+                continue
+            if _ENV_NAME.match(bare):
+                # "-e TOKEN": the variable is passed through from the environment. Its name is
+                # no secret and no scheme word: the word after it (an image) stays.
+                out.append(word)
                 hide = None
                 continue
         if any(c.isspace() for c in word):

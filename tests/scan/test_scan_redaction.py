@@ -106,6 +106,12 @@ def test_errors_do_not_quote_file_content(tmp_path: Path) -> None:
         (["API_KEY=abc"], ["API_KEY=<redacted>"]),
         (["-e", "ANY=abc"], ["-e", "ANY=<redacted>"]),
         (["-e", "NAME_ONLY"], ["-e", "NAME_ONLY"]),
+        # A passed-through variable named like a scheme word hides nothing after it.
+        (
+            ["run", "-e", "TOKEN", "ghcr.io/org/srv:v1"],
+            ["run", "-e", "TOKEN", "ghcr.io/org/srv:v1"],
+        ),
+        (["--env", "Bearer", "img:1"], ["--env", "Bearer", "img:1"]),
         (["Authorization: Bearer abc.def"], ["Authorization: Bearer <redacted>"]),
         (["xoxb-1234567890-abcdefghij"], ["<redacted>"]),
         (["--verbose", "/data", "mode=fast"], ["--verbose", "/data", "mode=fast"]),
