@@ -303,7 +303,12 @@ def _common_properties(component: Component) -> list[dict[str, str]]:
 
 
 def _endpoint_into(
-    entry: dict[str, Any], props: list[dict[str, str]], endpoint: Any, *, service: bool
+    entry: dict[str, Any],
+    props: list[dict[str, str]],
+    endpoint: Any,
+    *,
+    service: bool,
+    interfaces: Any = None,
 ) -> None:
     """Services get a valid endpoint in ``endpoints``; anything else is kept as a property."""
     if endpoint is None:
@@ -311,6 +316,11 @@ def _endpoint_into(
     url = _url(endpoint)
     if service and url is not None:
         entry["endpoints"] = [url]
+        # Every other interface of the service (an A2A card's gRPC, REST or legacy URLs).
+        for interface in interfaces or ():
+            other = _url(interface.get("url")) if isinstance(interface, Mapping) else None
+            if other is not None and other not in entry["endpoints"]:
+                entry["endpoints"].append(other)
     elif isinstance(endpoint, str):
         props.append(_prop("acs:endpoint", url or redact_value("command", endpoint)))
     else:
@@ -344,7 +354,13 @@ def _map_component(component: Component) -> dict[str, Any]:
         entry["description"] = description
 
     if "endpoint" in data:
-        _endpoint_into(entry, props, data.get("endpoint"), service=is_service)
+        _endpoint_into(
+            entry,
+            props,
+            data.get("endpoint"),
+            service=is_service,
+            interfaces=data.get("interfaces"),
+        )
     for field in _ACS_SCALARS.get(ctype, ()):
         if data.get(field) is not None:
             props.append(_prop(f"acs:{field}", data[field]))

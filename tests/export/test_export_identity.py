@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from cyclonedx.schema import OutputFormat, SchemaVersion
@@ -181,3 +182,19 @@ def test_scan_of_the_samples_puts_every_package_purl_in_components(tmp_path):
         assert any(by_ref[t].get("purl") == server["purl"] for t in deps[server["id"]])
     for skill in (c for c in report if c["type"] == "skill" and c.get("license")):
         assert "licenses" in by_ref[skill["id"]]
+
+
+def test_every_a2a_interface_is_an_endpoint_of_the_service(tmp_path: Path) -> None:
+    import shutil
+
+    from agbom.scan import scan_paths
+
+    fixture = Path(__file__).resolve().parents[1] / "scan" / "fixtures" / "a2a"
+    shutil.copy(fixture / "v10-three-bindings.json", tmp_path / "agent-card.json")
+    result = scan_paths([tmp_path])
+    (peer,) = [c for c in result.agbom.components.values() if c.type.value == "a2a_peer"]
+    urls = [i["url"] for i in peer.data["interfaces"]]
+    assert len(urls) == 3
+    bom = build_cyclonedx(result.agbom)
+    (service,) = [s for s in bom["services"] if s["bom-ref"] == peer.id]
+    assert service["endpoints"] == list(dict.fromkeys(urls))
