@@ -20,30 +20,21 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_guardian  # noqa: E402
 
 from agbom.guardian import build_guardian  # noqa: E402
 
 
 def envelope(method: str, payload: Any, sid: str) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "method": method,
-        "id": 1,
-        "params": {
-            "acs_version": "0.1.0",
-            "request_id": str(uuid.uuid4()),
-            "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            "metadata": {"agent_id": "bench", "session_id": sid},
-            "payload": payload,
-        },
-    }
+    return bench_guardian.envelope(method, payload, session_id=sid)
 
 
 def tool(index: int, capability: str = "fs.read") -> dict[str, Any]:

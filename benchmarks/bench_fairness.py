@@ -20,7 +20,6 @@ import tempfile
 import threading
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,26 +27,14 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_guardian  # noqa: E402
 from bench_guardian import free_port, stop, wait_healthy  # noqa: E402
 
 HEADERS = {"content-type": "application/json"}
 
 
 def envelope(method: str, payload: Any, session_id: str) -> bytes:
-    return orjson.dumps(
-        {
-            "jsonrpc": "2.0",
-            "method": method,
-            "id": 1,
-            "params": {
-                "acs_version": "0.1.0",
-                "request_id": str(uuid.uuid4()),
-                "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-                "metadata": {"agent_id": "bench", "session_id": session_id},
-                "payload": payload,
-            },
-        }
-    )
+    return orjson.dumps(bench_guardian.envelope(method, payload, session_id=session_id))
 
 
 def open_session(client: httpx.Client, url: str) -> str:
