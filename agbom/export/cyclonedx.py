@@ -37,6 +37,7 @@ from agbom.export._cdx_schema import (
     validate_cyclonedx_json,
 )
 from agbom.export._iri import is_iri, scrub_url
+from agbom.export._properties import common_property_pairs, property_text
 from agbom.export._redact import KEYS_ONLY_FIELDS, redact_value
 from agbom.export.interface import ExportError
 from agbom.inventory import ROOT_ID, AgBOM, Component, ComponentType, normalize_algorithm
@@ -128,17 +129,8 @@ _ACS_SCALARS: Mapping[ComponentType, tuple[str, ...]] = {
 # -- small value helpers --------------------------------------------------------------------
 
 
-def _text(value: Any) -> str:
-    """A property value: strings as-is, everything else as compact, key-sorted JSON."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
-
 def _prop(name: str, value: Any) -> dict[str, str]:
-    return {"name": name, "value": _text(value)}
+    return {"name": name, "value": property_text(value)}
 
 
 def _hash(algorithm: Any, value: Any) -> dict[str, str] | None:
@@ -288,18 +280,7 @@ def _extension_properties(component: Component, consumed: frozenset[str]) -> lis
 
 
 def _common_properties(component: Component) -> list[dict[str, str]]:
-    props = [_prop("acs:type", component.type.value)]
-    provenance = component.get("registration_provenance")
-    if isinstance(provenance, Mapping):
-        for field in sorted(provenance):
-            value = provenance[field]
-            if value is None:
-                continue
-            if isinstance(value, list):
-                props.extend(_prop(f"acs:registration_provenance.{field}", v) for v in value)
-            else:
-                props.append(_prop(f"acs:registration_provenance.{field}", value))
-    return props
+    return [_prop(name, value) for name, value in common_property_pairs(component)]
 
 
 def _endpoint_into(

@@ -35,6 +35,7 @@ import orjson
 
 from agbom import __version__
 from agbom.export._iri import is_iri, scrub_url
+from agbom.export._properties import common_property_pairs, property_text
 from agbom.export._redact import KEYS_ONLY_FIELDS, redact_value
 from agbom.export.interface import ExportError
 from agbom.inventory import ROOT_ID, AgBOM, Component, ComponentType, normalize_algorithm
@@ -158,20 +159,11 @@ _SKILL_DIGEST_COMMENT = (
 # -- small value helpers --------------------------------------------------------------------
 
 
-def _text(value: Any) -> str:
-    """A property value: strings as-is, everything else as compact, key-sorted JSON."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
-
 def _prop(name: str, value: Any) -> dict[str, str]:
     return {
         "type": "extension_CdxPropertyEntry",
         "extension_cdxPropName": name,
-        "extension_cdxPropValue": _text(value),
+        "extension_cdxPropValue": property_text(value),
     }
 
 
@@ -327,18 +319,7 @@ def _extension_properties(component: Component, consumed: frozenset[str]) -> lis
 
 
 def _common_properties(component: Component) -> list[dict[str, str]]:
-    props = [_prop("acs:type", component.type.value)]
-    provenance = component.get("registration_provenance")
-    if isinstance(provenance, Mapping):
-        for field in sorted(provenance):
-            value = provenance[field]
-            if value is None:
-                continue
-            if isinstance(value, list):
-                props.extend(_prop(f"acs:registration_provenance.{field}", v) for v in value)
-            else:
-                props.append(_prop(f"acs:registration_provenance.{field}", value))
-    return props
+    return [_prop(name, value) for name, value in common_property_pairs(component)]
 
 
 def _external_ref(url: str, comment: str) -> dict[str, Any]:
