@@ -220,6 +220,17 @@ def write_output(data: str | bytes, output: Path | None) -> None:
         sys.stdout.flush()
         return
     target = output.resolve()
+    if target.exists() and not target.is_file():
+        # A device, pipe or socket (``-o /dev/null``, ``-o /dev/stdout``): write into it.
+        # Replacing it atomically would put a regular file in its place (as root, in /dev).
+        if target.is_dir():
+            raise InputError(f"cannot write {output}: is a directory")
+        try:
+            with target.open("wb") as handle:
+                handle.write(payload if payload.endswith(b"\n") else payload + b"\n")
+        except OSError as exc:
+            raise InputError(f"cannot write {output}: {exc.strerror or exc}") from exc
+        return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
