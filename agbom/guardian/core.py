@@ -14,19 +14,28 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from agbom.guardian.config import GuardianConfig
-from agbom.guardian.decision import Decision, clamp, defer_details
+from agbom.guardian.decision import Decision, clamp
+from agbom.guardian.handshake import read_client_hello, server_hello
+from agbom.guardian.pipelined import (
+    MAX_QUEUED,
+    PIPELINED_METHODS,
+    Pipelined,
+    Reply,
+    RequestContext,
+    Schedule,
+    replay_error,
+)
 from agbom.guardian.policies import Policies, PreparedSnapshot
-from agbom.guardian.session import RECENT_REQUEST_IDS, SessionState
-from agbom.inventory import AgBOM
+from agbom.guardian.session import SessionState
+from agbom.guardian.substitution import substitute
 from agbom.protocol import (
     ACS_VERSION,
     METHODS,
-    SUPPORTED_SIGNATURE_ALGORITHMS,
     AcsError,
     Disposition,
     KeyRing,
@@ -45,96 +54,8 @@ from agbom.store.interface import utc_timestamp
 
 Clock = Callable[[], float]
 
-AGBOM_SERIALIZATIONS = ("canonical", "cyclonedx-1.6", "spdx-3.0")
-"""What the ServerHello advertises: only values of the handshake schema's enum (agbom also
-renders CycloneDX 1.7 on request, which that enum has no value for)."""
-PROFILES = ("acs-core", "acs-inspect", "acs-inspect-dynamic", "acs-audit")
-APPROVER_TYPES = ("human",)
-"""Approver types that ASK answers name (``ask_details.approver.type``)."""
-LEGACY_ORIGIN = "legacy"
-"""Sessions stored before origins were recorded: either entry point may continue them."""
 MAX_SESSIONS_IN_MEMORY = 2048
 """Sessions whose state a Guardian keeps in memory; others are restored from the store."""
-
-PIPELINED_METHODS = frozenset(
-    {
-        "steps/agentTrigger",
-        "steps/turnStart",
-        "steps/userMessage",
-        "steps/agentResponse",
-        "steps/knowledgeRetrieval",
-        "steps/memoryContextRetrieval",
-        "steps/memoryStore",
-        "steps/toolCallRequest",
-        "steps/toolCallResult",
-        "steps/preCompact",
-        "steps/postCompact",
-        "steps/turnEnd",
-    }
-)
-"""Steps whose decision writes nothing to the store but the chain entry. With pipelined
-commits (:meth:`Guardian.submit`), their entries are queued and committed together once the
-event loop has decided the requests at hand. Every other method first commits what is queued,
-then commits its own entry at once, because it reads or writes store state (sessions, skills,
-AgBOM versions, a child's chain) that must agree with the chain."""
-
-MAX_QUEUED = 512
-"""Entries queued for one commit; the next request commits them first (back-pressure)."""
-
-Reply = Callable[[dict[str, Any]], None]
-Schedule = Callable[[Callable[[], None]], object]
-
-
-@dataclass(slots=True)
-class _Pipelined:
-    """One request whose answer waits for its chain entry; replies once both are known."""
-
-    request_id: Any
-    reply: Reply
-    append: ChainAppend | None = None
-    response: dict[str, Any] | None = None
-    outcome: int | StoreError | None = None
-    sent: bool = False
-    signer: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-
-    def answer(self, response: dict[str, Any]) -> None:
-        self.response = response
-        self._maybe_reply()
-
-    def committed(self, outcome: int | StoreError) -> None:
-        self.outcome = outcome
-        self._maybe_reply()
-
-    def _maybe_reply(self) -> None:
-        if self.sent or self.response is None or self.outcome is None:
-            return
-        self.sent = True
-        if isinstance(self.outcome, int):
-            self.reply(self.response)
-            return
-        if isinstance(self.outcome, DuplicateRequest):
-            err = _replay_error(self.outcome)
-        else:
-            # The decision was made but its entry is not in the chain: it must not stand.
-            err = AcsError(codes.INTERNAL_ERROR, "audit_append_failed", str(self.outcome))
-        response = codes.error_response(self.request_id, err)
-        self.reply(self.signer(response) if self.signer is not None else response)
-
-
-def _replay_error(exc: DuplicateRequest) -> AcsError:
-    """A request id or nonce the store already holds, as the -32005 the client gets."""
-    return AcsError(codes.REPLAY_DETECTED, f"duplicate_{exc.field}", str(exc))
-
-
-@dataclass(slots=True)
-class _Request:
-    """What the Guardian has learnt of the request it is answering, for its error answer:
-    the session (once known to have a handshake) and the key that signs the answer."""
-
-    request_id: str | None = None
-    session: SessionState | None = None
-    session_id: str | None = None
-    key_id: str | None = None
 
 
 def _parse_timestamp(value: str) -> float | None:
@@ -173,7 +94,7 @@ class Guardian:
         # The transport requests arrive on ("http", "stdio"); None in process (replay, tests),
         # where a ClientHello's transports_supported is not checked against it.
         self.transport = transport
-        self._request: _Request | None = None
+        self._request: RequestContext | None = None
         self._prepared: PreparedSnapshot | None = None  # for the request being answered
         self._sessions: dict[str, SessionState] = {}
         self._session_bytes = 0  # the estimated memory of ``_sessions`` (their weights)
@@ -181,8 +102,8 @@ class Guardian:
         self.policies = Policies(self)
         self._schedule: Schedule | None = None
         self._loop_thread: int | None = None
-        self._queued: list[_Pipelined] = []
-        self._pipelined: _Pipelined | None = None  # the request being decided, if pipelined
+        self._queued: list[Pipelined] = []
+        self._pipelined: Pipelined | None = None  # the request being decided, if pipelined
 
     # -- pipelined commits ---------------------------------------------------------------------
 
@@ -305,7 +226,7 @@ class Guardian:
                     self._prepared = None
             if len(self._queued) >= MAX_QUEUED:
                 self._settle()
-            pipelined = _Pipelined(request_id=_response_id(request), reply=reply)
+            pipelined = Pipelined(request_id=_response_id(request), reply=reply)
             self._pipelined = pipelined
             try:
                 response = self._answer(request)
@@ -317,7 +238,7 @@ class Guardian:
             return None
 
     def _answer(self, request: Any) -> dict[str, Any]:
-        self._request = context = _Request()
+        self._request = context = RequestContext()
         try:
             return self._handle(request)
         except AcsError as exc:
@@ -333,7 +254,7 @@ class Guardian:
             session.remember_refused(context.request_id)
         return self._error_answer(request, err, context)
 
-    def _error_answer(self, request: Any, err: AcsError, context: _Request) -> dict[str, Any]:
+    def _error_answer(self, request: Any, err: AcsError, context: RequestContext) -> dict[str, Any]:
         response = codes.error_response(_response_id(request), err)
         if context.key_id is not None and context.session_id is not None:
             return self._sign(response, context.session_id, context.key_id)
@@ -450,6 +371,12 @@ class Guardian:
         key_id: str | None = None
         if method != "system/ping":
             key_id = self._authenticate(request, method, session_id, context)
+            pipelined = self._pipelined
+            if key_id is not None and pipelined is not None:
+                # An error found only at commit (a replay the store caught, a failed append)
+                # is signed like the answer it replaces.
+                signed_key = key_id
+                pipelined.signer = lambda response: self._sign(response, session_id, signed_key)
         # (3) method
         if spec is None:
             raise AcsError(codes.METHOD_NOT_FOUND, "method_not_found", f"unknown method {method}")
@@ -562,7 +489,7 @@ class Guardian:
         )
 
     def _authenticate(
-        self, request: dict[str, Any], method: str, session_id: str, context: _Request
+        self, request: dict[str, Any], method: str, session_id: str, context: RequestContext
     ) -> str | None:
         """Verify the request's signature; return the key id that signed it, or None when it
         is unsigned and may be. Sets the key that signs the error answer as soon as one is
@@ -641,7 +568,13 @@ class Guardian:
         decision = self.policies.evaluate(method, spec, params, session)
         # (9) never a disposition the hook does not allow, nor one the client cannot apply
         decision = clamp(decision, spec)
-        decision, substitution = self._substitute(decision, spec, session)
+        decision, substitution = substitute(
+            decision,
+            spec,
+            can_modify=session.can_modify,
+            can_ask=session.can_ask,
+            ask_fallback=self.config.ask_fallback,
+        )
         if decision.disposition is Disposition.DEFER:
             session.deferrals += 1
             if session.deferrals > self.config.max_deferrals_per_session:
@@ -659,62 +592,6 @@ class Guardian:
         else:
             self._reweigh(session)
         return decision, chain_hash, (time.perf_counter() - started) * 1000
-
-    def _substitute(
-        self, decision: Decision, spec: MethodSpec, session: SessionState
-    ) -> tuple[Decision, dict[str, str] | None]:
-        """Replace a MODIFY or ASK the client cannot apply (spec §6.5, §9.2).
-
-        Returns the decision to send and, when it was substituted, the audit record of the
-        substitution that goes into the chain entry.
-        """
-        wanted = decision.disposition
-        if wanted is Disposition.MODIFY and not session.can_modify:
-            intended = _describe_modifications(decision.modifications)
-            if Disposition.DENY in spec.allowed:
-                new = replace(
-                    decision,
-                    disposition=Disposition.DENY,
-                    modifications=None,
-                    reasoning=f"{decision.reasoning or 'modification required'}; this client "
-                    f"cannot apply MODIFY, so the step is denied (intended: {intended})",
-                    reason_codes=(*decision.reason_codes, "modify_unsupported"),
-                )
-            else:  # postCompact: compaction already happened and DENY is not legal there
-                new = replace(
-                    decision,
-                    disposition=Disposition.ALLOW,
-                    modifications=None,
-                    reasoning=f"this client cannot apply MODIFY; the original stands and the "
-                    f"intended rewrite was not delivered ({intended})",
-                    reason_codes=(*decision.reason_codes, "modify_unsupported"),
-                )
-            reason = "modify_unsupported"
-        elif wanted is Disposition.ASK and not session.can_ask:
-            if self.config.ask_fallback == "defer" and Disposition.DEFER in spec.allowed:
-                new = replace(
-                    decision,
-                    disposition=Disposition.DEFER,
-                    ask_details=None,
-                    defer_details=defer_details(),
-                    reasoning=f"{decision.reasoning or 'approval required'}; this client cannot "
-                    "route ASK to an approver, so the step is deferred (denied on timeout)",
-                    reason_codes=(*decision.reason_codes, "approver_unavailable"),
-                )
-            else:
-                new = replace(
-                    decision,
-                    disposition=Disposition.DENY,
-                    ask_details=None,
-                    reasoning=f"{decision.reasoning or 'approval required'}; this client cannot "
-                    "route ASK to an approver, so the step is denied",
-                    reason_codes=(*decision.reason_codes, "approver_unavailable"),
-                )
-            reason = "approver_unavailable"
-        else:
-            return decision, None
-        new = clamp(new, spec)
-        return new, {"from": wanted.value, "to": new.disposition.value, "reason": reason}
 
     def _append(
         self,
@@ -787,7 +664,7 @@ class Guardian:
                 entry["entry_id"] = str(session.seq + 1)
                 continue
             except DuplicateRequest as exc:
-                raise _replay_error(exc) from exc
+                raise replay_error(exc) from exc
             session.head = digest
             session.seq = seq
             session.remember_request(request_id)
@@ -814,43 +691,7 @@ class Guardian:
         params = request["params"]
         validate_payload(spec, params.get("payload"))
         hello: dict[str, Any] = params["payload"]
-        versions = [v for v in hello["acs_versions_supported"] if version_supported(v)]
-        if not versions:
-            raise AcsError(
-                codes.UNSUPPORTED_VERSION,
-                "unsupported_version",
-                "none of the client's ACS versions is supported",
-                data={"supported_versions": [ACS_VERSION]},
-            )
-        if self.config.policy_requires_provenance and hello.get("provenance_producer") == "none":
-            raise AcsError(
-                codes.PROVENANCE_REQUIRED,
-                "provenance_required",
-                "this Guardian's policy requires deterministic provenance",
-            )
-        offered = list(dict.fromkeys(hello["transports_supported"]))
-        if self.transport is not None:
-            # The hello arrived on a transport: the client must have offered it. "https" also
-            # covers plain HTTP here, for a client behind a TLS-terminating proxy.
-            arrival = ("http", "https") if self.transport == "http" else (self.transport,)
-            transports = [t for t in offered if t in arrival]
-            if not transports:
-                raise AcsError(
-                    codes.SESSION_REFUSED,
-                    "transport_not_offered",
-                    f"the hello arrived over {self.transport}, which its transports_supported "
-                    f"({', '.join(offered)}) does not list",
-                )
-        else:
-            transports = [
-                t
-                for t in offered
-                if t in self.config.transports or t == "https" and "http" in self.config.transports
-            ]
-        if not transports:
-            raise AcsError(codes.SESSION_REFUSED, "no_common_transport", "no transport in common")
-        implemented = [m for m in hello["methods_implemented"] if lookup(m) is not None]
-        evaluated = sorted(m for m in implemented if m not in ("handshake/hello",))
+        offer = read_client_hello(hello, self.config, self.transport)
         metadata = params["metadata"]
         session = self._session(
             metadata["session_id"], metadata.get("agent_id"), params.get("tenant_id")
@@ -867,44 +708,19 @@ class Guardian:
                 "session_already_started",
                 "handshake after sessionStart (no renegotiation in v0.1)",
             )
-        negotiated = set(evaluated)
-        if any(m.startswith(("protocols/", "wrapped:")) for m in implemented):
-            negotiated.add("protocols/MCP/*")
-        session.negotiated = frozenset(negotiated)
+        session.negotiated = offer.negotiated
         session.origin = "acs"
         session.signed_key = key_id
         # What the client can apply: the operator's declaration, narrowed (never widened) by
         # what the ClientHello says of itself.
-        declared = hello.get("client_capabilities")
-        declared = declared if isinstance(declared, Mapping) else {}
         agent_id = session.agent_id
-        session.can_modify = (
-            self.config.client_can_modify(agent_id) and declared.get("modify", True) is not False
-        )
-        session.can_ask = (
-            self.config.client_can_ask(agent_id) and declared.get("ask", True) is not False
-        )
+        session.can_modify = self.config.client_can_modify(agent_id) and offer.can_modify
+        session.can_ask = self.config.client_can_ask(agent_id) and offer.can_ask
         self._persist_session(session, status="negotiated")
-        offered_profiles = hello.get("profiles_supported") or []
-        server_hello = {
-            "negotiated_version": max(versions, key=lambda v: tuple(int(p) for p in v.split("."))),
-            "methods_evaluated": evaluated,
-            "selected_transport": transports[0],
-            "timeout_config": {"default_ms": self.config.default_timeout_ms, "per_method_ms": {}},
-            "signature_algorithms_supported": list(SUPPORTED_SIGNATURE_ALGORITHMS)
-            if self.keyring is not None
-            else [],
-            "skew_window_ms": self.config.skew_window_ms,
-            "on_decision_failure": "deny"
-            if self.config.on_decision_failure == "deny"
-            else "proceed",
-            "approver_types_supported": list(APPROVER_TYPES) if session.can_ask else [],
-            "policy_requires_provenance": self.config.policy_requires_provenance,
-            "agbom_serializations_supported": list(AGBOM_SERIALIZATIONS),
-            # Only profiles the client offered (and agbom implements): an empty offer gets [].
-            "profiles_accepted": [p for p in dict.fromkeys(offered_profiles) if p in PROFILES],
-        }
-        return Decision(disposition=Disposition.ALLOW, payload=server_hello)
+        answer = server_hello(
+            offer, self.config, signing=self.keyring is not None, can_ask=session.can_ask
+        )
+        return Decision(disposition=Disposition.ALLOW, payload=answer)
 
     def _respond(
         self,
@@ -985,50 +801,12 @@ class Guardian:
             return len(self._sessions), self._session_bytes
 
     def _restore(self, session_id: str, stored: Mapping[str, Any]) -> SessionState:
-        negotiated = stored.get("negotiated")
-        session = SessionState(
-            session_id=session_id,
-            agent_id=stored.get("agent_id") or "unknown",
-            tenant_id=stored.get("tenant_id"),
-            negotiated=frozenset(negotiated.get("methods", []))
-            if isinstance(negotiated, Mapping)
-            else None,
-            parent_session_id=stored.get("parent_session_id"),
+        return SessionState.restored(
+            session_id,
+            stored,
+            self.store.chain_entries(session_id),
+            self.store.agbom_version(session_id),
         )
-        if isinstance(negotiated, Mapping):
-            session.origin = str(negotiated.get("origin") or LEGACY_ORIGIN)
-            signed_key = negotiated.get("signed_key")
-            session.signed_key = signed_key if isinstance(signed_key, str) else None
-            client = negotiated.get("client")
-            if isinstance(client, Mapping):
-                session.can_modify = client.get("modify") is not False
-                session.can_ask = client.get("ask") is not False
-        status = stored.get("status")
-        session.started = status in ("open", "closed")
-        session.closed = status == "closed"
-        entries = self.store.chain_entries(session_id)
-        session.head = entries[-1]["entry_hash"] if entries else None
-        session.seq = len(entries)
-        for entry in entries[-RECENT_REQUEST_IDS:]:
-            if isinstance(entry.get("step_id"), str):
-                session.remember_request(entry["step_id"])
-        for entry in entries:
-            if entry.get("step_type") == "steps/toolCallRequest":
-                session.remember_tool_call(str(entry.get("step_id")))
-            skill = entry.get("skill") if entry.get("step_type") == "steps/skillRegister" else None
-            if isinstance(skill, Mapping):
-                pair = (str(skill["skill_id"]), str(skill["algorithm"]), str(skill["value"]))
-                session.remember_registration(pair, entry.get("decision") != "deny")
-        for entry in entries[-64:]:
-            if entry.get("turn_id"):
-                session.turn_id = entry["turn_id"]
-            if entry.get("step_type") == "steps/turnEnd":
-                session.turn_id = None
-        latest = self.store.agbom_version(session_id)
-        if latest is not None:
-            session.agbom = AgBOM.from_document(latest["document"], source="stored AgBOM")
-            session.agbom_version = int(latest.get("version", 0))
-        return session
 
     def _persist_session(self, session: SessionState, *, status: str) -> None:
         now = datetime.fromtimestamp(self.clock(), UTC)
@@ -1060,21 +838,3 @@ def _response_id(request: Any) -> str | int | None:
     if not isinstance(request_id, str | int) or isinstance(request_id, bool):
         return None
     return request_id
-
-
-def _describe_modifications(modifications: Mapping[str, Any] | None) -> str:
-    """What a MODIFY would have changed, named without its values (they may be secrets)."""
-    if not modifications:
-        return "a rewrite of the payload"
-    parts: list[str] = []
-    redactions = modifications.get("redactions")
-    if isinstance(redactions, list) and redactions:
-        paths = [str(r.get("path")) for r in redactions[:5] if isinstance(r, Mapping)]
-        more = f" and {len(redactions) - 5} more" if len(redactions) > 5 else ""
-        parts.append(f"redact {', '.join(paths)}{more}")
-    overrides = modifications.get("parameter_overrides")
-    if isinstance(overrides, Mapping) and overrides:
-        parts.append(f"override {', '.join(sorted(str(k) for k in overrides)[:5])}")
-    if "modified_content" in modifications:
-        parts.append("replace the content")
-    return "; ".join(parts) or "a rewrite of the payload"

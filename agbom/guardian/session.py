@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,9 @@ COMPONENT_BYTES = 2 * 1024
 edges): measured at 1.0–1.7 KiB with tracemalloc, rounded up."""
 REMEMBERED_ID_BYTES = 160
 """One remembered request id, nonce or pair (the string and its dict slot)."""
+
+LEGACY_ORIGIN = "legacy"
+"""Sessions stored before origins were recorded: either entry point may continue them."""
 
 SkillPair = tuple[str, str, str]
 """(skill_id, digest algorithm, digest value)."""
@@ -82,6 +86,60 @@ class SessionState:
             + len(self.registrations)
         )
         return SESSION_BASE_BYTES + COMPONENT_BYTES * components + REMEMBERED_ID_BYTES * remembered
+
+    @classmethod
+    def restored(
+        cls,
+        session_id: str,
+        stored: Mapping[str, Any],
+        entries: Sequence[Mapping[str, Any]],
+        latest_agbom: Mapping[str, Any] | None,
+    ) -> SessionState:
+        """A session as its stored row, its chain entries and its latest accepted AgBOM
+        version say it was (what a Guardian holds in memory, rebuilt after a restart or an
+        eviction)."""
+        negotiated = stored.get("negotiated")
+        session = cls(
+            session_id=session_id,
+            agent_id=stored.get("agent_id") or "unknown",
+            tenant_id=stored.get("tenant_id"),
+            negotiated=frozenset(negotiated.get("methods", []))
+            if isinstance(negotiated, Mapping)
+            else None,
+            parent_session_id=stored.get("parent_session_id"),
+        )
+        if isinstance(negotiated, Mapping):
+            session.origin = str(negotiated.get("origin") or LEGACY_ORIGIN)
+            signed_key = negotiated.get("signed_key")
+            session.signed_key = signed_key if isinstance(signed_key, str) else None
+            client = negotiated.get("client")
+            if isinstance(client, Mapping):
+                session.can_modify = client.get("modify") is not False
+                session.can_ask = client.get("ask") is not False
+        status = stored.get("status")
+        session.started = status in ("open", "closed")
+        session.closed = status == "closed"
+        session.head = entries[-1]["entry_hash"] if entries else None
+        session.seq = len(entries)
+        for entry in entries[-RECENT_REQUEST_IDS:]:
+            if isinstance(entry.get("step_id"), str):
+                session.remember_request(entry["step_id"])
+        for entry in entries:
+            if entry.get("step_type") == "steps/toolCallRequest":
+                session.remember_tool_call(str(entry.get("step_id")))
+            skill = entry.get("skill") if entry.get("step_type") == "steps/skillRegister" else None
+            if isinstance(skill, Mapping):
+                pair = (str(skill["skill_id"]), str(skill["algorithm"]), str(skill["value"]))
+                session.remember_registration(pair, entry.get("decision") != "deny")
+        for entry in entries[-64:]:
+            if entry.get("turn_id"):
+                session.turn_id = entry["turn_id"]
+            if entry.get("step_type") == "steps/turnEnd":
+                session.turn_id = None
+        if latest_agbom is not None:
+            session.agbom = AgBOM.from_document(latest_agbom["document"], source="stored AgBOM")
+            session.agbom_version = int(latest_agbom.get("version", 0))
+        return session
 
     def remember_request(self, request_id: str) -> None:
         self.recent_request_ids[request_id] = None
