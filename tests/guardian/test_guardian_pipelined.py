@@ -198,3 +198,36 @@ def test_when_the_store_fails_no_queued_step_is_allowed(guardian: Guardian) -> N
 
     replies = run(guardian, body)
     assert [r["error"]["data"]["reason"] for r in replies] == ["audit_append_failed"] * 3
+
+
+def test_an_error_found_at_commit_is_signed_in_a_signed_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agbom.protocol import KeyRing, verify_envelope
+
+    monkeypatch.setattr(session_module, "RECENT_REQUEST_IDS", 4)
+    secret = tmp_path / "k"
+    secret.write_bytes(bytes(range(48)))
+    g = build_guardian(tmp_path / "s.db", secret_file=secret, key_id="k1")
+    ring = KeyRing.from_file(secret, "k1")
+    sid = new_session_id()
+    for message in (hello(sid), request("steps/sessionStart", {}, session_id=sid)):
+        assert "result" in g.handle(ring.sign(message, sid))
+    first = ring.sign(request("steps/toolCallRequest", TOOL, session_id=sid), sid)
+
+    async def body() -> list[Any]:
+        out = [await send(g, first)]
+        # Six more push the first id out of memory: only the store can catch its replay.
+        filler = [
+            ring.sign(request("steps/toolCallRequest", TOOL, session_id=sid), sid) for _ in range(6)
+        ]
+        out += [await send(g, m) for m in filler]
+        out.append(await send(g, first))
+        return out
+
+    replies = run(g, body)
+    replay = replies[-1]
+    assert replay["error"]["code"] == -32005
+    assert replay["error"]["signature"]["key_id"] == "k1"
+    verify_envelope(replay, ring.session_key(sid))
+    g.store.close()
