@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from agbom.inventory.diff import (
     AgBOMDiff,
     ArtifactChange,
@@ -10,7 +12,6 @@ from agbom.inventory.diff import (
     compute_diff,
     parse_diff,
 )
-from agbom.inventory.graph import ComponentGraph, EdgeKind
 from agbom.inventory.model import (
     REFERENCE_FIELDS,
     ROOT_ID,
@@ -22,6 +23,9 @@ from agbom.inventory.model import (
     normalize_algorithm,
     parse_component,
 )
+
+if TYPE_CHECKING:
+    from agbom.inventory.graph import ComponentGraph, EdgeKind
 
 __all__ = [
     "REFERENCE_FIELDS",
@@ -42,3 +46,13 @@ __all__ = [
     "parse_component",
     "parse_diff",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The graph needs networkx (about 0.1 s to import): load it only when something uses it,
+    # so that commands which never build a graph (``--help``, ``skills list``) start faster.
+    if name in ("ComponentGraph", "EdgeKind"):
+        from agbom.inventory import graph
+
+        return getattr(graph, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
