@@ -12,7 +12,38 @@ from typing import Any
 
 import orjson
 
-from agbom.inventory import Component
+from agbom.inventory import Component, ComponentType
+
+COMMON_FIELDS = frozenset(
+    {"id", "type", "name", "version", "description", "registration_provenance", "purl"}
+)
+TYPE_FIELDS: Mapping[ComponentType, frozenset[str]] = {
+    ComponentType.MODEL: frozenset({"provider", "endpoint", "context_window", "args", "digest"}),
+    ComponentType.MCP_SERVER: frozenset({"endpoint", "tools", "provider"}),
+    ComponentType.A2A_PEER: frozenset({"endpoint", "protocol_version", "agent_card_ref"}),
+    ComponentType.TOOL: frozenset({"provider", "capability", "digest"}),
+    ComponentType.KNOWLEDGE_SOURCE: frozenset({"source_type", "endpoint", "schema_ref"}),
+    ComponentType.MEMORY_STORE: frozenset({"scope", "store_type", "path", "window_size"}),
+    ComponentType.AGENT_CAPABILITY: frozenset({"tools", "mcp_servers", "a2a_peers"}),
+    ComponentType.SKILL: frozenset(
+        {
+            "definition",
+            "declared_capabilities",
+            "tools",
+            "mcp_servers",
+            "a2a_peers",
+            "models",
+            "composed_skills",
+        }
+    ),
+}
+# Scalar ACS fields with no slot of their own in either format, exported as acs:<field>.
+ACS_SCALARS: Mapping[ComponentType, tuple[str, ...]] = {
+    ComponentType.MODEL: ("context_window",),
+    ComponentType.A2A_PEER: ("protocol_version",),
+    ComponentType.KNOWLEDGE_SOURCE: ("source_type", "schema_ref"),
+    ComponentType.MEMORY_STORE: ("scope", "store_type", "path", "window_size"),
+}
 
 
 def property_text(value: Any) -> str:

@@ -37,7 +37,13 @@ from agbom.export._cdx_schema import (
     validate_cyclonedx_json,
 )
 from agbom.export._iri import is_iri, scrub_url
-from agbom.export._properties import common_property_pairs, property_text
+from agbom.export._properties import (
+    ACS_SCALARS,
+    COMMON_FIELDS,
+    TYPE_FIELDS,
+    common_property_pairs,
+    property_text,
+)
 from agbom.export._redact import KEYS_ONLY_FIELDS, redact_value
 from agbom.export.interface import ExportError
 from agbom.inventory import ROOT_ID, AgBOM, Component, ComponentType, normalize_algorithm
@@ -94,36 +100,6 @@ _HEX = frozenset("0123456789abcdef")
 
 # Fields each type maps to a CycloneDX slot or an acs:* property; anything else on a
 # component is an extension field (scan results etc.) and becomes an agbom:* property.
-_COMMON_FIELDS = frozenset(
-    {"id", "type", "name", "version", "description", "registration_provenance", "purl"}
-)
-_TYPE_FIELDS: Mapping[ComponentType, frozenset[str]] = {
-    ComponentType.MODEL: frozenset({"provider", "endpoint", "context_window", "args", "digest"}),
-    ComponentType.MCP_SERVER: frozenset({"endpoint", "tools", "provider"}),
-    ComponentType.A2A_PEER: frozenset({"endpoint", "protocol_version", "agent_card_ref"}),
-    ComponentType.TOOL: frozenset({"provider", "capability", "digest"}),
-    ComponentType.KNOWLEDGE_SOURCE: frozenset({"source_type", "endpoint", "schema_ref"}),
-    ComponentType.MEMORY_STORE: frozenset({"scope", "store_type", "path", "window_size"}),
-    ComponentType.AGENT_CAPABILITY: frozenset({"tools", "mcp_servers", "a2a_peers"}),
-    ComponentType.SKILL: frozenset(
-        {
-            "definition",
-            "declared_capabilities",
-            "tools",
-            "mcp_servers",
-            "a2a_peers",
-            "models",
-            "composed_skills",
-        }
-    ),
-}
-# Scalar ACS fields with no CycloneDX slot, exported as acs:<field>.
-_ACS_SCALARS: Mapping[ComponentType, tuple[str, ...]] = {
-    ComponentType.MODEL: ("context_window",),
-    ComponentType.A2A_PEER: ("protocol_version",),
-    ComponentType.KNOWLEDGE_SOURCE: ("source_type", "schema_ref"),
-    ComponentType.MEMORY_STORE: ("scope", "store_type", "path", "window_size"),
-}
 
 
 # -- small value helpers --------------------------------------------------------------------
@@ -318,7 +294,7 @@ def _map_component(component: Component) -> dict[str, Any]:
     hashes: list[dict[str, str]] = []
     refs: list[dict[str, str]] = []
 
-    consumed = _COMMON_FIELDS | _TYPE_FIELDS[ctype]
+    consumed = COMMON_FIELDS | TYPE_FIELDS[ctype]
     provider = data.get("provider")
     if isinstance(provider, str) and provider:
         entry["provider" if is_service else "supplier"] = {"name": provider}
@@ -342,7 +318,7 @@ def _map_component(component: Component) -> dict[str, Any]:
             service=is_service,
             interfaces=data.get("interfaces"),
         )
-    for field in _ACS_SCALARS.get(ctype, ()):
+    for field in ACS_SCALARS.get(ctype, ()):
         if data.get(field) is not None:
             props.append(_prop(f"acs:{field}", data[field]))
 

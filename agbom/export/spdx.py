@@ -35,7 +35,13 @@ import orjson
 
 from agbom import __version__
 from agbom.export._iri import is_iri, scrub_url
-from agbom.export._properties import common_property_pairs, property_text
+from agbom.export._properties import (
+    ACS_SCALARS,
+    COMMON_FIELDS,
+    TYPE_FIELDS,
+    common_property_pairs,
+    property_text,
+)
 from agbom.export._redact import KEYS_ONLY_FIELDS, redact_value
 from agbom.export.interface import ExportError
 from agbom.inventory import ROOT_ID, AgBOM, Component, ComponentType, normalize_algorithm
@@ -101,36 +107,10 @@ _HEX = frozenset("0123456789abcdef")
 
 # Fields each type maps to an SPDX slot, an acs:* property or a relationship; any other
 # field is an extension field (what the scanner records) and becomes an agbom:* property.
-_COMMON_FIELDS = frozenset(
-    {"id", "type", "name", "version", "description", "registration_provenance", "purl"}
-)
+# An A2A card's provider organization has no SPDX slot of its own beside the supplier.
 _TYPE_FIELDS: Mapping[ComponentType, frozenset[str]] = {
-    ComponentType.MODEL: frozenset({"provider", "endpoint", "context_window", "args", "digest"}),
-    ComponentType.MCP_SERVER: frozenset({"endpoint", "tools", "provider"}),
-    ComponentType.A2A_PEER: frozenset(
-        {"endpoint", "protocol_version", "agent_card_ref", "provider"}
-    ),
-    ComponentType.TOOL: frozenset({"provider", "capability", "digest"}),
-    ComponentType.KNOWLEDGE_SOURCE: frozenset({"source_type", "endpoint", "schema_ref"}),
-    ComponentType.MEMORY_STORE: frozenset({"scope", "store_type", "path", "window_size"}),
-    ComponentType.AGENT_CAPABILITY: frozenset({"tools", "mcp_servers", "a2a_peers"}),
-    ComponentType.SKILL: frozenset(
-        {
-            "definition",
-            "declared_capabilities",
-            "tools",
-            "mcp_servers",
-            "a2a_peers",
-            "models",
-            "composed_skills",
-        }
-    ),
-}
-_ACS_SCALARS: Mapping[ComponentType, tuple[str, ...]] = {
-    ComponentType.MODEL: ("context_window",),
-    ComponentType.A2A_PEER: ("protocol_version",),
-    ComponentType.KNOWLEDGE_SOURCE: ("source_type", "schema_ref"),
-    ComponentType.MEMORY_STORE: ("scope", "store_type", "path", "window_size"),
+    **TYPE_FIELDS,
+    ComponentType.A2A_PEER: TYPE_FIELDS[ComponentType.A2A_PEER] | {"provider"},
 }
 
 # Reference field -> SPDX relationship type, per source type. ACS says "USES"; the nearest
@@ -370,7 +350,7 @@ class _Builder:
         description = data.get("description")
         if isinstance(description, str) and description:
             entry["description"] = description
-        consumed = _COMMON_FIELDS | _TYPE_FIELDS[ctype]
+        consumed = COMMON_FIELDS | _TYPE_FIELDS[ctype]
         props = _common_properties(component)
         refs: list[dict[str, Any]] = []
         hashes: list[dict[str, str]] = []
@@ -412,7 +392,7 @@ class _Builder:
                 props.append(_prop("acs:endpoint", redact_value("command", endpoint)))
             else:
                 props.append(_prop("acs:endpoint", redact_value("endpoint", endpoint)))
-        for field in _ACS_SCALARS.get(ctype, ()):
+        for field in ACS_SCALARS.get(ctype, ()):
             if data.get(field) is not None:
                 props.append(_prop(f"acs:{field}", data[field]))
         if ctype is ComponentType.MODEL and isinstance(data.get("args"), Mapping):
