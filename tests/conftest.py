@@ -1,0 +1,50 @@
+"""Fixtures shared by every test folder: the throwaway PostgreSQL cluster.
+
+The cluster starts only when a test asks for it (``pg_cluster``, ``pg_url``), once per test
+session, and is removed at the end. Without PostgreSQL binaries those tests skip, except
+under ``CI=true``, where a missing server is a failure: CI must run the PostgreSQL tests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from tests.pgcluster import ClusterUnavailable, PgCluster
+
+
+def _require_postgres(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    """A running PostgreSQL cluster of this test session (superuser over 127.0.0.1)."""
+    try:
+        cluster = PgCluster()
+    except ClusterUnavailable as exc:
+        _require_postgres(str(exc))
+    try:
+        cluster.init()
+        cluster.start()
+    except BaseException:
+        cluster.destroy()
+        raise
+    try:
+        yield cluster
+    finally:
+        cluster.destroy()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
+    """The URL of a fresh, empty database, dropped after the test."""
+    name = pg_cluster.create_database()
+    try:
+        yield pg_cluster.url(name)
+    finally:
+        pg_cluster.drop_database(name)
