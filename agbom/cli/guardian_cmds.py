@@ -64,7 +64,7 @@ def serve(
         metavar="PORT",
         help="TCP port (0: a free one, printed at start).",
     ),
-    db: Path = db_option(),
+    db: str = db_option(),
     rules: Path | None = rules_option(),
     no_default_rules: bool = no_default_rules_option(),
     secret_file: Path | None = typer.Option(
@@ -184,6 +184,32 @@ def serve(
         "--max-connections",
         help="Open connections at most (lowered to fit the file descriptor limit).",
     ),
+    decision_log: Path | None = typer.Option(
+        None,
+        "--decision-log",
+        metavar="FILE",
+        help="Append one JSON line per committed decision to FILE (secrets redacted; written "
+        "off the decision path: lines a full disk refuses are dropped and counted).",
+    ),
+    decision_log_max_bytes: int = typer.Option(
+        100 * 1024 * 1024,
+        "--decision-log-max-bytes",
+        metavar="BYTES",
+        help="Rotate the decision log past this size (FILE becomes FILE.1, ...).",
+    ),
+    decision_log_keep: int = typer.Option(
+        5,
+        "--decision-log-keep",
+        metavar="N",
+        help="Rotated decision logs kept (FILE.1 ... FILE.N); 0 keeps none.",
+    ),
+    otlp_endpoint: str | None = typer.Option(
+        None,
+        "--otlp-endpoint",
+        metavar="URL",
+        help="Export decisions as OpenTelemetry spans over OTLP/HTTP to URL (e.g. "
+        "http://127.0.0.1:4318; needs the otel extra). The ServerHello then accepts acs-trace.",
+    ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
     from agbom.guardian import build_guardian
@@ -203,6 +229,9 @@ def serve(
         raise typer.BadParameter(
             "--skew-window-ms, --max-load-path-depth and --max-body-bytes must be positive"
         )
+    telemetry = _telemetry_options(
+        decision_log, decision_log_max_bytes, decision_log_keep, otlp_endpoint
+    )
     policy = None
     if not stdio:  # (usage errors first, before the store is opened)
         policy = _front_policy(
@@ -224,16 +253,20 @@ def serve(
         deny_overbroad_capabilities=not allow_overbroad,
         require_session_start=require_session_start,
         **clients.settings(),
+        **telemetry,
     )
     limits = Limits(max_body_bytes=max_body_bytes)
     keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
 
-    def factory(transport: str = "http") -> Any:
+    def factory(transport: str = "http", *, observed: bool = True) -> Any:
+        from dataclasses import replace
+
         return build_guardian(
             db,
             rules,
             mode=mode,
-            config=config,
+            # The check below opens no telemetry: the Guardian that decides does.
+            config=config if observed else replace(config, decision_log=None, otlp_endpoint=None),
             transport=transport,
             with_default_rules=with_default,
             **keys,
@@ -250,7 +283,8 @@ def serve(
         if problem is not None:
             raise InputError(f"stdin: {problem}")
         return
-    factory().store.close()  # fail fast on a bad store, key file or rule pack before binding
+    # Fail fast on a bad store, key file or rule pack before binding.
+    factory(observed=False).store.close()
     from agbom.transports.http import (
         InProcessDecisions,
         ProcessDecisions,
@@ -276,8 +310,12 @@ def serve(
         decisions = ProcessDecisions(spec, limits, deadline_s=decision_timeout)
 
     def announce(bound_host: str, bound_port: int) -> None:
+        from agbom.store import redact_location
+
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-        typer.echo(f"agbom: serving ACS on http://{shown}:{bound_port}/acs (store {db})", err=True)
+        where = redact_location(db)
+        url = f"http://{shown}:{bound_port}/acs"
+        typer.echo(f"agbom: serving ACS on {url} (store {where})", err=True)
 
     serve_http(
         decisions,
@@ -289,6 +327,36 @@ def serve(
         policy=policy,
         announce=announce,
     )
+
+
+def _telemetry_options(
+    decision_log: Path | None, max_bytes: int, keep: int, otlp_endpoint: str | None
+) -> dict[str, Any]:
+    """The GuardianConfig settings of ``--decision-log*`` and ``--otlp-endpoint``, checked
+    (a usage error for a bad value, one line for a log that cannot be opened)."""
+    if max_bytes < 4096:
+        raise typer.BadParameter("must be at least 4096", param_hint="--decision-log-max-bytes")
+    if keep < 0:
+        raise typer.BadParameter("must be 0 or more", param_hint="--decision-log-keep")
+    settings: dict[str, Any] = {"decision_log_max_bytes": max_bytes, "decision_log_keep": keep}
+    if decision_log is not None:
+        from agbom.telemetry.decision_log import check_log_path
+
+        problem = check_log_path(decision_log)
+        if problem is not None:
+            raise InputError(f"--decision-log: {problem}")
+        settings["decision_log"] = str(decision_log.absolute())
+    if otlp_endpoint is not None:
+        from agbom.telemetry.otlp import otel_available, traces_url
+
+        try:
+            traces_url(otlp_endpoint)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc).split(": ", 1)[-1], param_hint="--otlp-endpoint")
+        if not otel_available():
+            raise InputError("--otlp-endpoint needs OpenTelemetry: pip install 'agbom[otel]'")
+        settings["otlp_endpoint"] = otlp_endpoint
+    return settings
 
 
 def _front_policy(
@@ -341,7 +409,7 @@ def replay(
         metavar="FILE.jsonl",
         help="JSON-RPC requests, one per line (.jsonl); - for stdin.",
     ),
-    db: Path = db_option(),
+    db: str = db_option(),
     rules: Path | None = rules_option(),
     no_default_rules: bool = no_default_rules_option(),
     secret_file: Path | None = typer.Option(
@@ -459,7 +527,7 @@ def _recorded_requests(file: Path, data: bytes) -> list[tuple[int, bytes, Any]]:
     return requests
 
 
-def _refuse_known_sessions(store: Any, requests: list[tuple[int, bytes, Any]], db: Path) -> None:
+def _refuse_known_sessions(store: Any, requests: list[tuple[int, bytes, Any]], db: str) -> None:
     seen: set[str] = set()
     for number, _, message in requests:
         for item in message if isinstance(message, list) else [message]:
@@ -474,8 +542,8 @@ def _refuse_known_sessions(store: Any, requests: list[tuple[int, bytes, Any]], d
             if stored is not None:
                 state = "already ended" if stored.get("status") == "closed" else "already open"
                 raise InputError(
-                    f"session {visible(sid)} (line {number}) is {state} in {db}; replay into "
-                    "a new store (--db NEW.db)"
+                    f"session {visible(sid)} (line {number}) is {state} in {store.location}; "
+                    "replay into a new store (--db NEW.db)"
                 )
 
 
@@ -508,16 +576,16 @@ def _print_replay_table(rows: list[tuple[str, str, str, str]]) -> None:
 @audit_app.command("export")
 def audit_export(
     session_id: str = typer.Argument(..., help="Session whose chain to print."),
-    db: Path = db_option(),
+    db: str = db_option(),
     output: Path | None = output_option(),
 ) -> None:
     """Print a session's chain entries as a JSON array (each as hashed, plus its hashes)."""
-    from agbom.store import SqliteStore
+    from agbom.store import open_store, redact_location
 
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         entries = store.chain_entries(session_id)
     if not entries:
-        raise InputError(f"no audit chain for session {session_id} in {db}")
+        raise InputError(f"no audit chain for session {session_id} in {redact_location(db)}")
     entries = [_hashed_form(e) for e in entries]
     write_output(orjson.dumps(entries, option=orjson.OPT_INDENT_2), output)
 
@@ -525,7 +593,7 @@ def audit_export(
 @audit_app.command("verify")
 def audit_verify(
     session_id: str | None = typer.Argument(None, help="One session; default: every chain."),
-    db: Path = db_option(),
+    db: str = db_option(),
     expected_head: str | None = typer.Option(
         None,
         "--expected-head",
@@ -539,14 +607,14 @@ def audit_verify(
     its end are found; for an open session pass the last chain_hash a client received.
     """
     from agbom.protocol import verify_chain
-    from agbom.store import SqliteStore
+    from agbom.store import open_store, redact_location
 
     if expected_head is not None and session_id is None:
         raise typer.BadParameter("needs a SESSION_ID", param_hint="--expected-head")
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         sessions = [session_id] if session_id else store.chain_session_ids()
         if session_id and not store.chain_entries(session_id):
-            raise InputError(f"no audit chain for session {session_id} in {db}")
+            raise InputError(f"no audit chain for session {session_id} in {redact_location(db)}")
         broken = 0
         for sid in sessions:
             entries = [_hashed_form(e) for e in store.chain_entries(sid)]
@@ -595,29 +663,29 @@ def _list_format(fmt: str) -> str:
 
 
 @inventory_app.command("agents")
-def inventory_agents(db: Path = db_option(), fmt: str = _list_format_option()) -> None:
+def inventory_agents(db: str = db_option(), fmt: str = _list_format_option()) -> None:
     """Agents seen by the Guardian, with session counts and when first and last seen."""
-    from agbom.store import SqliteStore
+    from agbom.store import open_store
 
     fmt = _list_format(fmt)
 
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         rows = store.list_agents()
     _emit(rows, ["agent_id", "sessions", "first_seen", "last_seen"], fmt)
 
 
 @inventory_app.command("sessions")
 def inventory_sessions(
-    db: Path = db_option(),
+    db: str = db_option(),
     agent: str | None = typer.Option(None, "--agent", help="Only this agent's sessions."),
     fmt: str = _list_format_option(),
 ) -> None:
     """Sessions with their agent, parent and status."""
-    from agbom.store import SqliteStore
+    from agbom.store import open_store
 
     fmt = _list_format(fmt)
 
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         rows = store.list_sessions(agent)
     _emit(
         rows,
@@ -628,7 +696,7 @@ def inventory_sessions(
 
 @inventory_app.command("components")
 def inventory_components(
-    db: Path = db_option(),
+    db: str = db_option(),
     type_: str | None = typer.Option(
         None, "--type", metavar="TYPE", help="Only this type: model, mcp_server, tool, skill, ..."
     ),
@@ -637,13 +705,13 @@ def inventory_components(
 ) -> None:
     """Which agents use which models, MCP servers, tools and skills, and since when."""
     from agbom.inventory import ComponentType
-    from agbom.store import SqliteStore
+    from agbom.store import open_store
 
     fmt = _list_format(fmt)
     if type_ is not None:
         type_ = choice(type_, [t.value for t in ComponentType], "--type")
 
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         rows = store.list_components(type_, name)
     columns = (
         list(rows[0].keys())
@@ -673,12 +741,12 @@ def inventory_export(
     spec_version: str = typer.Option(
         "1.6", "--spec-version", help="CycloneDX spec version: 1.6 or 1.7."
     ),
-    db: Path = db_option(),
+    db: str = db_option(),
     output: Path | None = output_option(),
 ) -> None:
     """Serialize a stored AgBOM with the same exporter as ``agbom export``."""
     from agbom.inventory import AgBOM
-    from agbom.store import SqliteStore
+    from agbom.store import open_store
 
     fmt = output_format(
         fmt,
@@ -696,7 +764,7 @@ def inventory_export(
         raise typer.BadParameter("missing a SESSION_ID or --agent AGENT_ID: which AgBOM to export")
     if session_id is not None and agent is not None:
         raise typer.BadParameter("give a SESSION_ID or --agent, not both")
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         record = (
             store.agbom_version(session_id, version)
             if session_id

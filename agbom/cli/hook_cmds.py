@@ -45,7 +45,7 @@ def hook_cmd(
     runtime: str = typer.Argument(
         ..., metavar="[oscova|meerkat|claude-code]", help="The runtime whose hook event it is."
     ),
-    db: Path | None = typer.Option(
+    db: str | None = typer.Option(
         None,
         "--db",
         envvar="AGBOM_DB",

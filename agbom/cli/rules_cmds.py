@@ -123,17 +123,17 @@ def _check_sarif(findings: Any, ruleset: Any, agbom_file: Path, root: Path | Non
 
 
 def _stored_decision(
-    db: Path, session_id: str, entry_id: str | None
+    db: str, session_id: str, entry_id: str | None
 ) -> tuple[dict[str, Any], Any | None]:
     """A recorded chain entry and the AgBOM the session had when it was decided."""
     from agbom.errors import InputError
     from agbom.inventory import AgBOM
-    from agbom.store import SqliteStore
+    from agbom.store import open_store, redact_location
 
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         entries = store.chain_entries(session_id)
         if not entries:
-            raise InputError(f"no audit chain for session {session_id} in {db}")
+            raise InputError(f"no audit chain for session {session_id} in {redact_location(db)}")
         index = len(entries) - 1
         if entry_id is not None:
             found = [i for i, e in enumerate(entries) if e.get("entry_id") == entry_id]
@@ -170,7 +170,7 @@ def explain_cmd(
     entry: str | None = typer.Option(
         None, "--entry", help="With --session: the chain entry_id (default: the last one)."
     ),
-    db: Path = db_option(),
+    db: str = db_option(),
     rules: Path | None = rules_option(),
     no_default_rules: bool = no_default_rules_option(),
     fmt: str | None = typer.Option(

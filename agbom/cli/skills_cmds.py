@@ -26,10 +26,11 @@ from agbom.store import (
     Digest,
     SkillRecord,
     SkillStatus,
-    SqliteStore,
     StoreError,
     format_timestamp,
+    open_store,
     parse_timestamp,
+    redact_location,
 )
 from agbom.store.interface import utc_now
 
@@ -209,21 +210,21 @@ def _history_table(history: list[dict[str, Any]]) -> str:
 
 
 @skills_app.command("pending")
-def pending_cmd(db: Path = db_option(), fmt: OutputFormat = _format_option()) -> None:
+def pending_cmd(db: str = db_option(), fmt: OutputFormat = _format_option()) -> None:
     """List registered skills waiting for a decision."""
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         records = store.list_skills(SkillStatus.PENDING)
     _print_records(records, fmt, "no skills are pending")
 
 
 @skills_app.command("list")
 def list_cmd(
-    db: Path = db_option(),
+    db: str = db_option(),
     status: SkillStatus | None = typer.Option(None, "--status", help="Only this status."),
     fmt: OutputFormat = _format_option(),
 ) -> None:
     """List every known (skill_id, digest) pair and its status."""
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         records = store.list_skills(status)
     _print_records(records, fmt, "no skills match" if status else "the store holds no skills")
 
@@ -231,15 +232,15 @@ def list_cmd(
 @skills_app.command("show")
 def show_cmd(
     skill_id: str = typer.Argument(..., help="The skill id."),
-    db: Path = db_option(),
+    db: str = db_option(),
     fmt: OutputFormat = _format_option(),
 ) -> None:
     """Every digest of one skill with its status, then its decision history."""
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         records = store.skill_records(skill_id)
         history = store.history(skill_id)
     if not records:
-        raise StoreError(f"no skill {skill_id!r} in {db}")
+        raise StoreError(f"no skill {skill_id!r} in {redact_location(db)}")
     if fmt is OutputFormat.JSON:
         doc = {"skill_id": skill_id, "records": [r.to_json() for r in records]}
         doc["history"] = history
@@ -275,7 +276,7 @@ def _decide(
     status: SkillStatus,
     skill_id: str,
     digest: str,
-    db: Path,
+    db: str,
     by: str | None,
     reason: str | None,
     expires_at: datetime | None = None,
@@ -284,7 +285,7 @@ def _decide(
     capabilities: list[str] | None = None,
 ) -> None:
     pair = _parse_digest(digest)
-    with SqliteStore.open(db) as store:
+    with open_store(db) as store:
         before = store.get_skill(skill_id, pair)
         record = store.set_status(
             skill_id,
@@ -323,7 +324,7 @@ def _decide(
 def approve_cmd(
     skill_id: str = typer.Argument(..., help="The skill id."),
     digest: str = _digest_option(),
-    db: Path = db_option(),
+    db: str = db_option(),
     reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
     expires: str | None = typer.Option(
         None, "--expires", help="Expiry: a duration (30d, 12h, 2w) or an ISO 8601 date-time."
@@ -368,7 +369,7 @@ def approve_cmd(
 def deny_cmd(
     skill_id: str = typer.Argument(..., help="The skill id."),
     digest: str = _digest_option(),
-    db: Path = db_option(),
+    db: str = db_option(),
     reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
     by: str | None = _by_option(),
 ) -> None:
@@ -380,7 +381,7 @@ def deny_cmd(
 def revoke_cmd(
     skill_id: str = typer.Argument(..., help="The skill id."),
     digest: str = _digest_option(),
-    db: Path = db_option(),
+    db: str = db_option(),
     reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
     by: str | None = _by_option(),
 ) -> None:
@@ -392,12 +393,12 @@ def revoke_cmd(
 def history_cmd(
     skill_id: str = typer.Argument(..., help="The skill id."),
     digest: str | None = typer.Option(None, "--digest", help="Only this digest (ALG:HEX)."),
-    db: Path = db_option(),
+    db: str = db_option(),
     fmt: OutputFormat = _format_option(),
 ) -> None:
     """Every status change of a skill, oldest first."""
     pair = _parse_digest(digest) if digest is not None else None
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         history = store.history(skill_id, pair)
     if fmt is OutputFormat.JSON:
         write_output(_json(history), None)
@@ -441,12 +442,12 @@ def load_approvals_file(path: Path) -> Any:
 @skills_app.command("import")
 def import_cmd(
     file: Path = typer.Argument(..., help="Approvals file (YAML or JSON, as written by export)."),
-    db: Path = db_option(),
+    db: str = db_option(),
     by: str | None = _by_option(),
 ) -> None:
     """Apply a reviewed approvals file; all entries or none."""
     doc = load_approvals_file(file)
-    with SqliteStore.open(db) as store:
+    with open_store(db) as store:
         changed = store.import_approvals(doc, actor=by or _default_actor())
     total = len(doc.get("approvals", [])) if isinstance(doc, dict) else 0
     typer.echo(
@@ -465,12 +466,12 @@ def dump_approvals(doc: dict[str, Any], fmt: ExportFormat) -> str:
 
 @skills_app.command("export")
 def export_cmd(
-    db: Path = db_option(),
+    db: str = db_option(),
     output: Path | None = output_option(),
     fmt: ExportFormat = typer.Option(ExportFormat.YAML, "--format", help="yaml or json."),
 ) -> None:
     """Write every decision (approved, denied, revoked) as a file to keep in git."""
-    with SqliteStore.open(db, create=False) as store:
+    with open_store(db, create=False) as store:
         doc = store.export_approvals()
     write_output(dump_approvals(doc, fmt), output)
     if output is not None:

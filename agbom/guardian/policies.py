@@ -34,7 +34,7 @@ from agbom.store import Digest, SkillRecord, StoreError
 if TYPE_CHECKING:
     from agbom.guardian.core import Guardian
     from agbom.guardian.session import SessionState
-    from agbom.store import SqliteStore as Store
+    from agbom.store import Store
 
 # Steps whose content may be rewritten (MODIFY) to redact credentials.
 _CONTENT_STEPS = frozenset(

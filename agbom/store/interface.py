@@ -1,7 +1,12 @@
-"""Store layer vocabulary: the error family, digests, skill records and verdicts.
+"""Store layer vocabulary: the error family, digests, skill records, verdicts, and the
+protocols every backend implements.
 
-These types carry no I/O. :mod:`agbom.store.sqlite` is the embedded implementation; the
-Guardian and the CLI speak only these names.
+These types carry no I/O. The Guardian, the transports and the CLI speak only these names:
+they take a :class:`Store` and get one from :func:`agbom.store.open_store`, which picks the
+backend from the location (a SQLite file, embedded and the default; or a PostgreSQL URL).
+The protocols are split by concern (:class:`ApprovalStore`, :class:`ChainStore`,
+:class:`SessionStore`, :class:`InventoryStore`, :class:`StoreLifecycle`) so that each backend
+implements the same small pieces and the contract tests can exercise each piece.
 """
 
 from __future__ import annotations
@@ -9,11 +14,11 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol, Self, runtime_checkable
 
 from agbom.errors import AgbomError
 from agbom.inventory import normalize_algorithm
@@ -275,3 +280,205 @@ class Verdict:
     def approved(self) -> bool:
         """Only an approved, unexpired, in-scope record allows a load."""
         return self.status == "approved"
+
+
+@dataclass(frozen=True, slots=True)
+class ChainAppend:
+    """One audit entry to append, as :meth:`ChainStore.append_entry` takes it."""
+
+    session_id: str
+    entry: Mapping[str, Any] | bytes | str
+    entry_hash: str
+    previous_hash: str | None
+    request_id: str | None = None
+    nonce: str | None = None
+
+
+# -- the protocols every backend implements -------------------------------------------------
+#
+# Each method's contract is written once, on the SQLite implementation (agbom/store/sqlite),
+# and checked for every backend by tests/store. Errors are always StoreError (or one of its
+# subclasses); no backend lets a driver exception out.
+
+
+class StoreLifecycle(Protocol):
+    """Opening state, health and maintenance of a store."""
+
+    @property
+    def location(self) -> str:
+        """Where the store lives, for messages: a file path, or a URL without its password."""
+        ...
+
+    def reopen(self) -> Store:
+        """Another handle on the same store with a connection of its own, for another thread
+        (closing it leaves this one open). Never creates a store."""
+        ...
+
+    @property
+    def schema_version(self) -> int: ...
+
+    @property
+    def write_failure(self) -> str | None: ...
+
+    def check_writable(self) -> str | None: ...
+
+    def checkpoint(self, wal_limit_bytes: int = ...) -> int: ...
+
+    def start_background_checkpoints(
+        self, interval_s: float = ..., wal_limit_bytes: int = ...
+    ) -> None: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class ApprovalStore(Protocol):
+    """Skill approvals: registrations, decisions, their history, GitOps import/export, and
+    the load/unload churn of skills."""
+
+    def record_registration(
+        self,
+        *,
+        skill_id: str,
+        digest: Digest,
+        ref: str | None,
+        declared_capabilities: Sequence[str],
+        composition: Mapping[str, Any],
+        provenance: Mapping[str, Any] | None,
+        agent_id: str | None,
+        tenant_id: str | None,
+        now: datetime | None = None,
+    ) -> SkillRecord: ...
+
+    def get_skill(self, skill_id: str, digest: Digest) -> SkillRecord | None: ...
+
+    def skill_records(self, skill_id: str) -> list[SkillRecord]: ...
+
+    def verdict(
+        self,
+        skill_id: str,
+        digest: Digest,
+        *,
+        agent_id: str | None,
+        tenant_id: str | None,
+        now: datetime | None = None,
+    ) -> Verdict: ...
+
+    def approved_digests(self, skill_id: str, *, now: datetime | None = None) -> list[Digest]: ...
+
+    def set_status(
+        self,
+        skill_id: str,
+        digest: Digest,
+        status: SkillStatus | str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        expires_at: datetime | None = None,
+        scope_agents: Sequence[str] = (),
+        scope_tenants: Sequence[str] = (),
+        now: datetime | None = None,
+        source: str = "api",
+        capabilities: Sequence[str] | None = None,
+    ) -> SkillRecord: ...
+
+    def history(self, skill_id: str, digest: Digest | None = None) -> list[dict[str, Any]]: ...
+
+    def list_skills(self, status: SkillStatus | str | None = None) -> list[SkillRecord]: ...
+
+    def export_approvals(self) -> dict[str, Any]: ...
+
+    def import_approvals(self, doc: Mapping[str, Any], *, actor: str) -> int: ...
+
+    def record_skill_event(
+        self, session_id: str, skill_id: str, event: str, now: datetime | None = None
+    ) -> int: ...
+
+    def skill_churn(self, session_id: str | None = None) -> list[dict[str, Any]]: ...
+
+
+class ChainStore(Protocol):
+    """Append-only audit chains, one per session, with replay protection."""
+
+    def append_entry(
+        self,
+        session_id: str,
+        *,
+        entry: Mapping[str, Any] | bytes | str,
+        entry_hash: str,
+        previous_hash: str | None,
+        request_id: str | None,
+        nonce: str | None,
+    ) -> int: ...
+
+    def append_entries(self, appends: Sequence[ChainAppend]) -> list[int | StoreError]: ...
+
+    def chain_head(self, session_id: str) -> str | None: ...
+
+    def chain_tip(self, session_id: str) -> tuple[int, str] | None: ...
+
+    def chain_entries(self, session_id: str) -> list[dict[str, Any]]: ...
+
+    def chain_entry_text(self, session_id: str, seq: int) -> str | None: ...
+
+    def chain_session_ids(self) -> list[str]: ...
+
+
+class SessionStore(Protocol):
+    """Session records: who, when, what was negotiated, and the head a session was sealed
+    with."""
+
+    def upsert_session(
+        self,
+        session_id: str,
+        *,
+        agent_id: str,
+        tenant_id: str | None = None,
+        parent_session_id: str | None = None,
+        status: str,
+        started_at: datetime | None = None,
+        ended_at: datetime | None = None,
+        negotiated: Mapping[str, Any] | None = None,
+    ) -> None: ...
+
+    def seal_session(self, session_id: str, head: str | None) -> None: ...
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None: ...
+
+    def list_sessions(self, agent_id: str | None = None) -> list[dict[str, Any]]: ...
+
+
+class InventoryStore(Protocol):
+    """AgBOM versions per session and the fleet inventory built from them."""
+
+    def save_agbom_version(
+        self,
+        session_id: str,
+        *,
+        agent_id: str,
+        document: Mapping[str, Any],
+        agbom_hash: str,
+        change: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+        accepted: bool = True,
+    ) -> int: ...
+
+    def agbom_version(
+        self, session_id: str, version: int | None = None
+    ) -> dict[str, Any] | None: ...
+
+    def latest_agbom_for_agent(self, agent_id: str) -> dict[str, Any] | None: ...
+
+    def list_agents(self) -> list[dict[str, Any]]: ...
+
+    def list_components(
+        self, type: str | None = None, name: str | None = None
+    ) -> list[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class Store(StoreLifecycle, ApprovalStore, ChainStore, SessionStore, InventoryStore, Protocol):
+    """A whole store: what the Guardian, the transports and the CLI are given."""

@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -34,6 +33,7 @@ from agbom.store.interface import (
     MAX_ACTOR,
     MAX_REASON,
     MAX_SKILL_ID,
+    ChainAppend,
     ChainConflict,
     Digest,
     DuplicateRequest,
@@ -187,18 +187,6 @@ _APPEND_SQL = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ChainAppend:
-    """One audit entry to append, as :meth:`SqliteStore.append_entry` takes it."""
-
-    session_id: str
-    entry: Mapping[str, Any] | bytes | str
-    entry_hash: str
-    previous_hash: str | None
-    request_id: str | None = None
-    nonce: str | None = None
-
-
 def _append_row(append: ChainAppend) -> tuple[Any, ...]:
     """Checked parameters of :data:`_APPEND_SQL` for one entry."""
     _check_id(append.session_id, "session_id")
@@ -327,6 +315,15 @@ class SqliteStore:
             conn.close()
             raise
         return store
+
+    @property
+    def location(self) -> str:
+        """The store file's path, as text."""
+        return str(self.path)
+
+    def reopen(self) -> SqliteStore:
+        """Another handle on this file with a connection of its own (for another thread)."""
+        return SqliteStore.open(self.path, busy_timeout=self._busy_timeout, create=False)
 
     def _configure(self, busy_timeout: float) -> None:
         conn = self._require()

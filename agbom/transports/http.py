@@ -37,7 +37,7 @@ from agbom.adapters.interface import HookReply
 from agbom.errors import AgbomError
 from agbom.guardian import Guardian
 from agbom.protocol import INTERNAL_ERROR
-from agbom.store import SqliteStore
+from agbom.store import Store, open_store
 from agbom.transports.interface import Limits, error_body, handle_body_pipelined, too_large
 from agbom.transports.worker import (
     DEADLINE_S,
@@ -228,7 +228,7 @@ class InProcessDecisions:
         return self._guardian
 
     @property
-    def store(self) -> SqliteStore:
+    def store(self) -> Store:
         return self.guardian.store
 
     @property
@@ -276,13 +276,13 @@ class ProcessDecisions:
     def __init__(self, spec: WorkerSpec, limits: Limits, *, deadline_s: float = DEADLINE_S) -> None:
         self.process = DecisionProcess(spec, deadline_s=deadline_s)
         self.limits = limits
-        self._store: SqliteStore | None = None
-        self._db = Path(spec.db)
+        self._store: Store | None = None
+        self._db = spec.db
 
     @property
-    def store(self) -> SqliteStore:
+    def store(self) -> Store:
         if self._store is None:
-            self._store = SqliteStore.open(self._db)
+            self._store = open_store(self._db)
         return self._store
 
     @property

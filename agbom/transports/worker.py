@@ -175,15 +175,15 @@ class _Bulk:
         self.todo.put((tag, message))
 
     def _run(self) -> None:
-        from agbom.store import SqliteStore
+        from agbom.store import Store
 
-        store: SqliteStore | None = None
+        store: Store | None = None
         while (item := self.todo.get()) is not None:
             tag, message = item
             prepared = None
             try:
                 if store is None:
-                    store = SqliteStore.open(self.guardian.store.path)
+                    store = self.guardian.store.reopen()
                 prepared = self.guardian.prepare(message, store)
             except Exception as exc:  # noqa: BLE001 - the pipeline decides it unprepared
                 print(f"agbom: decision process: preparing a snapshot: {exc}", file=sys.stderr)
