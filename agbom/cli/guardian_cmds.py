@@ -184,6 +184,32 @@ def serve(
         "--max-connections",
         help="Open connections at most (lowered to fit the file descriptor limit).",
     ),
+    decision_log: Path | None = typer.Option(
+        None,
+        "--decision-log",
+        metavar="FILE",
+        help="Append one JSON line per committed decision to FILE (secrets redacted; written "
+        "off the decision path: lines a full disk refuses are dropped and counted).",
+    ),
+    decision_log_max_bytes: int = typer.Option(
+        100 * 1024 * 1024,
+        "--decision-log-max-bytes",
+        metavar="BYTES",
+        help="Rotate the decision log past this size (FILE becomes FILE.1, ...).",
+    ),
+    decision_log_keep: int = typer.Option(
+        5,
+        "--decision-log-keep",
+        metavar="N",
+        help="Rotated decision logs kept (FILE.1 ... FILE.N); 0 keeps none.",
+    ),
+    otlp_endpoint: str | None = typer.Option(
+        None,
+        "--otlp-endpoint",
+        metavar="URL",
+        help="Export decisions as OpenTelemetry spans over OTLP/HTTP to URL (e.g. "
+        "http://127.0.0.1:4318; needs the otel extra). The ServerHello then accepts acs-trace.",
+    ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
     from agbom.guardian import build_guardian
@@ -203,6 +229,9 @@ def serve(
         raise typer.BadParameter(
             "--skew-window-ms, --max-load-path-depth and --max-body-bytes must be positive"
         )
+    telemetry = _telemetry_options(
+        decision_log, decision_log_max_bytes, decision_log_keep, otlp_endpoint
+    )
     policy = None
     if not stdio:  # (usage errors first, before the store is opened)
         policy = _front_policy(
@@ -224,16 +253,20 @@ def serve(
         deny_overbroad_capabilities=not allow_overbroad,
         require_session_start=require_session_start,
         **clients.settings(),
+        **telemetry,
     )
     limits = Limits(max_body_bytes=max_body_bytes)
     keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
 
-    def factory(transport: str = "http") -> Any:
+    def factory(transport: str = "http", *, observed: bool = True) -> Any:
+        from dataclasses import replace
+
         return build_guardian(
             db,
             rules,
             mode=mode,
-            config=config,
+            # The check below opens no telemetry: the Guardian that decides does.
+            config=config if observed else replace(config, decision_log=None, otlp_endpoint=None),
             transport=transport,
             with_default_rules=with_default,
             **keys,
@@ -250,7 +283,8 @@ def serve(
         if problem is not None:
             raise InputError(f"stdin: {problem}")
         return
-    factory().store.close()  # fail fast on a bad store, key file or rule pack before binding
+    # Fail fast on a bad store, key file or rule pack before binding.
+    factory(observed=False).store.close()
     from agbom.transports.http import (
         InProcessDecisions,
         ProcessDecisions,
@@ -293,6 +327,36 @@ def serve(
         policy=policy,
         announce=announce,
     )
+
+
+def _telemetry_options(
+    decision_log: Path | None, max_bytes: int, keep: int, otlp_endpoint: str | None
+) -> dict[str, Any]:
+    """The GuardianConfig settings of ``--decision-log*`` and ``--otlp-endpoint``, checked
+    (a usage error for a bad value, one line for a log that cannot be opened)."""
+    if max_bytes < 4096:
+        raise typer.BadParameter("must be at least 4096", param_hint="--decision-log-max-bytes")
+    if keep < 0:
+        raise typer.BadParameter("must be 0 or more", param_hint="--decision-log-keep")
+    settings: dict[str, Any] = {"decision_log_max_bytes": max_bytes, "decision_log_keep": keep}
+    if decision_log is not None:
+        from agbom.telemetry.decision_log import check_log_path
+
+        problem = check_log_path(decision_log)
+        if problem is not None:
+            raise InputError(f"--decision-log: {problem}")
+        settings["decision_log"] = str(decision_log.absolute())
+    if otlp_endpoint is not None:
+        from agbom.telemetry.otlp import otel_available, traces_url
+
+        try:
+            traces_url(otlp_endpoint)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc).split(": ", 1)[-1], param_hint="--otlp-endpoint")
+        if not otel_available():
+            raise InputError("--otlp-endpoint needs OpenTelemetry: pip install 'agbom[otel]'")
+        settings["otlp_endpoint"] = otlp_endpoint
+    return settings
 
 
 def _front_policy(

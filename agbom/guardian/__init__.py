@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agbom.guardian.config import GuardianConfig, Mode
 from agbom.guardian.core import Guardian
 from agbom.guardian.decision import Decision, PolicyReference, clamp
 from agbom.protocol import KeyRing
 from agbom.protocol.signatures import DEFAULT_KEY_ID
+
+if TYPE_CHECKING:
+    from agbom.telemetry import DecisionObserver
 
 __all__ = [
     "Decision",
@@ -61,4 +65,21 @@ def build_guardian(
         config=replace(base, mode=Mode(mode)),
         keyring=keyring,
         transport=transport,
+        observer=_observer(base),
+    )
+
+
+def _observer(config: GuardianConfig) -> DecisionObserver | None:
+    """The telemetry sinks ``config`` asks for (imported only when it asks for one)."""
+    if config.decision_log is None and config.otlp_endpoint is None:
+        return None
+    from agbom.telemetry import TelemetrySettings, open_telemetry
+
+    return open_telemetry(
+        TelemetrySettings(
+            decision_log=config.decision_log,
+            decision_log_max_bytes=config.decision_log_max_bytes,
+            decision_log_keep=config.decision_log_keep,
+            otlp_endpoint=config.otlp_endpoint,
+        )
     )

@@ -52,10 +52,22 @@ class GuardianConfig:
     # Bound on the memory of the sessions kept in memory (estimated; see SessionState): past
     # it the least recently used ones are dropped, and restored from the store when next used.
     max_session_bytes: int = 512 * 1024 * 1024
+    # Telemetry of committed decisions (agbom.telemetry; docs/telemetry.md): a JSON-lines
+    # decision log rotated by size, and OTLP/HTTP spans (ACS-Trace, advertised in the
+    # ServerHello). None: off.
+    decision_log: str | None = None
+    decision_log_max_bytes: int = 100 * 1024 * 1024
+    decision_log_keep: int = 5
+    otlp_endpoint: str | None = None
 
     def __post_init__(self) -> None:
         if self.ask_fallback not in ("defer", "deny"):
             raise ValueError("ask_fallback must be defer or deny")
+
+    @property
+    def traced(self) -> bool:
+        """Whether this Guardian emits ACS-Trace events (OpenTelemetry spans)."""
+        return self.otlp_endpoint is not None
 
     def client_can_modify(self, agent_id: str) -> bool:
         return not any(fnmatchcase(agent_id, glob) for glob in self.no_modify_agents)

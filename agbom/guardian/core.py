@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.config import GuardianConfig
 from agbom.guardian.decision import Decision, clamp
@@ -52,6 +52,9 @@ from agbom.rules import RuleSet
 from agbom.store import ChainAppend, ChainConflict, DuplicateRequest, Store, StoreError
 from agbom.store.interface import utc_timestamp
 
+if TYPE_CHECKING:
+    from agbom.telemetry import DecisionObserver
+
 Clock = Callable[[], float]
 
 MAX_SESSIONS_IN_MEMORY = 2048
@@ -85,6 +88,7 @@ class Guardian:
         keyring: KeyRing | None = None,
         clock: Clock = time.time,
         transport: str | None = None,
+        observer: DecisionObserver | None = None,
     ) -> None:
         self.store = store
         self.rules = rules
@@ -104,6 +108,8 @@ class Guardian:
         self._loop_thread: int | None = None
         self._queued: list[Pipelined] = []
         self._pipelined: Pipelined | None = None  # the request being decided, if pipelined
+        # Told of every committed decision (agbom.telemetry); None costs one test per step.
+        self.observer = observer
 
     # -- pipelined commits ---------------------------------------------------------------------
 
@@ -591,7 +597,35 @@ class Guardian:
             self._forget(session.session_id)
         else:
             self._reweigh(session)
-        return decision, chain_hash, (time.perf_counter() - started) * 1000
+        elapsed = (time.perf_counter() - started) * 1000
+        if self.observer is not None and chain_hash is not None:
+            self._observe(method, params, decision, chain_hash, elapsed)
+        return decision, chain_hash, elapsed
+
+    def _observe(
+        self,
+        method: str,
+        params: dict[str, Any],
+        decision: Decision,
+        chain_hash: str,
+        elapsed: float,
+    ) -> None:
+        """Tell the observer of a decision once its entry is committed: now, or for a
+        pipelined step after the batch commit (an entry the store refuses is no decision)."""
+        observer = self.observer
+        assert observer is not None
+
+        def notify() -> None:
+            try:
+                observer.decision_committed(method, params, decision, chain_hash, elapsed)
+            except Exception:  # noqa: BLE001, S110 - telemetry never changes an answer (ACS-Trace)
+                pass
+
+        pipelined = self._pipelined
+        if pipelined is not None and pipelined.append is not None:
+            pipelined.on_commit = notify
+        else:
+            notify()
 
     def _append(
         self,

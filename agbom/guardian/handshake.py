@@ -25,6 +25,8 @@ AGBOM_SERIALIZATIONS = ("canonical", "cyclonedx-1.6", "spdx-3.0")
 """What the ServerHello advertises: only values of the handshake schema's enum (agbom also
 renders CycloneDX 1.7 on request, which that enum has no value for)."""
 PROFILES = ("acs-core", "acs-inspect", "acs-inspect-dynamic", "acs-audit")
+TRACE_PROFILE = "acs-trace"
+"""Accepted too when the Guardian emits Trace events (``agbom serve --otlp-endpoint``)."""
 APPROVER_TYPES = ("human",)
 """Approver types that ASK answers name (``ask_details.approver.type``)."""
 
@@ -103,7 +105,8 @@ def server_hello(
     offer: ClientOffer, config: GuardianConfig, *, signing: bool, can_ask: bool
 ) -> dict[str, Any]:
     """The ServerHello for ``offer``: what this Guardian evaluates, signs and accepts."""
-    return {
+    profiles = (*PROFILES, TRACE_PROFILE) if config.traced else PROFILES
+    hello: dict[str, Any] = {
         "negotiated_version": max(
             offer.versions, key=lambda v: tuple(int(p) for p in v.split("."))
         ),
@@ -117,5 +120,10 @@ def server_hello(
         "policy_requires_provenance": config.policy_requires_provenance,
         "agbom_serializations_supported": list(AGBOM_SERIALIZATIONS),
         # Only profiles the client offered (and agbom implements): an empty offer gets [].
-        "profiles_accepted": [p for p in offer.profiles if p in PROFILES],
+        "profiles_accepted": [p for p in offer.profiles if p in profiles],
     }
+    if config.traced:
+        # Spans go to the operator's collector, whose address is not the client's business:
+        # no otel_collector_endpoint. OCSF is an export of the audit chain, not emitted live.
+        hello["trace_emission"] = {"otel_enabled": True, "ocsf_enabled": False}
+    return hello

@@ -55,6 +55,7 @@ class Pipelined:
     outcome: int | StoreError | None = None
     sent: bool = False
     signer: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    on_commit: Callable[[], None] | None = None  # telemetry, once the entry is stored
 
     def answer(self, response: dict[str, Any]) -> None:
         self.response = response
@@ -70,6 +71,8 @@ class Pipelined:
         self.sent = True
         if isinstance(self.outcome, int):
             self.reply(self.response)
+            if self.on_commit is not None:
+                self.on_commit()
             return
         if isinstance(self.outcome, DuplicateRequest):
             err = replay_error(self.outcome)

@@ -1,0 +1,143 @@
+"""One committed decision, as every telemetry sink sees it.
+
+The Guardian hands the observer what it already holds (the request's params, the decision,
+the chain hash, the time it took); a record is built from them in one cheap step, and each
+sink turns it into its own form (a log line, a span, an OCSF event) off the decision path.
+Every string that came from the request is hostile: :func:`scrub` keeps credential-shaped
+values out of everything a sink writes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from agbom.guardian.decision import EVALUATOR_VERSION, Decision
+from agbom.guardian.secrets import contains_secret
+
+REDACTED = "<redacted>"
+EVALUATOR = "deterministic"
+"""``metadata.evaluator`` of every agbom decision (see :meth:`Decision.to_result`)."""
+MAX_TEXT = 4096
+"""Longest string a sink writes; longer ones are cut (hostile input may be megabytes)."""
+
+
+def scrub(value: Any) -> str:
+    """``value`` as a string safe to export: a credential-shaped one is hidden whole, a very
+    long one is cut, control characters are kept (JSON and protobuf escape them)."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > MAX_TEXT:
+        text = text[:MAX_TEXT] + "…"
+    return REDACTED if contains_secret(text) else text
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    """A decision whose chain entry is committed."""
+
+    decision_id: str
+    committed_at: float  # seconds since the epoch
+    method: str
+    params: Mapping[str, Any]  # the request's params, as decided (never mutated afterwards)
+    decision: Decision
+    chain_hash: str
+    duration_ms: float
+
+    @classmethod
+    def of(
+        cls,
+        method: str,
+        params: Mapping[str, Any],
+        decision: Decision,
+        chain_hash: str,
+        duration_ms: float,
+        committed_at: float,
+    ) -> DecisionRecord:
+        return cls(
+            decision_id=str(uuid.uuid4()),
+            committed_at=committed_at,
+            method=method,
+            params=params,
+            decision=decision,
+            chain_hash=chain_hash,
+            duration_ms=duration_ms,
+        )
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        metadata = self.params.get("metadata")
+        return metadata if isinstance(metadata, Mapping) else {}
+
+    @property
+    def payload(self) -> Mapping[str, Any]:
+        payload = self.params.get("payload")
+        return payload if isinstance(payload, Mapping) else {}
+
+    @property
+    def session_id(self) -> str:
+        return str(self.metadata.get("session_id", ""))
+
+    @property
+    def agent_id(self) -> str:
+        return str(self.metadata.get("agent_id", ""))
+
+    @property
+    def request_id(self) -> str:
+        return str(self.params.get("request_id", ""))
+
+    @property
+    def tenant_id(self) -> str | None:
+        tenant = self.params.get("tenant_id") or self.metadata.get("tenant_id")
+        return tenant if isinstance(tenant, str) and tenant else None
+
+    @property
+    def tool_name(self) -> str | None:
+        tool = self.payload.get("tool")
+        name = tool.get("name") if isinstance(tool, Mapping) else None
+        return name if isinstance(name, str) and name else None
+
+
+def iso_time(seconds: float) -> str:
+    """RFC 3339 UTC with milliseconds (``2026-12-01T16:00:00.123Z``)."""
+    moment = datetime.fromtimestamp(seconds, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def policy_references(decision: Decision) -> list[dict[str, str]]:
+    """The decision's policy references as the response carries them, scrubbed."""
+    return [
+        {key: scrub(value) for key, value in ref.to_json().items()}
+        for ref in decision.policy_references
+    ]
+
+
+def log_line(record: DecisionRecord) -> dict[str, Any]:
+    """The decision log's JSON object for ``record`` (one line per decision)."""
+    decision = record.decision
+    line: dict[str, Any] = {
+        "decision_id": record.decision_id,
+        "time": iso_time(record.committed_at),
+        "agent_id": scrub(record.agent_id),
+        "session_id": scrub(record.session_id),
+        "request_id": scrub(record.request_id),
+        "method": record.method,
+        "decision": decision.disposition.value,
+        "reason_codes": [scrub(code) for code in dict.fromkeys(decision.reason_codes)],
+        "policy_references": policy_references(decision),
+        "chain_hash": record.chain_hash,
+        "duration_ms": round(record.duration_ms, 3),
+    }
+    tenant = record.tenant_id
+    if tenant is not None:
+        line["tenant_id"] = scrub(tenant)
+    tool = record.tool_name
+    if tool is not None:
+        line["tool"] = scrub(tool)
+    if decision.reasoning:
+        line["reasoning"] = scrub(decision.reasoning)
+    line["evaluator"] = EVALUATOR
+    line["evaluator_version"] = EVALUATOR_VERSION
+    return line
