@@ -1,0 +1,491 @@
+"""Skill approvals on PostgreSQL: registrations, decisions, history, GitOps, skill churn.
+
+Same contract as the SQLite store (the docstrings there are the specification). What differs:
+a read-modify-write locks the pair's row (``SELECT ... FOR UPDATE``, or the unique key of a
+new pair), so two replicas deciding the same pair at once apply one decision after the
+other; and every change NOTIFYs :data:`~agbom.store.postgres._base.APPROVALS_CHANNEL` with
+the skill id in the same transaction, so other replicas hear of it when it is visible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from agbom.store.interface import (
+    MAX_ACTOR,
+    MAX_REASON,
+    MAX_SKILL_ID,
+    Digest,
+    SkillRecord,
+    SkillStatus,
+    StoreError,
+    Verdict,
+    as_utc,
+    check_patterns,
+    check_text,
+    format_timestamp,
+)
+from agbom.store.postgres._base import APPROVALS_CHANNEL, Connection, PostgresBase
+from agbom.store.postgres._values import (
+    IMPORT_FORMAT,
+    IMPORT_VERSION,
+    MAX_REF,
+    PAIR,
+    SKILL_COLUMNS,
+    capabilities_text,
+    check_id,
+    dumps,
+    in_scope,
+    now_or,
+    record_from_row,
+    stamp,
+    validate_import,
+)
+
+_HISTORY_INSERT = (
+    "INSERT INTO skill_history (skill_id, digest_alg, digest_value, from_status, to_status, "
+    "actor, reason, expires_at, at, source, scope_agents, scope_tenants, capabilities) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def _check_pair(skill_id: Any, digest: Any) -> None:
+    check_text(skill_id, "skill_id", MAX_SKILL_ID)
+    if not isinstance(digest, Digest):
+        raise StoreError("digest must be a Digest (use Digest.parse or Digest.from_wire)")
+
+
+def _status(status: SkillStatus | str) -> SkillStatus:
+    try:
+        return SkillStatus(status)
+    except ValueError:
+        known = ", ".join(s.value for s in SkillStatus)
+        raise StoreError(f"unknown status {status!r} (known: {known})") from None
+
+
+def _notify(conn: Connection, skill_id: str) -> None:
+    conn.execute("SELECT pg_notify(%s, %s)", (APPROVALS_CHANNEL, skill_id))
+
+
+def _fetch(conn: Connection, skill_id: str, digest: Digest) -> SkillRecord | None:
+    row = conn.execute(
+        f"SELECT {SKILL_COLUMNS} FROM skills WHERE {PAIR}",
+        (skill_id, digest.algorithm, digest.value),
+    ).fetchone()
+    return None if row is None else record_from_row(row)
+
+
+def _lock_pair(conn: Connection, key: tuple[str, str, str]) -> None:
+    """Serialize writers of one pair, whether or not its row exists yet: a transaction-scoped
+    advisory lock on the pair's hash (a row lock cannot cover a row still to be inserted)."""
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+        ("\x1f".join(key),),
+    )
+
+
+class ApprovalsMixin(PostgresBase):
+    """The :class:`~agbom.store.interface.ApprovalStore` part of the PostgreSQL store."""
+
+    def record_registration(
+        self,
+        *,
+        skill_id: str,
+        digest: Digest,
+        ref: str | None,
+        declared_capabilities: Sequence[str],
+        composition: Mapping[str, Any],
+        provenance: Mapping[str, Any] | None,
+        agent_id: str | None,
+        tenant_id: str | None,
+        now: datetime | None = None,
+    ) -> SkillRecord:
+        """Note that an agent registered ``(skill_id, digest)`` (see SqliteStore)."""
+        _check_pair(skill_id, digest)
+        check_text(ref, "definition ref", MAX_REF, optional=True)
+        check_id(agent_id, "agent_id", optional=True)
+        check_id(tenant_id, "tenant_id", optional=True)
+        caps = capabilities_text(declared_capabilities, "declared_capabilities")
+        comp = dumps(dict(composition or {}), "composition")
+        prov = None if provenance is None else dumps(dict(provenance), "registration_provenance")
+        ts = stamp(now)
+        pair = (skill_id, digest.algorithm, digest.value)
+        facts = (ref, caps, comp, prov, ts, ts, agent_id, tenant_id)
+        with self._write() as conn:
+            _lock_pair(conn, pair)
+            row = conn.execute(
+                f"SELECT status, first_seen FROM skills WHERE {PAIR}", pair
+            ).fetchone()
+            if row is None:
+                conn.execute(
+                    f"INSERT INTO skills ({SKILL_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+                    "'pending', NULL, NULL, NULL, NULL, '[]', '[]', %s, %s, %s, %s)",
+                    (*pair, *facts),
+                )
+                conn.execute(
+                    _HISTORY_INSERT,
+                    (
+                        *pair,
+                        None,
+                        "pending",
+                        agent_id or "unknown-agent",
+                        "registered",
+                        None,
+                        ts,
+                        "registration",
+                        "[]",
+                        "[]",
+                        caps,
+                    ),
+                )
+                _notify(conn, skill_id)
+            elif row[1] is None:
+                conn.execute(
+                    "UPDATE skills SET ref = COALESCE(ref, %s), declared_capabilities = "
+                    "CASE WHEN status = 'pending' THEN %s ELSE declared_capabilities END, "
+                    "composition = %s, provenance = %s, first_seen = %s, last_seen = %s, "
+                    f"registered_by_agent = %s, registered_by_tenant = %s WHERE {PAIR}",
+                    (*facts, *pair),
+                )
+                _notify(conn, skill_id)
+            else:
+                conn.execute(f"UPDATE skills SET last_seen = %s WHERE {PAIR}", (ts, *pair))
+            record = _fetch(conn, skill_id, digest)
+        assert record is not None
+        return record
+
+    def get_skill(self, skill_id: str, digest: Digest) -> SkillRecord | None:
+        """The record of one pair, or ``None``."""
+        _check_pair(skill_id, digest)
+        with self._read() as conn:
+            return _fetch(conn, skill_id, digest)
+
+    def skill_records(self, skill_id: str) -> list[SkillRecord]:
+        """Every digest known for ``skill_id``, ordered by digest."""
+        check_text(skill_id, "skill_id", MAX_SKILL_ID)
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT {SKILL_COLUMNS} FROM skills WHERE skill_id = %s "
+                "ORDER BY digest_alg, digest_value",
+                (skill_id,),
+            ).fetchall()
+        return [record_from_row(row) for row in rows]
+
+    def verdict(
+        self,
+        skill_id: str,
+        digest: Digest,
+        *,
+        agent_id: str | None,
+        tenant_id: str | None,
+        now: datetime | None = None,
+    ) -> Verdict:
+        """May ``agent_id`` (of ``tenant_id``) use this pair now? (see SqliteStore)."""
+        _check_pair(skill_id, digest)
+        with self._read() as conn:
+            record = _fetch(conn, skill_id, digest)
+        if record is None:
+            return Verdict("unknown", None)
+        if record.status is not SkillStatus.APPROVED:
+            return Verdict(str(record.status), record)
+        if record.is_expired(now_or(now)):
+            return Verdict("expired", record)
+        if not (
+            in_scope(record.scope_agents, agent_id) and in_scope(record.scope_tenants, tenant_id)
+        ):
+            return Verdict("out_of_scope", record)
+        return Verdict("approved", record)
+
+    def approved_digests(self, skill_id: str, *, now: datetime | None = None) -> list[Digest]:
+        """Digests of ``skill_id`` that are approved and unexpired (scope not considered)."""
+        check_text(skill_id, "skill_id", MAX_SKILL_ID)
+        moment = now_or(now)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT digest_alg, digest_value, expires_at FROM skills WHERE skill_id = %s "
+                "AND status = 'approved' ORDER BY digest_alg, digest_value",
+                (skill_id,),
+            ).fetchall()
+        return [
+            Digest(algorithm=alg, value=value)
+            for alg, value, expires in rows
+            if expires is None or datetime.fromisoformat(expires) > moment
+        ]
+
+    def set_status(
+        self,
+        skill_id: str,
+        digest: Digest,
+        status: SkillStatus | str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        expires_at: datetime | None = None,
+        scope_agents: Sequence[str] = (),
+        scope_tenants: Sequence[str] = (),
+        now: datetime | None = None,
+        source: str = "api",
+        capabilities: Sequence[str] | None = None,
+    ) -> SkillRecord:
+        """Decide a pair: approve, deny, revoke (or put back to pending) (see SqliteStore)."""
+        _check_pair(skill_id, digest)
+        status = _status(status)
+        check_text(actor, "actor", MAX_ACTOR)
+        check_text(reason, "reason", MAX_REASON, optional=True)
+        agents = dumps(list(check_patterns(scope_agents, "agent scope")), "agent scope")
+        tenants = dumps(list(check_patterns(scope_tenants, "tenant scope")), "tenant scope")
+        expires = format_timestamp(None if expires_at is None else as_utc(expires_at))
+        caps = None if capabilities is None else capabilities_text(capabilities, "capabilities")
+        with self._write() as conn:
+            self._apply_decision(
+                conn,
+                skill_id,
+                digest,
+                status=status,
+                decided_by=actor,
+                decided_at=stamp(now),
+                reason=reason,
+                expires=expires,
+                agents=agents,
+                tenants=tenants,
+                ref=None,
+                caps=caps,
+                history_actor=actor,
+                source=source,
+            )
+            record = _fetch(conn, skill_id, digest)
+        assert record is not None
+        return record
+
+    def _apply_decision(
+        self,
+        conn: Connection,
+        skill_id: str,
+        digest: Digest,
+        *,
+        status: SkillStatus,
+        decided_by: str,
+        decided_at: str,
+        reason: str | None,
+        expires: str | None,
+        agents: str,
+        tenants: str,
+        ref: str | None,
+        caps: str | None,
+        history_actor: str,
+        source: str,
+    ) -> bool:
+        """Write one decision, its history row and its notification; ``False`` when an
+        imported entry would change nothing."""
+        key = (skill_id, digest.algorithm, digest.value)
+        _lock_pair(conn, key)
+        row = conn.execute(
+            "SELECT status, decided_by, decided_at, reason, expires_at, scope_agents, "
+            f"scope_tenants, ref, declared_capabilities FROM skills WHERE {PAIR}",
+            key,
+        ).fetchone()
+        if row is None:
+            conn.execute(
+                f"INSERT INTO skills ({SKILL_COLUMNS}) VALUES (%s, %s, %s, %s, %s, '{{}}', NULL, "
+                "%s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL)",
+                (
+                    *key,
+                    ref,
+                    "[]" if caps is None else caps,
+                    str(status),
+                    decided_by,
+                    decided_at,
+                    reason,
+                    expires,
+                    agents,
+                    tenants,
+                ),
+            )
+            previous = None
+        else:
+            same = (str(status), decided_by, decided_at, reason, expires, agents, tenants)
+            if (
+                source == "import"
+                and tuple(row[:7]) == same
+                and (ref is None or row[7] == ref)
+                and (caps is None or row[8] == caps)
+            ):
+                return False
+            conn.execute(
+                "UPDATE skills SET status = %s, decided_by = %s, decided_at = %s, reason = %s, "
+                "expires_at = %s, scope_agents = %s, scope_tenants = %s, ref = COALESCE(ref, %s), "
+                f"declared_capabilities = COALESCE(%s, declared_capabilities) WHERE {PAIR}",
+                (str(status), decided_by, decided_at, reason, expires, agents, tenants, ref, caps)
+                + key,
+            )
+            previous = row[0]
+        conn.execute(
+            _HISTORY_INSERT,
+            (
+                *key,
+                previous,
+                str(status),
+                history_actor,
+                reason,
+                expires,
+                decided_at if source != "import" else stamp(None),
+                source,
+                agents,
+                tenants,
+                caps if caps is not None else (row[8] if row is not None else "[]"),
+            ),
+        )
+        _notify(conn, skill_id)
+        return True
+
+    def history(self, skill_id: str, digest: Digest | None = None) -> list[dict[str, Any]]:
+        """Every status change of ``skill_id`` (or of one pair), oldest first."""
+        check_text(skill_id, "skill_id", MAX_SKILL_ID)
+        sql = (
+            "SELECT id, skill_id, digest_alg, digest_value, from_status, to_status, actor, "
+            "reason, expires_at, scope_agents, scope_tenants, at, source, capabilities "
+            "FROM skill_history WHERE skill_id = %s"
+        )
+        params: tuple[Any, ...] = (skill_id,)
+        if digest is not None:
+            sql += " AND digest_alg = %s AND digest_value = %s"
+            params += (digest.algorithm, digest.value)
+        with self._read() as conn:
+            rows = conn.execute(sql + " ORDER BY id", params).fetchall()
+        return [
+            {
+                "id": row[0],
+                "skill_id": row[1],
+                "digest": f"{row[2]}:{row[3]}",
+                "from_status": row[4],
+                "to_status": row[5],
+                "actor": row[6],
+                "reason": row[7],
+                "expires_at": row[8],
+                "scope": {"agents": orjson.loads(row[9]), "tenants": orjson.loads(row[10])},
+                "at": row[11],
+                "source": row[12],
+                "capabilities": None if row[13] is None else orjson.loads(row[13]),
+            }
+            for row in rows
+        ]
+
+    def list_skills(self, status: SkillStatus | str | None = None) -> list[SkillRecord]:
+        """All records, or those with ``status``, ordered by skill id and digest."""
+        order = " ORDER BY skill_id, digest_alg, digest_value"
+        wanted = None if status is None else _status(status)
+        with self._read() as conn:
+            if wanted is None:
+                rows = conn.execute(f"SELECT {SKILL_COLUMNS} FROM skills{order}").fetchall()
+            else:
+                rows = conn.execute(
+                    f"SELECT {SKILL_COLUMNS} FROM skills WHERE status = %s{order}", (str(wanted),)
+                ).fetchall()
+        return [record_from_row(row) for row in rows]
+
+    def export_approvals(self) -> dict[str, Any]:
+        """Every decided pair as a deterministic document (see SqliteStore)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT skill_id, digest_alg, digest_value, status, decided_by, decided_at, "
+                "reason, expires_at, scope_agents, scope_tenants, ref, declared_capabilities "
+                "FROM skills WHERE status IN ('approved', 'denied', 'revoked') "
+                "ORDER BY skill_id, digest_alg, digest_value"
+            ).fetchall()
+        approvals = []
+        for row in rows:
+            entry: dict[str, Any] = {
+                "skill_id": row[0],
+                "digest": f"{row[1]}:{row[2]}",
+                "status": row[3],
+                "decided_by": row[4],
+                "decided_at": row[5],
+            }
+            if row[6] is not None:
+                entry["reason"] = row[6]
+            if row[7] is not None:
+                entry["expires_at"] = row[7]
+            agents, tenants = orjson.loads(row[8]), orjson.loads(row[9])
+            if agents or tenants:
+                entry["scope"] = {"agents": agents, "tenants": tenants}
+            if row[10] is not None:
+                entry["ref"] = row[10]
+            capabilities = orjson.loads(row[11])
+            if capabilities:
+                entry["capabilities"] = capabilities
+            approvals.append({k: v for k, v in entry.items() if v is not None})
+        return {"format": IMPORT_FORMAT, "version": IMPORT_VERSION, "approvals": approvals}
+
+    def import_approvals(self, doc: Mapping[str, Any], *, actor: str) -> int:
+        """Apply a reviewed approvals document in one transaction (see SqliteStore)."""
+        check_text(actor, "actor", MAX_ACTOR)
+        entries = validate_import(doc)
+        changed = 0
+        with self._write() as conn:
+            for e in entries:
+                changed += self._apply_decision(
+                    conn,
+                    e["skill_id"],
+                    e["digest"],
+                    status=e["status"],
+                    decided_by=e["decided_by"] or actor,
+                    decided_at=e["decided_at"] or stamp(None),
+                    reason=e["reason"],
+                    expires=e["expires_at"],
+                    agents=e["agents"],
+                    tenants=e["tenants"],
+                    ref=e["ref"],
+                    caps=e["capabilities"],
+                    history_actor=actor,
+                    source="import",
+                )
+        return changed
+
+    # -- skill churn -----------------------------------------------------------------------
+
+    def record_skill_event(
+        self, session_id: str, skill_id: str, event: str, now: datetime | None = None
+    ) -> int:
+        """Record a load or unload; return how many of that event the skill has in the session."""
+        check_id(session_id, "session_id")
+        check_text(skill_id, "skill_id", MAX_SKILL_ID)
+        if event not in ("load", "unload"):
+            raise StoreError(f"skill event must be 'load' or 'unload', not {event!r}")
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO skill_events (session_id, skill_id, event, at) "
+                "VALUES (%s, %s, %s, %s)",
+                (session_id, skill_id, event, stamp(now)),
+            )
+            row = conn.execute(
+                "SELECT COUNT(*) FROM skill_events WHERE session_id = %s AND skill_id = %s "
+                "AND event = %s",
+                (session_id, skill_id, event),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def skill_churn(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Load/unload counts per (session, skill), busiest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT session_id, skill_id, COUNT(*) FILTER (WHERE event = 'load'), "
+                "COUNT(*) FILTER (WHERE event = 'unload'), MIN(at), MAX(at) FROM skill_events "
+                "WHERE (%(s)s::text IS NULL OR session_id = %(s)s) GROUP BY session_id, skill_id "
+                "ORDER BY COUNT(*) DESC, session_id, skill_id",
+                {"s": session_id},
+            ).fetchall()
+        return [
+            {
+                "session_id": r[0],
+                "skill_id": r[1],
+                "loads": r[2],
+                "unloads": r[3],
+                "first_at": r[4],
+                "last_at": r[5],
+            }
+            for r in rows
+        ]

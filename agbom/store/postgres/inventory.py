@@ -1,0 +1,175 @@
+"""AgBOM versions and the fleet inventory on PostgreSQL.
+
+A session's next version number is taken under a transaction-scoped advisory lock on the
+session, so two replicas saving an AgBOM for one session at once number them 1 and 2 rather
+than one of them failing on the primary key.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from agbom.store.interface import StoreError, check_text
+from agbom.store.postgres._base import PostgresBase
+from agbom.store.postgres._values import MAX_ENTRY_BYTES, check_id, component_rows, dumps, stamp
+
+_VERSION_COLUMNS = (
+    "session_id, version, agent_id, document, agbom_hash, change, created_at, accepted"
+)
+
+
+def _version_dict(row: tuple[Any, ...]) -> dict[str, Any]:
+    return {
+        "session_id": row[0],
+        "version": row[1],
+        "agent_id": row[2],
+        "document": orjson.loads(row[3]),
+        "agbom_hash": row[4],
+        "change": None if row[5] is None else orjson.loads(row[5]),
+        "created_at": row[6],
+        "accepted": bool(row[7]),
+    }
+
+
+class InventoryMixin(PostgresBase):
+    """The :class:`~agbom.store.interface.InventoryStore` part of the PostgreSQL store."""
+
+    def save_agbom_version(
+        self,
+        session_id: str,
+        *,
+        agent_id: str,
+        document: Mapping[str, Any],
+        agbom_hash: str,
+        change: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+        accepted: bool = True,
+    ) -> int:
+        """Store the session's next AgBOM version (1, 2, 3...) and index its components
+        (see SqliteStore)."""
+        check_id(session_id, "session_id")
+        check_id(agent_id, "agent_id")
+        check_text(agbom_hash, "agbom_hash", 256)
+        if not isinstance(document, Mapping):
+            raise StoreError("AgBOM document must be an object")
+        text = dumps(dict(document), "AgBOM document", MAX_ENTRY_BYTES)
+        change_text = None if change is None else dumps(dict(change), "AgBOM change")
+        ts = stamp(now)
+        components = component_rows(document)
+        with self._write() as conn:
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", ("agbom:" + session_id,)
+            )
+            row = conn.execute(
+                "SELECT MAX(version) FROM agbom_versions WHERE session_id = %s", (session_id,)
+            ).fetchone()
+            version = int((row[0] if row else None) or 0) + 1
+            conn.execute(
+                "INSERT INTO agbom_versions (session_id, version, agent_id, document, "
+                "agbom_hash, change, created_at, accepted) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (session_id, version, agent_id, text, agbom_hash, change_text, ts, accepted),
+            )
+            if not accepted:
+                return version
+            first_seen = {
+                (r[0], r[1], r[2], r[3]): r[4]
+                for r in conn.execute(
+                    "SELECT component_id, type, name, version_str, MIN(first_seen) FROM components "
+                    "WHERE session_id = %s GROUP BY component_id, type, name, version_str",
+                    (session_id,),
+                ).fetchall()
+            }
+            if components:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO components (session_id, version, agent_id, component_id, "
+                        "type, name, version_str, first_seen, seen_at) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        [
+                            (session_id, version, agent_id, *key, first_seen.get(key, ts), ts)
+                            for key in components
+                        ],
+                    )
+        return version
+
+    def agbom_version(self, session_id: str, version: int | None = None) -> dict[str, Any] | None:
+        """One stored AgBOM version; ``version=None`` is the latest accepted one."""
+        with self._read() as conn:
+            if version is None:
+                row = conn.execute(
+                    f"SELECT {_VERSION_COLUMNS} FROM agbom_versions WHERE session_id = %s "
+                    "AND accepted ORDER BY version DESC LIMIT 1",
+                    (session_id,),
+                ).fetchone()
+            else:
+                row = conn.execute(
+                    f"SELECT {_VERSION_COLUMNS} FROM agbom_versions "
+                    "WHERE session_id = %s AND version = %s",
+                    (session_id, int(version)),
+                ).fetchone()
+        return None if row is None else _version_dict(row)
+
+    def latest_agbom_for_agent(self, agent_id: str) -> dict[str, Any] | None:
+        """The most recently stored accepted AgBOM version of any session of ``agent_id``."""
+        with self._read() as conn:
+            row = conn.execute(
+                f"SELECT {_VERSION_COLUMNS} FROM agbom_versions WHERE agent_id = %s "
+                "AND accepted ORDER BY created_at DESC, id DESC LIMIT 1",
+                (agent_id,),
+            ).fetchone()
+        return None if row is None else _version_dict(row)
+
+    def list_agents(self) -> list[dict[str, Any]]:
+        """Every agent seen in a session or an AgBOM: session count, first and last seen."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT agent_id, COUNT(DISTINCT session_id), MIN(at), MAX(at) FROM ("
+                " SELECT agent_id, session_id, started_at AS at FROM sessions"
+                " UNION ALL SELECT agent_id, session_id, updated_at FROM sessions"
+                " UNION ALL SELECT agent_id, session_id, created_at FROM agbom_versions"
+                ") AS seen GROUP BY agent_id ORDER BY agent_id"
+            ).fetchall()
+        return [
+            {"agent_id": r[0], "sessions": r[1], "first_seen": r[2], "last_seen": r[3]}
+            for r in rows
+        ]
+
+    def list_components(
+        self, type: str | None = None, name: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Which agents use which components, since when (see SqliteStore).
+
+        ``name`` is a case-sensitive glob, matched here with :func:`fnmatch.fnmatchcase`
+        (PostgreSQL has no GLOB); an exact name is looked up in the index."""
+        exact = None if name is None or any(c in name for c in "*?[") else name
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT type, component_id, name, version_str, "
+                "string_agg(DISTINCT agent_id, ','), COUNT(DISTINCT session_id), "
+                "MIN(first_seen), MAX(seen_at) FROM components "
+                "WHERE (%(t)s::text IS NULL OR type = %(t)s) "
+                "AND (%(n)s::text IS NULL OR name = %(n)s) "
+                "GROUP BY type, component_id, name, version_str "
+                "ORDER BY type, name, component_id, version_str NULLS FIRST",
+                {"t": type, "n": exact},
+            ).fetchall()
+        if name is not None and exact is None:
+            rows = [r for r in rows if fnmatch.fnmatchcase(r[2], name)]
+        return [
+            {
+                "component_id": r[1],
+                "type": r[0],
+                "name": r[2],
+                "version": r[3],
+                "agents": sorted(r[4].split(",")) if r[4] else [],
+                "sessions": r[5],
+                "first_seen": r[6],
+                "last_seen": r[7],
+            }
+            for r in rows
+        ]
