@@ -13,6 +13,7 @@ them too, and a refused endpoint is kept as a property, not lost.
 
 from __future__ import annotations
 
+import functools
 import re
 import urllib.parse
 
@@ -45,8 +46,18 @@ _HIER = rf"(?://{_AUTHORITY}{_PATH_ABEMPTY}|{_PATH_ABSOLUTE}|{_PATH_ROOTLESS}|)"
 _RELATIVE = rf"(?://{_AUTHORITY}{_PATH_ABEMPTY}|{_PATH_ABSOLUTE}|{_PATH_NOSCHEME}|)"
 _TAIL = rf"(?:\?{_QUERY})?(?:#{_FRAGMENT})?"
 
-_IRI = re.compile(rf"{_SCHEME}:{_HIER}{_TAIL}")
-_IRI_REFERENCE = re.compile(rf"(?:{_SCHEME}:{_HIER}|{_RELATIVE}){_TAIL}")
+
+# Compiled on first use: the character classes span all of Unicode, and compiling both took
+# 44-140 ms, paid at import by every command that merely loads the exporters.
+@functools.cache
+def _iri() -> re.Pattern[str]:
+    return re.compile(rf"{_SCHEME}:{_HIER}{_TAIL}")
+
+
+@functools.cache
+def _iri_reference() -> re.Pattern[str]:
+    return re.compile(rf"(?:{_SCHEME}:{_HIER}|{_RELATIVE}){_TAIL}")
+
 
 MAX_IRI_LENGTH = 8192
 
@@ -60,7 +71,7 @@ def is_iri(value: object) -> bool:
     """True for an absolute IRI (with a scheme), per RFC 3987."""
     if not isinstance(value, str) or len(value) > MAX_IRI_LENGTH:
         return False
-    return _IRI.fullmatch(value) is not None
+    return _iri().fullmatch(value) is not None
 
 
 def is_iri_reference(value: object) -> bool:
@@ -68,7 +79,7 @@ def is_iri_reference(value: object) -> bool:
     return (
         isinstance(value, str)
         and len(value) <= MAX_IRI_LENGTH
-        and _IRI_REFERENCE.fullmatch(value) is not None
+        and _iri_reference().fullmatch(value) is not None
     )
 
 

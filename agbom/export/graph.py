@@ -12,12 +12,14 @@ from typing import Any
 import orjson
 
 from agbom.export.interface import ExportError
-from agbom.inventory import ROOT_ID, AgBOM, ComponentGraph
+from agbom.inventory import ROOT_ID, AgBOM
 
 GRAPH_FORMATS: tuple[str, ...] = ("mermaid", "dot", "json")
 
 
 def _nodes_and_edges(agbom: AgBOM) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    from agbom.inventory import ComponentGraph  # networkx: only when a graph is drawn
+
     graph = ComponentGraph(agbom)
     agent_name = agbom.agent.get("name")
     nodes = [

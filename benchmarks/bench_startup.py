@@ -1,0 +1,151 @@
+"""Fixed start-up cost and peak memory of whole agbom processes, each against an anchor.
+
+    python benchmarks/bench_startup.py [--runs 15]
+
+Every command below runs as a fresh process, interleaved round by round (so background load
+on the machine hits all alike), through the installed ``agbom`` console script:
+
+  * ``python -c pass`` with the same interpreter: the anchor of the start-up ratios;
+  * ``agbom --help``;
+  * ``agbom scan EMPTY -f json`` (the anchor of the CycloneDX row) and ``-f cyclonedx-json``;
+  * ``agbom hook claude-code --db PATH``, one PreToolUse event on stdin (standalone hook);
+  * a one-file scan (one MCP client config) with ``-f json`` and ``-f cyclonedx-json``,
+    for the peak resident set size of each (``ru_maxrss`` of that very child).
+
+Prints the median (and min) of each, then each target as a ratio with its anchor. Issue 16
+targets: cyclonedx/json <= 1.3x, --help <= 4x, hook <= 8x, CycloneDX peak RSS <= 1.5x JSON.
+The exit code is 0 when every target is met, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+EVENT = json.dumps(
+    {
+        "session_id": "bench-session",
+        "transcript_path": "/tmp/bench.jsonl",
+        "cwd": "/tmp",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": "/etc/hosts"},
+        "tool_use_id": "toolu_bench",
+    }
+).encode()
+
+ONE_CONFIG = {
+    "mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@1.0"]}
+    }
+}
+
+
+def agbom() -> list[str]:
+    script = Path(sys.executable).parent / "agbom"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "agbom"]
+
+
+def run_once(cmd: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, int]:
+    """Wall time (ms) and peak RSS (KiB) of one run of ``cmd``; exits on a failure."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stderr is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    err = proc.stderr.read()
+    # wait4 gives the rusage of this very child (RUSAGE_CHILDREN would be a running maximum).
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = (time.perf_counter() - started) * 1000
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}: {err.decode()[:300]}")
+    return elapsed, usage.ru_maxrss
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        empty = root / "empty"
+        empty.mkdir()
+        one = root / "one"
+        one.mkdir()
+        (one / "mcp.json").write_text(json.dumps(ONE_CONFIG), encoding="utf-8")
+        env = dict(os.environ)
+        # A cache folder of this run only: the first run fills any on-disk cache, the
+        # warm-up run below takes that hit, so the timed runs are what a user sees the
+        # second time (and the cold cost is printed on its own).
+        env["XDG_CACHE_HOME"] = str(root / "cache")
+        env["XDG_DATA_HOME"] = str(root / "data")
+        a = agbom()
+        commands: dict[str, tuple[list[str], bytes]] = {
+            "python -c pass": ([sys.executable, "-c", "pass"], b""),
+            "agbom --help": ([*a, "--help"], b""),
+            "scan EMPTY -f json": ([*a, "scan", str(empty), "-f", "json"], b""),
+            "scan EMPTY -f cyclonedx-json": ([*a, "scan", str(empty), "-f", "cyclonedx-json"], b""),
+            "hook claude-code (standalone)": (
+                [*a, "hook", "claude-code", "--db", str(root / "hook.db")],
+                EVENT,
+            ),
+            "scan ONE -f json": ([*a, "scan", str(one), "-f", "json"], b""),
+            "scan ONE -f cyclonedx-json": ([*a, "scan", str(one), "-f", "cyclonedx-json"], b""),
+        }
+        cold_ms, _ = run_once(commands["scan EMPTY -f cyclonedx-json"][0], b"", env)
+        for cmd, stdin in commands.values():  # warm the OS caches and the store file
+            run_once(cmd, stdin, env)
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        rss: dict[str, list[int]] = {name: [] for name in commands}
+        for _ in range(args.runs):
+            for name, (cmd, stdin) in commands.items():
+                elapsed, peak = run_once(cmd, stdin, env)
+                times[name].append(elapsed)
+                rss[name].append(peak)
+
+    print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs, {args.runs} runs each")
+    print(f"first 'scan EMPTY -f cyclonedx-json' with an empty cache: {cold_ms:.0f} ms")
+    for name in commands:
+        peak_mib = statistics.median(rss[name]) / 1024
+        print(
+            f"  {name:32s} median {statistics.median(times[name]):7.1f} ms  "
+            f"min {min(times[name]):7.1f} ms  peak RSS {peak_mib:6.1f} MiB"
+        )
+    med = {name: statistics.median(values) for name, values in times.items()}
+    mem = {name: statistics.median(values) for name, values in rss.items()}
+    targets = [
+        ("scan EMPTY cyclonedx-json / json", med["scan EMPTY -f cyclonedx-json"],
+         med["scan EMPTY -f json"], 1.3),
+        ("agbom --help / python -c pass", med["agbom --help"], med["python -c pass"], 4.0),
+        ("standalone hook / python -c pass", med["hook claude-code (standalone)"],
+         med["python -c pass"], 8.0),
+        ("peak RSS scan ONE cyclonedx / json", mem["scan ONE -f cyclonedx-json"],
+         mem["scan ONE -f json"], 1.5),
+    ]  # fmt: skip
+    ok = True
+    for label, value, anchor, limit in targets:
+        ratio = value / anchor
+        ok &= ratio <= limit
+        verdict = "OK" if ratio <= limit else "OVER TARGET"
+        print(f"{label:36s} {ratio:5.2f}x (target <= {limit}x): {verdict}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
