@@ -21,6 +21,7 @@ from agbom.cli.common import (
     with_default_rules,
     write_output,
 )
+from agbom.cli.scan_cmds import load_advisories, osv_option
 from agbom.display import to_terminal, visible
 
 rules_app = typer.Typer(
@@ -61,6 +62,7 @@ def check_cmd(
         help="sarif: the folder result URIs are relative to (%SRCROOT%; default: the current "
         "folder). Files outside it keep absolute file:// URIs.",
     ),
+    osv: Path | None = osv_option(),
 ) -> None:
     """Evaluate rules against an AgBOM (for CI); exit 1 with --fail-on when findings reach it."""
     from agbom.rules import load_rules, render_findings
@@ -77,8 +79,13 @@ def check_cmd(
     with_default = with_default_rules(rules, no_default_rules)
     from agbom.inventory import ComponentGraph
 
+    advisories = load_advisories(osv)
     ruleset = load_rules(rules, with_default=with_default)
     agbom = load_agbom_input(agbom_file)
+    if advisories is not None:
+        from agbom.advisories import annotate
+
+        agbom = annotate(agbom, advisories)
     findings = ruleset.evaluate(ComponentGraph(agbom))
     if fmt == "sarif":
         text = _check_sarif(findings, ruleset, agbom_file, sarif_root)

@@ -33,6 +33,7 @@ from agbom.cli.common import (
 from agbom.display import table, to_terminal, visible
 
 if TYPE_CHECKING:
+    from agbom.advisories import OsvDatabase
     from agbom.inventory import AgBOM, Component
     from agbom.rules import Finding, RuleSet
     from agbom.scan import ScanResult
@@ -176,6 +177,30 @@ def _progress_bar() -> tuple[Callable[[int, int, str], None] | None, Callable[[]
     return update, stop
 
 
+def osv_option() -> Any:
+    """``--osv PATH``: an OSV export (``all.zip`` or a folder of OSV JSON), read offline."""
+    return typer.Option(
+        None,
+        "--osv",
+        metavar="PATH",
+        help="Match packages against this OSV export (an ecosystem all.zip or a folder of "
+        "OSV JSON files); nothing is fetched.",
+    )
+
+
+def load_advisories(path: Path | None) -> OsvDatabase | None:
+    """The OSV database at ``path``, or ``None``; a bad export is a usage error (exit 2)."""
+    if path is None:
+        return None
+    from agbom.advisories import AdvisoryError, load_osv
+
+    try:
+        return load_osv(path)
+    except AdvisoryError as exc:
+        typer.echo(f"agbom: error: {visible(exc.diagnostics())}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
 def _report_errors(result: ScanResult) -> None:
     errors = result.errors
     for path, error in errors[:MAX_ERRORS_SHOWN]:
@@ -234,6 +259,7 @@ def scan_cmd(
         help="Creation time recorded in the document (ISO 8601 with a timezone). Default: the "
         "AgBOM's generated_at, else $SOURCE_DATE_EPOCH, else now.",
     ),
+    osv: Path | None = osv_option(),
 ) -> None:
     """Scan MCP client configs, Agent Skills, A2A cards, server.json and AgBOMs into one
     inventory, with findings and CycloneDX output."""
@@ -261,6 +287,7 @@ def scan_cmd(
 
         choice(spec_version, SPEC_VERSIONS, "--spec-version")
 
+    advisories = load_advisories(osv)  # a bad export fails before scanning
     progress, stop = _progress_bar()
     try:
         result = scan_paths(
@@ -271,6 +298,10 @@ def scan_cmd(
         typer.echo(f"agbom: error: {exc.diagnostics()}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     stop()
+    if advisories is not None:
+        from agbom.advisories import annotate
+
+        result.agbom = annotate(result.agbom, advisories)
     from agbom.rules import load_rules
 
     ruleset = load_rules(rules, with_default=with_default)

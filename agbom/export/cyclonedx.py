@@ -574,7 +574,77 @@ def build_cyclonedx(
     if services:
         doc["services"] = services
     doc["dependencies"] = _dependencies(agbom, service_package)
+    vulnerabilities = _vulnerabilities(agbom, by_purl)
+    if vulnerabilities:
+        doc["vulnerabilities"] = vulnerabilities
     return doc
+
+
+_CDX_SEVERITIES = frozenset({"critical", "high", "medium", "low", "info", "none", "unknown"})
+
+
+def _vulnerabilities(agbom: AgBOM, by_purl: Mapping[str, Mapping[str, Any]]) -> list[Any]:
+    """``vulnerabilities[]`` from the components' OSV matches (``agbom scan --osv``): one
+    entry per advisory, affecting the package component of each matched purl (or the
+    component itself when it has no package entry)."""
+    entries: dict[str, dict[str, Any]] = {}
+    for component in agbom:
+        found = component.data.get("vulnerabilities")
+        if not isinstance(found, list):
+            continue
+        for match in found:
+            if not isinstance(match, Mapping) or not isinstance(match.get("id"), str):
+                continue
+            purl = match.get("package")
+            package = by_purl.get(purl) if isinstance(purl, str) else None
+            ref = str(package["bom-ref"]) if package is not None else component.id
+            entry = entries.get(match["id"])
+            if entry is None:
+                severity = str(match.get("severity", "unknown"))
+                entry = {
+                    "bom-ref": f"vulnerability:{match['id']}",
+                    "id": match["id"],
+                    "source": {"name": "OSV"},
+                    "ratings": [
+                        {
+                            "source": {"name": "OSV"},
+                            "severity": severity if severity in _CDX_SEVERITIES else "unknown",
+                        }
+                    ],
+                    "affects": [],
+                }
+                aliases = [a for a in match.get("aliases") or [] if isinstance(a, str)]
+                if aliases:
+                    entry["references"] = [
+                        {"id": alias, "source": {"name": alias.split("-", 1)[0]}}
+                        for alias in aliases
+                    ]
+                if isinstance(match.get("summary"), str) and match["summary"]:
+                    entry["description"] = match["summary"]
+                fixed = [f for f in match.get("fixed") or [] if isinstance(f, str)]
+                if fixed:
+                    entry["recommendation"] = "Upgrade to a fixed version: " + ", ".join(fixed)
+                entries[match["id"]] = entry
+            version = _purl_version(purl)
+            affect: dict[str, Any] = {"ref": ref}
+            if version:
+                affect["versions"] = [{"version": version, "status": "affected"}]
+            if affect not in entry["affects"]:
+                entry["affects"].append(affect)
+    return [entries[key] for key in sorted(entries)]
+
+
+def _purl_version(purl: Any) -> str | None:
+    """The version part of a purl string, or ``None``."""
+    if not isinstance(purl, str):
+        return None
+    from packageurl import PackageURL
+
+    try:
+        version = PackageURL.from_string(purl).version
+    except ValueError:
+        return None
+    return version or None
 
 
 # -- XML ------------------------------------------------------------------------------------

@@ -789,7 +789,12 @@ _SIMPLE: dict[str, Callable[[Any], Predicate]] = {
     "fields": FieldsAre,
 }
 
-MATCH_KEYS = frozenset(_SIMPLE) | {"version", "version_scheme", "all_of", "any_of", "not"}
+# Supply-chain signals that scan attaches (agbom.rules.signal_matchers, loaded on use).
+_SIGNAL_KEYS = frozenset({"vulnerability", "content", "signature", "tools_drift"})
+
+MATCH_KEYS = (
+    frozenset(_SIMPLE) | _SIGNAL_KEYS | {"version", "version_scheme", "all_of", "any_of", "not"}
+)
 
 
 def compile_match(spec: Any, key: str = "match") -> AllOf:
@@ -802,6 +807,10 @@ def compile_match(spec: Any, key: str = "match") -> AllOf:
         try:
             if name in _SIMPLE:
                 parts.append(_SIMPLE[name](value))
+            elif name in _SIGNAL_KEYS:
+                from agbom.rules.signal_matchers import SIGNAL_PREDICATES
+
+                parts.append(SIGNAL_PREDICATES[name](value))
             elif name == "version":
                 scheme = spec.get("version_scheme", "auto")
                 parts.append(VersionIn(value, scheme))

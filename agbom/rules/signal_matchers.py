@@ -1,0 +1,236 @@
+"""Match keys over the supply-chain signals that scan attaches to components.
+
+- ``vulnerability``: the component's ``vulnerabilities`` (OSV advisories, ``--osv``);
+- ``content``: a skill's ``content_findings`` (deterministic content checks);
+- ``signature``: an A2A card's ``signature.status`` (``--keys``);
+- ``tools_drift``: an MCP server's ``tools_drift`` against a lock file (``--locked``).
+
+Each predicate explains itself with the entries that matched, which is what a finding's
+``{reason}`` shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agbom.rules.matchers import MatchSpecError, Predicate, Subject, TextMatcher
+
+VULNERABILITY_SEVERITIES = ("critical", "high", "medium", "low", "unknown")
+SIGNATURE_STATES = ("valid", "unsigned", "invalid", "unknown_key", "unverified")
+MAX_SHOWN = 3  # entries named in one reason; the rest are counted
+
+
+def _strings(value: Any, key: str) -> list[str]:
+    values = value if isinstance(value, list) else [value]
+    if not values or not all(isinstance(v, str) and v for v in values):
+        raise MatchSpecError(key, "must be a non-empty string or a list of them")
+    return values
+
+
+def _entries(subject: Subject, field: str) -> list[Mapping[str, Any]]:
+    found = subject.data.get(field)
+    if not isinstance(found, list):
+        return []
+    return [entry for entry in found if isinstance(entry, Mapping)]
+
+
+def _listed(shown: list[str]) -> str:
+    more = len(shown) - MAX_SHOWN
+    return "; ".join(shown[:MAX_SHOWN]) + (f"; and {more} more" if more > 0 else "")
+
+
+class VulnerabilityIs(Predicate):
+    """``vulnerability: true`` or ``{severity, id, alias}``: some advisory on the component
+    has every given property (ids and aliases are exact or globs, case-insensitive)."""
+
+    key = "vulnerability"
+
+    def __init__(self, value: Any) -> None:
+        self.severities: frozenset[str] | None = None
+        self.ids: TextMatcher | None = None
+        self.aliases: TextMatcher | None = None
+        if value is True:
+            return
+        if not isinstance(value, Mapping) or not value:
+            raise MatchSpecError("vulnerability", "must be true or an object")
+        for name in value:
+            if name not in ("severity", "id", "alias"):
+                raise MatchSpecError(f"vulnerability.{name}", "unknown key")
+        if "severity" in value:
+            levels = [s.lower() for s in _strings(value["severity"], "vulnerability.severity")]
+            for level in levels:
+                if level not in VULNERABILITY_SEVERITIES:
+                    raise MatchSpecError(
+                        "vulnerability.severity",
+                        f"unknown severity {level!r} (one of "
+                        + ", ".join(VULNERABILITY_SEVERITIES)
+                        + ")",
+                    )
+            self.severities = frozenset(levels)
+        if "id" in value:
+            self.ids = TextMatcher(_strings(value["id"], "vulnerability.id"))
+        if "alias" in value:
+            self.aliases = TextMatcher(_strings(value["alias"], "vulnerability.alias"))
+
+    def _holds(self, entry: Mapping[str, Any]) -> bool:
+        if self.severities is not None and entry.get("severity") not in self.severities:
+            return False
+        if self.ids is not None:
+            advisory_id = entry.get("id")
+            if not isinstance(advisory_id, str) or not self.ids(advisory_id):
+                return False
+        if self.aliases is not None:
+            aliases = entry.get("aliases")
+            if not isinstance(aliases, list) or not any(
+                isinstance(a, str) and self.aliases(a) for a in aliases
+            ):
+                return False
+        return True
+
+    def matching(self, subject: Subject) -> list[Mapping[str, Any]]:
+        return [e for e in _entries(subject, "vulnerabilities") if self._holds(e)]
+
+    def __call__(self, subject: Subject) -> bool:
+        return any(self._holds(e) for e in _entries(subject, "vulnerabilities"))
+
+    def describe(self) -> str:
+        parts = []
+        if self.severities is not None:
+            parts.append("severity " + " or ".join(sorted(self.severities)))
+        if self.ids is not None:
+            parts.append(f"id {self.ids}")
+        if self.aliases is not None:
+            parts.append(f"alias {self.aliases}")
+        return "has a known vulnerability" + (" (" + ", ".join(parts) + ")" if parts else "")
+
+    def explain(self, subject: Subject) -> list[tuple[bool, str]]:
+        shown = []
+        for entry in self.matching(subject):
+            aliases = [a for a in entry.get("aliases") or [] if isinstance(a, str)]
+            fixed = [f for f in entry.get("fixed") or [] if isinstance(f, str)]
+            text = f"{entry.get('id')}"
+            if aliases:
+                text += " (" + ", ".join(aliases[:3]) + ")"
+            text += f", {entry.get('severity', 'unknown')}, in {entry.get('package', '?')}"
+            text += ", fixed in " + ", ".join(fixed[:3]) if fixed else ", no fixed version"
+            shown.append(text)
+        if not shown:
+            return [(False, self.describe())]
+        return [(True, _listed(shown))]
+
+
+class ContentIs(Predicate):
+    """``content: true`` or a list of check names: the skill's content checks found one."""
+
+    key = "content"
+
+    def __init__(self, value: Any) -> None:
+        from agbom.scan.content import CHECKS
+
+        self.checks: frozenset[str] | None = None
+        if value is True:
+            return
+        names = _strings(value, "content")
+        for name in names:
+            if name not in CHECKS:
+                raise MatchSpecError(
+                    "content", f"unknown content check {name!r} (one of {', '.join(CHECKS)})"
+                )
+        self.checks = frozenset(names)
+
+    def matching(self, subject: Subject) -> list[Mapping[str, Any]]:
+        return [
+            e
+            for e in _entries(subject, "content_findings")
+            if self.checks is None or e.get("check") in self.checks
+        ]
+
+    def __call__(self, subject: Subject) -> bool:
+        return bool(self.matching(subject))
+
+    def describe(self) -> str:
+        if self.checks is None:
+            return "content checks found something"
+        return "content check " + " or ".join(sorted(self.checks))
+
+    def explain(self, subject: Subject) -> list[tuple[bool, str]]:
+        shown = [
+            f"{e.get('file')}:{e.get('line')} {e.get('check')}: {e.get('text', '')!s}"
+            for e in self.matching(subject)
+        ]
+        if not shown:
+            return [(False, self.describe())]
+        return [(True, _listed(shown))]
+
+
+class SignatureIs(Predicate):
+    """``signature: unsigned`` (or a list of states): the card's verification outcome."""
+
+    key = "signature"
+
+    def __init__(self, value: Any) -> None:
+        states = _strings(value, "signature")
+        for state in states:
+            if state not in SIGNATURE_STATES:
+                raise MatchSpecError(
+                    "signature",
+                    f"unknown state {state!r} (one of {', '.join(SIGNATURE_STATES)})",
+                )
+        self.states = frozenset(states)
+
+    def _state(self, subject: Subject) -> Mapping[str, Any] | None:
+        found = subject.data.get("signature")
+        return found if isinstance(found, Mapping) else None
+
+    def __call__(self, subject: Subject) -> bool:
+        found = self._state(subject)
+        return found is not None and found.get("status") in self.states
+
+    def describe(self) -> str:
+        return "card signature is " + " or ".join(sorted(self.states))
+
+    def explain(self, subject: Subject) -> list[tuple[bool, str]]:
+        found = self._state(subject)
+        if found is None or found.get("status") not in self.states:
+            return [(False, self.describe())]
+        detail = found.get("detail")
+        return [(True, f"card signature {found.get('status')}" + (f": {detail}" if detail else ""))]
+
+
+class ToolsDriftIs(Predicate):
+    """``tools_drift: true``: the server's tool set differs from its pinned one."""
+
+    key = "tools_drift"
+
+    def __init__(self, value: Any) -> None:
+        if not isinstance(value, bool):
+            raise MatchSpecError("tools_drift", "must be true or false")
+        self.want = value
+
+    def __call__(self, subject: Subject) -> bool:
+        return isinstance(subject.data.get("tools_drift"), Mapping) == self.want
+
+    def describe(self) -> str:
+        return "tool set drifted from its pin" if self.want else "tool set matches its pin"
+
+    def explain(self, subject: Subject) -> list[tuple[bool, str]]:
+        drift = subject.data.get("tools_drift")
+        if not self(subject):
+            return [(False, self.describe())]
+        if not isinstance(drift, Mapping):
+            return [(True, self.describe())]
+        parts = []
+        for change in ("added", "removed", "changed"):
+            names = drift.get(change)
+            if isinstance(names, list) and names:
+                parts.append(f"{change} " + ", ".join(str(n) for n in names[:5]))
+        return [(True, "tools " + "; ".join(parts) if parts else self.describe())]
+
+
+SIGNAL_PREDICATES: dict[str, Callable[[Any], Predicate]] = {
+    "vulnerability": VulnerabilityIs,
+    "content": ContentIs,
+    "signature": SignatureIs,
+    "tools_drift": ToolsDriftIs,
+}
