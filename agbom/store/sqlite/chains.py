@@ -1,0 +1,257 @@
+"""Audit chains in SQLite: one append-only chain per session, appended one entry or a
+whole batch per statement, with replay protection by unique indexes."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from agbom.store._shared import (
+    _append_row,
+)
+from agbom.store.interface import (
+    ChainAppend,
+    ChainConflict,
+    DuplicateRequest,
+    StoreError,
+)
+from agbom.store.sqlite.connection import SqliteBase, _guarded
+
+# One INSERT ... SELECT, autocommitted: SQLite takes the write lock for the whole statement,
+# so computing the next seq and checking the head cannot race another writer; duplicates are
+# caught by the unique indexes. Both subqueries are index seeks on (session_id, seq). It returns
+# no row when ?4 (previous_hash) is not the session's head.
+_APPEND_SQL = (
+    "INSERT INTO chain_entries (session_id, seq, entry, entry_hash, previous_hash, "
+    "request_id, nonce, recorded_at) "
+    "SELECT ?1, COALESCE((SELECT seq FROM chain_entries WHERE session_id = ?1 "
+    "ORDER BY seq DESC LIMIT 1), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 "
+    "WHERE (SELECT entry_hash FROM chain_entries WHERE session_id = ?1 "
+    "ORDER BY seq DESC LIMIT 1) IS ?4 "
+    "RETURNING seq"
+)
+
+
+def _duplicate_request(
+    exc: sqlite3.IntegrityError, session_id: str, request_id: str | None, nonce: str | None
+) -> DuplicateRequest:
+    # SQLite names the index's columns: "UNIQUE constraint failed: …chain_entries.nonce".
+    field, value = ("nonce", nonce) if "nonce" in str(exc) else ("request_id", request_id)
+    return DuplicateRequest(
+        f"{field} {value!r} was already seen in session {session_id!r}", field=field
+    )
+
+
+# A whole batch of entries in one autocommitted statement, the rows given as one JSON array of
+# _APPEND_SQL parameter lists. Each session's first row must chain on the stored head, or the
+# WHERE clause inserts nothing at all; later rows chain on the row before them, which
+# append_entries checks before it gets here. SQLite evaluates the SELECT before inserting (it
+# reads the table it writes), so every row sees the heads as they were.
+_BATCH_SQL = """
+WITH batch AS (
+    SELECT key AS k, value ->> 0 AS sid, value ->> 1 AS entry, value ->> 2 AS hash,
+           value ->> 3 AS prev, value ->> 4 AS rid, value ->> 5 AS nonce, value ->> 6 AS at
+    FROM json_each(?1)
+),
+numbered AS (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY sid ORDER BY k) AS n FROM batch
+)
+INSERT INTO chain_entries (session_id, seq, entry, entry_hash, previous_hash, request_id, nonce,
+                           recorded_at)
+SELECT sid,
+       COALESCE((SELECT seq FROM chain_entries c WHERE c.session_id = sid
+                 ORDER BY seq DESC LIMIT 1), 0) + n,
+       entry, hash, prev, rid, nonce, at
+FROM numbered
+WHERE NOT EXISTS (
+    SELECT 1 FROM numbered f
+    WHERE f.n = 1 AND (SELECT entry_hash FROM chain_entries c WHERE c.session_id = f.sid
+                       ORDER BY seq DESC LIMIT 1) IS NOT f.prev
+)
+ORDER BY k
+RETURNING session_id, entry_hash, seq
+"""
+
+
+def _linked_in_order(rows: list[tuple[Any, ...]]) -> bool:
+    """True when each session's rows chain on one another and no text holds a NUL (SQLite's
+    JSON functions would cut it short)."""
+    last: dict[str, str] = {}
+    for session_id, _entry, entry_hash, previous_hash, request_id, nonce, _at in rows:
+        if session_id in last and last[session_id] != previous_hash:
+            return False
+        last[session_id] = entry_hash
+        for text in (session_id, entry_hash, previous_hash, request_id, nonce):
+            if text is not None and "\x00" in text:
+                return False
+    return True
+
+
+class ChainsMixin(SqliteBase):
+    """Audit chains (:class:`~agbom.store.interface.ChainStore`)."""
+
+    @_guarded
+    def append_entry(
+        self,
+        session_id: str,
+        *,
+        entry: Mapping[str, Any] | bytes | str,
+        entry_hash: str,
+        previous_hash: str | None,
+        request_id: str | None,
+        nonce: str | None,
+    ) -> int:
+        """Append one audit entry to ``session_id``'s chain and return its sequence number.
+
+        ``entry`` is stored as JSON text: a mapping is serialized with orjson; bytes or str are
+        kept exactly as given (they must be one JSON object). Hashing is the caller's job.
+        Raises :class:`DuplicateRequest` when the request id or nonce was already recorded in
+        this session, :class:`ChainConflict` when ``previous_hash`` is not the current head.
+        """
+        row_values = _append_row(
+            ChainAppend(session_id, entry, entry_hash, previous_hash, request_id, nonce)
+        )
+        self._reconnect_if_due()
+        try:
+            # exhaust the cursor so the statement finishes and commits now
+            row = self._require().execute(_APPEND_SQL, row_values).fetchall()
+        except sqlite3.IntegrityError as exc:
+            raise _duplicate_request(exc, session_id, request_id, nonce) from exc
+        if not row:
+            head = self.chain_head(session_id)
+            raise ChainConflict(
+                f"session {session_id!r}: previous_hash {previous_hash!r} is not the chain "
+                f"head {head!r}"
+            )
+        self._wrote()
+        self._restart_wal_if_due(self._require())
+        return int(row[0][0])
+
+    def append_entries(self, appends: Sequence[ChainAppend]) -> list[int | StoreError]:
+        """Append many entries, in order, committed together; one outcome per entry.
+
+        An outcome is the entry's ``seq``, or the :class:`StoreError` that kept it out:
+        :class:`DuplicateRequest`, :class:`ChainConflict` (also for every later entry of that
+        session, which chained on it), or a failure that stored nothing of the batch. Entries
+        that chain on one another go in with one statement (one transaction, one WAL commit):
+        that is what lets a server commit a burst of decisions for the price of one. Raises
+        :class:`StoreError` only for invalid arguments, before anything is written.
+        """
+        rows = [_append_row(append) for append in appends]
+        if not rows:
+            return []
+        with self._lock:
+            self._require()
+            self._reconnect_if_due()
+            conn = self._require()
+            try:
+                if _linked_in_order(rows):
+                    try:
+                        stored = conn.execute(_BATCH_SQL, (orjson.dumps(rows).decode(),))
+                        # RETURNING order is unspecified: match rows by (session, entry hash)
+                        seqs = {(sid, digest): seq for sid, digest, seq in stored.fetchall()}
+                        if len(seqs) == len(rows):
+                            self._wrote()
+                            self._restart_wal_if_due(conn)
+                            return [seqs[(row[0], row[2])] for row in rows]
+                    except sqlite3.IntegrityError:
+                        pass  # a repeated request id or nonce: nothing went in; find which
+                return self._append_one_by_one(conn, rows)
+            except sqlite3.Error as exc:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                return [StoreError(self._failed(exc))] * len(rows)
+
+    def _append_one_by_one(
+        self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]
+    ) -> list[int | StoreError]:
+        """Each entry on its own statement inside one transaction: a refused entry does not
+        take the others down."""
+        outcomes: list[int | StoreError] = []
+        conn.execute("BEGIN IMMEDIATE")
+        for row in rows:
+            try:
+                returned = conn.execute(_APPEND_SQL, row).fetchall()
+            except sqlite3.IntegrityError as exc:
+                outcomes.append(_duplicate_request(exc, row[0], row[4], row[5]))
+                continue
+            outcomes.append(
+                int(returned[0][0])
+                if returned
+                else ChainConflict(
+                    f"session {row[0]!r}: previous_hash {row[3]!r} is not the chain head"
+                )
+            )
+        conn.execute("COMMIT")
+        self._wrote()
+        return outcomes
+
+    @_guarded
+    def chain_head(self, session_id: str) -> str | None:
+        """The ``entry_hash`` of the last entry of the session's chain, or ``None``."""
+        row = (
+            self._require()
+            .execute(
+                "SELECT entry_hash FROM chain_entries WHERE session_id = ? "
+                "ORDER BY seq DESC LIMIT 1",
+                (session_id,),
+            )
+            .fetchone()
+        )
+        return None if row is None else row[0]
+
+    @_guarded
+    def chain_tip(self, session_id: str) -> tuple[int, str] | None:
+        """``(seq, entry_hash)`` of the session's last entry, or ``None`` for an empty chain."""
+        row = (
+            self._require()
+            .execute(
+                "SELECT seq, entry_hash FROM chain_entries WHERE session_id = ? "
+                "ORDER BY seq DESC LIMIT 1",
+                (session_id,),
+            )
+            .fetchone()
+        )
+        return None if row is None else (int(row[0]), row[1])
+
+    @_guarded
+    def chain_entries(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's entries in order: entry fields plus previous_hash, entry_hash, seq."""
+        out = []
+        for seq, text, entry_hash, previous_hash in self._require().execute(
+            "SELECT seq, entry, entry_hash, previous_hash FROM chain_entries "
+            "WHERE session_id = ? ORDER BY seq",
+            (session_id,),
+        ):
+            item = orjson.loads(text)
+            item["previous_hash"] = previous_hash
+            item["entry_hash"] = entry_hash
+            item["seq"] = seq
+            out.append(item)
+        return out
+
+    @_guarded
+    def chain_entry_text(self, session_id: str, seq: int) -> str | None:
+        """The exact stored JSON text of one entry (for byte-for-byte re-verification)."""
+        row = (
+            self._require()
+            .execute(
+                "SELECT entry FROM chain_entries WHERE session_id = ? AND seq = ?",
+                (session_id, seq),
+            )
+            .fetchone()
+        )
+        return None if row is None else row[0]
+
+    @_guarded
+    def chain_session_ids(self) -> list[str]:
+        """Every session that has at least one audit entry, sorted."""
+        rows = self._require().execute(
+            "SELECT DISTINCT session_id FROM chain_entries ORDER BY session_id"
+        )
+        return [row[0] for row in rows]
