@@ -6,6 +6,8 @@ uses a store takes the :class:`Store` protocol.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from agbom.store._migrations import SCHEMA_VERSION
 from agbom.store.factory import open_store, redact_location
 from agbom.store.interface import (
@@ -26,7 +28,20 @@ from agbom.store.interface import (
     format_timestamp,
     parse_timestamp,
 )
-from agbom.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from agbom.store.sqlite import SqliteStore
+
+
+def __getattr__(name: str) -> Any:
+    # SqliteStore brings sqlite-utils (about 60 ms of imports): only when it is asked for,
+    # not for every command that merely names a SkillStatus (agbom --help, agbom hook).
+    if name == "SqliteStore":
+        from agbom.store.sqlite import SqliteStore
+
+        return SqliteStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "SCHEMA_VERSION",
