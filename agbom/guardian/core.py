@@ -60,6 +60,17 @@ Clock = Callable[[], float]
 MAX_SESSIONS_IN_MEMORY = 2048
 """Sessions whose state a Guardian keeps in memory; others are restored from the store."""
 
+STALE_ATTEMPTS = 3
+"""How many times one request is decided when its session's chain keeps moving under it
+(another replica on the same store appending to the same session): each attempt reloads the
+session from the store and decides again; after the last, the client gets ``chain_conflict``."""
+
+
+class StaleSession(Exception):
+    """The session's chain in the store moved past this Guardian's head (another replica, or
+    another process on the same store, appended to it). The session has been dropped from
+    memory; the request must be decided again on its reloaded state."""
+
 
 def _parse_timestamp(value: str) -> float | None:
     try:
@@ -151,15 +162,37 @@ class Guardian:
         for append, outcome in zip(appends, outcomes, strict=True):
             if not isinstance(outcome, int):
                 self._forget(append.session_id)
+        # An entry refused because the stored chain moved on (another replica appended to the
+        # session, or an earlier entry of this batch was refused) was decided on a stale head:
+        # decide it again, in order, on the session as the store now has it.
+        redecided = {
+            index: self._redecide(pipelined.request)
+            for index, (pipelined, outcome) in enumerate(zip(queued, outcomes, strict=True))
+            if isinstance(outcome, ChainConflict) and pipelined.request is not None
+        }
 
         def deliver() -> None:
-            for pipelined, outcome in zip(queued, outcomes, strict=True):
-                pipelined.committed(outcome)
+            for index, (pipelined, outcome) in enumerate(zip(queued, outcomes, strict=True)):
+                if index in redecided:
+                    pipelined.redecided(redecided[index])
+                else:
+                    pipelined.committed(outcome)
 
         if threading.get_ident() == self._loop_thread or self._schedule is None:
             deliver()
         else:
             self._schedule(deliver)  # replies resolve the loop's futures: on its thread
+
+    def _redecide(self, request: Any) -> dict[str, Any]:
+        """Decide ``request`` again, committing its entry at once (not queued). May run in the
+        middle of another request's pipeline (a restore commits the queue first): that
+        request's context is kept aside meanwhile."""
+        saved = self._request, self._pipelined, self._prepared
+        self._request = self._pipelined = self._prepared = None
+        try:
+            return self._answer(request)
+        finally:
+            self._request, self._pipelined, self._prepared = saved
 
     # -- public entry points -------------------------------------------------------------------
 
@@ -223,7 +256,13 @@ class Guardian:
         """
         with self._lock:
             method = request.get("method") if isinstance(request, dict) else None
-            if self._schedule is None or method not in PIPELINED_METHODS:
+            if (
+                self._schedule is None
+                or method not in PIPELINED_METHODS
+                or not self._started_in_memory(request)
+            ):
+                # A session this Guardian does not hold as started is restored, or opened by
+                # this step, with its entry committed at once (see _run's ``opens``).
                 self._settle()
                 self._prepared = prepared
                 try:
@@ -232,7 +271,7 @@ class Guardian:
                     self._prepared = None
             if len(self._queued) >= MAX_QUEUED:
                 self._settle()
-            pipelined = Pipelined(request_id=_response_id(request), reply=reply)
+            pipelined = Pipelined(request_id=_response_id(request), reply=reply, request=request)
             self._pipelined = pipelined
             try:
                 response = self._answer(request)
@@ -243,16 +282,28 @@ class Guardian:
             pipelined.answer(response)
             return None
 
+    def _started_in_memory(self, request: Any) -> bool:
+        session = self._sessions.get(_session_of(request) or "")
+        return session is not None and session.started
+
     def _answer(self, request: Any) -> dict[str, Any]:
-        self._request = context = RequestContext()
-        try:
-            return self._handle(request)
-        except AcsError as exc:
-            err = exc
-        except Exception as exc:  # noqa: BLE001 - a Guardian answers, it does not crash
-            err = AcsError(codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}")
-        finally:
-            self._request = None
+        for _attempt in range(STALE_ATTEMPTS):
+            self._request = context = RequestContext()
+            try:
+                return self._handle(request)
+            except StaleSession:
+                continue  # decided on a stale head: decide again on the reloaded session
+            except AcsError as exc:
+                err = exc
+            except Exception as exc:  # noqa: BLE001 - a Guardian answers, it does not crash
+                err = AcsError(
+                    codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}"
+                )
+            finally:
+                self._request = None
+            break
+        else:
+            err = _chain_conflict()
         session = context.session
         if session is not None and context.request_id and err.code != codes.REPLAY_DETECTED:
             # A replay of a refused request must be told it is a replay, not refused again
@@ -289,32 +340,50 @@ class Guardian:
             raise AcsError(codes.METHOD_NOT_FOUND, "method_not_found", f"unknown method {method}")
         with self._lock:
             self._settle()
-            session = self._session(session_id, agent_id, tenant_id)
-            if session.negotiated is None:
-                session.negotiated = frozenset(METHODS)
-                session.origin = "hook"
-                self._persist_session(session, status="negotiated")
-            elif session.origin == "acs":
-                raise AcsError(
-                    codes.SESSION_REFUSED,
-                    "acs_session",
-                    "this session was opened by an ACS handshake; a runtime hook cannot drive it",
-                )
-            if not session.started and method != "steps/sessionStart":
-                self._run(
-                    "steps/sessionStart",
-                    self._params({"implicit": True}, session, None),
-                    session,
-                )
-            if session.closed:
-                # The chain is sealed: nothing more is decided or recorded for this session,
-                # the same refusal an ACS client gets.
-                raise AcsError(codes.SESSION_REFUSED, "session_closed", "session was ended")
-            params = self._params(payload, session, turn_id)
-            if method == "steps/sessionStart" and session.started:
-                return Decision.allow(reason_codes=("session_already_started",))
-            decision, chain_hash, elapsed = self._run(method, params, session)
-            return replace(decision, chain_hash=chain_hash, evaluation_duration_ms=elapsed)
+            for _attempt in range(STALE_ATTEMPTS):
+                try:
+                    return self._decide(method, payload, session_id, agent_id, turn_id, tenant_id)
+                except StaleSession:
+                    continue  # another replica appended: decide again on the reloaded session
+            raise _chain_conflict()
+
+    def _decide(
+        self,
+        method: str,
+        payload: dict[str, Any],
+        session_id: str,
+        agent_id: str,
+        turn_id: str | None,
+        tenant_id: str | None,
+    ) -> Decision:
+        session = self._session(session_id, agent_id, tenant_id)
+        if session.negotiated is None:
+            session = self._reloaded(session, agent_id, tenant_id)
+        if session.negotiated is None:
+            session.negotiated = frozenset(METHODS)
+            session.origin = "hook"
+            self._persist_session(session, status="negotiated")
+        elif session.origin == "acs":
+            raise AcsError(
+                codes.SESSION_REFUSED,
+                "acs_session",
+                "this session was opened by an ACS handshake; a runtime hook cannot drive it",
+            )
+        if not session.started and method != "steps/sessionStart":
+            self._run(
+                "steps/sessionStart",
+                self._params({"implicit": True}, session, None),
+                session,
+            )
+        if session.closed:
+            # The chain is sealed: nothing more is decided or recorded for this session,
+            # the same refusal an ACS client gets.
+            raise AcsError(codes.SESSION_REFUSED, "session_closed", "session was ended")
+        params = self._params(payload, session, turn_id)
+        if method == "steps/sessionStart" and session.started:
+            return Decision.allow(reason_codes=("session_already_started",))
+        decision, chain_hash, elapsed = self._run(method, params, session)
+        return replace(decision, chain_hash=chain_hash, evaluation_duration_ms=elapsed)
 
     def observe_component(
         self, session_id: str, agent_id: str, component: Mapping[str, Any]
@@ -393,6 +462,10 @@ class Guardian:
             return self._respond(request, hello, key_id=key_id)
         # (4) negotiation and session
         session = self._session(session_id, metadata.get("agent_id"), params.get("tenant_id"))
+        if session.negotiated is None:
+            # Held from a request before any handshake: the handshake may since have been
+            # answered by another replica. Ask the store before refusing.
+            session = self._reloaded(session, metadata.get("agent_id"), params.get("tenant_id"))
         if session.negotiated is None:
             raise AcsError(
                 codes.CAPABILITY_NOT_NEGOTIATED,
@@ -477,16 +550,21 @@ class Guardian:
                 "chain_mismatch",
                 "session_state.chain_hash is not the current chain head",
             )
-        if implicit_start and spec.audited:
+        opens = implicit_start and spec.audited
+        if opens:
             # Spec §8: with no sessionStart, the first step opens the session; its entry is the
             # chain root and says so.
             session.started = True
             session.implicit_start = True
-            self._persist_session(session, status="open")
         # (7)..(10)
-        decision, chain_hash, elapsed = self._run(
-            method, params, session, spec=spec, started=started
-        )
+        try:
+            decision, chain_hash, elapsed = self._run(
+                method, params, session, spec=spec, started=started, opens=opens
+            )
+        except BaseException:
+            if opens:  # not opened after all (refused, or its entry was not stored)
+                session.started = session.implicit_start = False
+            raise
         if nonce is not None:
             session.remember_nonce(nonce, now, self.config.nonce_window_ms / 1000)
         # (11)
@@ -557,6 +635,7 @@ class Guardian:
         *,
         spec: MethodSpec | None = None,
         started: float | None = None,
+        opens: bool = False,
     ) -> tuple[Decision, str | None, float]:
         """Decide and record one step: the decision, its chain hash, and the milliseconds it
         took (they go on the wire beside the decision, not into a copy of it)."""
@@ -591,6 +670,10 @@ class Guardian:
         chain_hash = None
         if spec.audited:
             chain_hash, _ = self._append(method, params, session, decision, substitution)
+        if opens:
+            # Only once its first entry is in the chain: a replica with a stale view of the
+            # session must never write "open" over a session another one has ended.
+            self._persist_session(session, status="open")
         self.policies.after_commit(method, params, session, decision)
         if session.closed:
             # An ended session refuses everything and its state is in the store: free it.
@@ -678,32 +761,27 @@ class Guardian:
             session.seq += 1
             session.remember_request(request_id)
             return digest, session.seq
-        for attempt in range(2):
-            digest = entry_hash(entry, session.head)
-            try:
-                seq = self.store.append_entry(
-                    session.session_id,
-                    entry=entry,
-                    entry_hash=digest,
-                    previous_hash=session.head,
-                    request_id=request_id,
-                    nonce=params.get("nonce"),
-                )
-            except ChainConflict:
-                # Another process appended to this session: reload its head and retry once.
-                if attempt:
-                    raise
-                tip = self.store.chain_tip(session.session_id)
-                session.seq, session.head = tip if tip is not None else (0, None)
-                entry["entry_id"] = str(session.seq + 1)
-                continue
-            except DuplicateRequest as exc:
-                raise replay_error(exc) from exc
-            session.head = digest
-            session.seq = seq
-            session.remember_request(request_id)
-            return digest, seq
-        raise AssertionError("unreachable")
+        digest = entry_hash(entry, session.head)
+        try:
+            seq = self.store.append_entry(
+                session.session_id,
+                entry=entry,
+                entry_hash=digest,
+                previous_hash=session.head,
+                request_id=request_id,
+                nonce=params.get("nonce"),
+            )
+        except ChainConflict as exc:
+            # Another replica appended to this session: everything this decision stood on
+            # (closed, started, turn, tool calls, inventory, replayed ids) may have changed.
+            self._forget(session.session_id)
+            raise StaleSession(session.session_id) from exc
+        except DuplicateRequest as exc:
+            raise replay_error(exc) from exc
+        session.head = digest
+        session.seq = seq
+        session.remember_request(request_id)
+        return digest, seq
 
     # -- special methods -----------------------------------------------------------------------
 
@@ -727,6 +805,9 @@ class Guardian:
         hello: dict[str, Any] = params["payload"]
         offer = read_client_hello(hello, self.config, self.transport)
         metadata = params["metadata"]
+        # Always as the store has it: another replica may have started this session since
+        # this one last saw it, and a handshake after sessionStart is refused.
+        self._forget(metadata["session_id"])
         session = self._session(
             metadata["session_id"], metadata.get("agent_id"), params.get("tenant_id")
         )
@@ -792,6 +873,9 @@ class Guardian:
             return session
         if self._queued:
             self._settle()  # restoring reads the chain: queued entries land first
+            session = self._sessions.get(session_id)
+            if session is not None:  # restored meanwhile, by a request decided again
+                return session
         stored = self.store.get_session(session_id)
         if stored is None:
             if not create:
@@ -809,6 +893,13 @@ class Guardian:
             # store if it ever comes back.
             self._forget(next(iter(self._sessions)))
         return session
+
+    def _reloaded(
+        self, session: SessionState, agent_id: str | None, tenant_id: str | None
+    ) -> SessionState:
+        """``session`` as the store has it now (dropped from memory and restored)."""
+        self._forget(session.session_id)
+        return self._session(session.session_id, agent_id, tenant_id)
 
     def _forget(self, session_id: str) -> None:
         session = self._sessions.pop(session_id, None)
@@ -864,6 +955,22 @@ class Guardian:
         with self._lock:
             self._sessions.clear()
             self._session_bytes = 0
+
+
+def _chain_conflict() -> AcsError:
+    return AcsError(
+        codes.INTERNAL_ERROR,
+        "chain_conflict",
+        f"the session's chain moved on another replica {STALE_ATTEMPTS} times while this "
+        "request was decided; nothing was recorded, send it again",
+    )
+
+
+def _session_of(request: Any) -> str | None:
+    params = request.get("params") if isinstance(request, dict) else None
+    metadata = params.get("metadata") if isinstance(params, dict) else None
+    session_id = metadata.get("session_id") if isinstance(metadata, dict) else None
+    return session_id if isinstance(session_id, str) else None
 
 
 def _response_id(request: Any) -> str | int | None:

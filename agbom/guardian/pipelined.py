@@ -50,6 +50,7 @@ class Pipelined:
 
     request_id: Any
     reply: Reply
+    request: Any = None  # decided again if its entry lands on a chain that moved on elsewhere
     append: ChainAppend | None = None
     response: dict[str, Any] | None = None
     outcome: int | StoreError | None = None
@@ -64,6 +65,13 @@ class Pipelined:
     def committed(self, outcome: int | StoreError) -> None:
         self.outcome = outcome
         self._maybe_reply()
+
+    def redecided(self, response: dict[str, Any]) -> None:
+        """Answer with the outcome of deciding the request again (its first entry chained on
+        a head another replica had moved past, so it was never stored)."""
+        if not self.sent:
+            self.sent = True
+            self.reply(response)
 
     def _maybe_reply(self) -> None:
         if self.sent or self.response is None or self.outcome is None:

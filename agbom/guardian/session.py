@@ -117,8 +117,14 @@ class SessionState:
                 session.can_modify = client.get("modify") is not False
                 session.can_ask = client.get("ask") is not False
         status = stored.get("status")
-        session.started = status in ("open", "closed")
-        session.closed = status == "closed"
+        # The chain is the serialized record (one writer per entry, across replicas); the
+        # session row is written beside it. A chain with entries has started, and one with its
+        # sessionEnd is sealed, whatever the row says (a crash between the two writes).
+        session.started = status in ("open", "closed") or bool(entries)
+        session.closed = status == "closed" or any(
+            entry.get("step_type") == "steps/sessionEnd" for entry in entries
+        )
+        session.deferrals = sum(1 for entry in entries if entry.get("decision") == "defer")
         session.head = entries[-1]["entry_hash"] if entries else None
         session.seq = len(entries)
         for entry in entries[-RECENT_REQUEST_IDS:]:

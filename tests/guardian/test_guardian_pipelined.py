@@ -126,14 +126,17 @@ def test_a_replay_older_than_memory_is_refused_by_the_store(
     assert verified(guardian, sid)
 
 
-def test_a_foreign_append_fails_the_answer_it_outran_and_the_session_recovers(
+def test_a_step_that_a_foreign_append_outran_is_decided_again_on_the_stored_head(
     guardian: Guardian,
 ) -> None:
+    """Another process (a replica on the same store) appends to the session behind the
+    Guardian's back: the queued entry that chained on the old head is refused by the store,
+    and the step is decided again on the reloaded session instead of failing."""
     sid = open_session(guardian)
     other = SqliteStore.open(guardian.store.path)  # another process appending to the session
     head = guardian.store.chain_head(sid)
 
-    foreign = {"entry_id": "x", "step_id": "foreign", "step_type": "steps/userMessage"}
+    foreign = {"entry_id": "2", "step_id": "foreign", "step_type": "steps/userMessage"}
     other.append_entry(
         sid,
         entry=foreign,
@@ -150,12 +153,38 @@ def test_a_foreign_append_fails_the_answer_it_outran_and_the_session_recovers(
         return [first, second]
 
     first, second = run(guardian, body)
-    assert first["error"]["code"] == -32603
-    assert first["error"]["data"]["reason"] == "audit_append_failed"
-    assert second["result"]["decision"] == "allow"
+    assert first["result"]["decision"] == "allow", first
+    assert second["result"]["decision"] == "allow", second
     hashes = stored_hashes(guardian, sid)
-    assert hashes[-1] == second["result"]["chain_hash"]
-    assert len(hashes) == 3  # sessionStart, the foreign entry, the second step
+    # sessionStart, the foreign entry, then both steps, each answered with its stored hash
+    assert hashes[1:] == [
+        entry_hash(foreign, head),
+        first["result"]["chain_hash"],
+        second["result"]["chain_hash"],
+    ]
+    assert verified(guardian, sid)
+
+
+def test_a_replay_of_a_request_another_process_recorded_is_refused(guardian: Guardian) -> None:
+    """The request id was decided elsewhere (not in this Guardian's memory): it is a replay."""
+    sid = open_session(guardian)
+    step = request("steps/toolCallRequest", TOOL, session_id=sid)
+    other = SqliteStore.open(guardian.store.path)
+    head = guardian.store.chain_head(sid)
+    foreign = {"entry_id": "2", "step_id": step["params"]["request_id"], "step_type": "x"}
+    other.append_entry(
+        sid,
+        entry=foreign,
+        entry_hash=entry_hash(foreign, head),
+        previous_hash=head,
+        request_id=step["params"]["request_id"],
+        nonce=None,
+    )
+    other.close()
+    replay = run(guardian, lambda: send(guardian, step))
+    assert replay["error"]["code"] == -32005, replay
+    assert replay["error"]["data"]["reason"] == "duplicate_request_id"
+    assert len(stored_hashes(guardian, sid)) == 2
     assert verified(guardian, sid)
 
 
