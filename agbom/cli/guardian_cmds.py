@@ -578,15 +578,42 @@ def audit_export(
     session_id: str = typer.Argument(..., help="Session whose chain to print."),
     db: str = db_option(),
     output: Path | None = output_option(),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        "-f",
+        metavar="[json|ocsf]",
+        help="json (default): the entries as a JSON array (each as hashed, plus its hashes); "
+        "ocsf: OCSF 1.9 events, one JSON object per line (the ACS-Trace mapping; see "
+        "docs/telemetry.md).",
+    ),
+    allow_findings: bool = typer.Option(
+        False,
+        "--allow-findings",
+        help="With --format ocsf: record allows as Detection Findings too (by default only "
+        "deny, modify, ask and defer are).",
+    ),
 ) -> None:
-    """Print a session's chain entries as a JSON array (each as hashed, plus its hashes)."""
+    """Print a session's audit chain: its entries (JSON), or its OCSF events (JSON lines)."""
     from agbom.store import open_store, redact_location
 
+    given = None if fmt is None else choice(fmt, ("json", "ocsf"), "--format")
+    fmt = output_format(given, output, default="json", formats=("json", "ocsf"))
+    if allow_findings and fmt != "ocsf":
+        raise typer.BadParameter("needs --format ocsf", param_hint="--allow-findings")
     with open_store(db, create=False) as store:
         entries = store.chain_entries(session_id)
+        session = store.get_session(session_id) if entries else None
     if not entries:
         raise InputError(f"no audit chain for session {session_id} in {redact_location(db)}")
     entries = [_hashed_form(e) for e in entries]
+    if fmt == "ocsf":
+        from agbom.telemetry.ocsf import chain_events
+
+        known = session or {"session_id": session_id}
+        events = chain_events(known, entries, allow_findings=allow_findings)
+        write_output(b"".join(orjson.dumps(event) + b"\n" for event in events), output)
+        return
     write_output(orjson.dumps(entries, option=orjson.OPT_INDENT_2), output)
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from agbom.guardian import GuardianConfig, build_guardian
 from tests.guardian.acs import SAMPLE_AGBOM, digest, hello, new_session_id, request
-from tests.telemetry.otlp_receiver import Receiver, Span, mapping
+from tests.telemetry.otlp_receiver import Receiver, mapping
 from tests.transports.served import Served, free_port, post
 
 GITHUB_TOKEN = "ghp_" + "Z" * 36
@@ -201,10 +201,6 @@ def test_an_unreachable_collector_changes_no_decision(tmp_path: Path) -> None:
         server.stop()
     decisions = [a["result"]["decision"] for a in answers]
     assert decisions.count("allow") >= 10 and "error" not in repr(answers)
-
-
-def spans_of(receiver: Receiver, count: int) -> list[Span]:
-    return receiver.wait_for(count)
 
 
 def test_profiles_accepted_follow_the_offer_and_the_configuration(tmp_path: Path) -> None:
