@@ -95,6 +95,7 @@ def test_a_stale_head_refuses_the_session_and_nothing_is_half_written(
     assert _verified(store.chain_entries("s"))
 
 
+@pytest.mark.sqlite_only
 def test_text_with_a_nul_takes_the_one_by_one_path_and_is_kept_exactly(
     store: SqliteStore,
 ) -> None:
