@@ -138,10 +138,11 @@ class PgCluster:
         if result.returncode != 0:
             raise RuntimeError(f"initdb failed ({result.returncode}): {result.stderr.strip()}")
 
-    def start(self) -> None:
-        """Start the server on a free port and wait (bounded) until it accepts logins."""
+    def start(self, port: int | None = None) -> None:
+        """Start the server on ``port`` (a free one when None) and wait (bounded) until it
+        accepts logins."""
         for _attempt in range(5):
-            self.port = free_port()
+            self.port = free_port() if port is None else port
             log = open(self.log, "ab")  # the child keeps its own copy; ours is closed below
             if self._as_postgres:
                 os.chown(self.log, self._uid, self._gid)
@@ -176,8 +177,11 @@ class PgCluster:
                 log.close()
             if self._wait_ready():
                 return
-            # Lost the port to someone else between free_port() and the bind: try another.
+            # Lost the port to someone else between free_port() and the bind: try another
+            # (or, for a given port, the same one again once its old socket is gone).
             self._stop_process()
+            if port is not None:
+                time.sleep(1)
         raise RuntimeError(f"PostgreSQL did not start; log:\n{self.log_tail()}")
 
     def _wait_ready(self) -> bool:

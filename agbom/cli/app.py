@@ -61,10 +61,12 @@ def _register() -> None:
         rules_cmds,
         scan_cmds,
         skills_cmds,
+        store_cmds,
     )
 
     for module in (inventory_cmds, scan_cmds, rules_cmds, skills_cmds, guardian_cmds, hook_cmds):
         module.register(app)
+    store_cmds.register(app)
     install(app)
 
 

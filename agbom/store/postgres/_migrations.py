@@ -160,7 +160,20 @@ _V1: list[str] = [
     *_append_only("skill_events"),
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1,)
+_V2: list[str] = [
+    # What a registration carried for review (agbom/review/definition.py bounds it), one row
+    # per pair, for the review page's "what changed". Replaced when a reviewer asks for it.
+    f"""CREATE TABLE skill_definitions (
+        skill_id {_ID} NOT NULL,
+        digest_alg {_ID} NOT NULL,
+        digest_value {_ID} NOT NULL,
+        definition TEXT NOT NULL,
+        recorded_at TEXT NOT NULL,
+        PRIMARY KEY (skill_id, digest_alg, digest_value)
+    )""",
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,8 +1,8 @@
 """Input checks and value forms the PostgreSQL store shares with the SQLite one.
 
 Both backends must refuse the same inputs with the same messages and store the same text, so
-these come from one place. This module is the only one of the package that reaches into the
-SQLite implementation for them.
+these come from one place (:mod:`agbom.store._shared`); this module gives them public names
+inside the package.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from typing import Any
 
 import orjson
 
-from agbom.store.interface import SkillRecord, SkillStatus, format_timestamp
-from agbom.store.sqlite import (
+from agbom.store._shared import (
     IMPORT_FORMAT,
     IMPORT_VERSION,
     MAX_ENTRY_BYTES,
@@ -26,8 +25,10 @@ from agbom.store.sqlite import (
     _entry_text,
     _in_scope,
     _now,
+    _stamp,
     _validate_import,
 )
+from agbom.store.interface import SkillRecord, SkillStatus
 
 __all__ = [
     "IMPORT_FORMAT",
@@ -56,6 +57,7 @@ entry_text = _entry_text
 in_scope = _in_scope
 now_or = _now
 validate_import = _validate_import
+stamp = _stamp
 
 SKILL_COLUMNS = (
     "skill_id, digest_alg, digest_value, ref, declared_capabilities, composition, provenance, "
@@ -63,11 +65,6 @@ SKILL_COLUMNS = (
     "first_seen, last_seen, registered_by_agent, registered_by_tenant"
 )
 PAIR = "skill_id = %s AND digest_alg = %s AND digest_value = %s"
-
-
-def stamp(now: datetime | None) -> str:
-    """The stored text form of ``now`` (the current time when None)."""
-    return format_timestamp(_now(now)) or ""
 
 
 def _ts(value: str | None) -> datetime | None:

@@ -46,6 +46,9 @@ from agbom.store.postgres._values import (
     validate_import,
 )
 
+MAX_DEFINITION_BYTES = 4 << 20
+"""What a registration carried for review, as the SQLite store bounds it."""
+
 _HISTORY_INSERT = (
     "INSERT INTO skill_history (skill_id, digest_alg, digest_value, from_status, to_status, "
     "actor, reason, expires_at, at, source, scope_agents, scope_tenants, capabilities) "
@@ -174,6 +177,43 @@ class ApprovalsMixin(PostgresBase):
                 (skill_id,),
             ).fetchall()
         return [record_from_row(row) for row in rows]
+
+    def record_definition(
+        self,
+        skill_id: str,
+        digest: Digest,
+        definition: Mapping[str, Any],
+        *,
+        replace: bool = False,
+        now: datetime | None = None,
+    ) -> bool:
+        """Keep what a registration of the pair carried for review; False when one is kept
+        already and ``replace`` is not set."""
+        _check_pair(skill_id, digest)
+        text = dumps(dict(definition), "skill definition", MAX_DEFINITION_BYTES)
+        on_conflict = (
+            "DO UPDATE SET definition = excluded.definition, recorded_at = excluded.recorded_at"
+            if replace
+            else "DO NOTHING"
+        )
+        with self._write() as conn:
+            row = conn.execute(
+                "INSERT INTO skill_definitions (skill_id, digest_alg, digest_value, definition, "
+                f"recorded_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (skill_id, digest_alg, "
+                f"digest_value) {on_conflict} RETURNING skill_id",
+                (skill_id, digest.algorithm, digest.value, text, stamp(now)),
+            ).fetchone()
+        return row is not None
+
+    def skill_definition(self, skill_id: str, digest: Digest) -> dict[str, Any] | None:
+        """What a registration of the pair carried for review, or None."""
+        _check_pair(skill_id, digest)
+        with self._read() as conn:
+            row = conn.execute(
+                f"SELECT definition FROM skill_definitions WHERE {PAIR}",
+                (skill_id, digest.algorithm, digest.value),
+            ).fetchone()
+        return None if row is None else dict(orjson.loads(row[0]))
 
     def verdict(
         self,
