@@ -668,6 +668,57 @@ class _Guard:
         return True
 
 
+class _CoalescedWrites:
+    """A connection's transport whose writes of one loop turn leave in one send.
+
+    uvicorn writes a response's status line and headers, then its body: two sends, two TCP
+    segments, and two wake-ups of the client for every decision. Here the bytes written in one
+    turn of the loop are joined and sent once, at the start of the next turn. Anything that
+    ends the connection (``close``, ``write_eof``) sends what is queued first; ``abort`` drops
+    it, as the transport's own buffer would be. Everything else is the transport's.
+    """
+
+    __slots__ = ("_transport", "_queued", "_loop")
+
+    def __init__(self, transport: Any) -> None:
+        self._transport = transport
+        self._queued: list[bytes] = []
+        self._loop = asyncio.get_running_loop()
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if not self._queued:
+            self._loop.call_soon(self.flush)
+        self._queued.append(data)
+
+    def flush(self) -> None:
+        if not self._queued:
+            return
+        data = b"".join(self._queued) if len(self._queued) > 1 else self._queued[0]
+        self._queued.clear()
+        if not self._transport.is_closing():  # a reset connection: nobody reads it any more
+            self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self._transport.write_eof()
+
+    def abort(self) -> None:
+        self._queued.clear()
+        self._transport.abort()
+
+    def get_write_buffer_size(self) -> int:
+        return int(self._transport.get_write_buffer_size()) + sum(map(len, self._queued))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 def guarded_protocol(policy: FrontPolicy, max_connections: int) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol (httptools when installed, else h11) under a :class:`_Guard`."""
     try:
@@ -678,7 +729,7 @@ def guarded_protocol(policy: FrontPolicy, max_connections: int) -> type[asyncio.
 
     class Guarded(base):
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
+            super().connection_made(_CoalescedWrites(transport))  # type: ignore[arg-type]
             guard.made(self)
 
         def connection_lost(self, exc: Exception | None) -> None:

@@ -529,7 +529,11 @@ class DecisionProcess:
         self._proc: subprocess.Popen[bytes] | None = None
         self._link: _Link | None = None
         self._ready: asyncio.Future[None] | None = None
-        self._waiters: dict[int, asyncio.Future[bytes]] = {}
+        # Each request's reply future and its deadline (loop time). Every request gets the
+        # same deadline_s, so insertion order is deadline order: one timer, set for the oldest,
+        # watches them all (asyncio.wait_for cost a timer, a future and callbacks per request).
+        self._waiters: dict[int, tuple[asyncio.Future[bytes], float]] = {}
+        self._deadline_timer: asyncio.TimerHandle | None = None
         self._next_tag = 1
         self._pending: list[bytes] = []
         self._flush_scheduled = False
@@ -608,21 +612,40 @@ class DecisionProcess:
         tag = self._next_tag
         self._next_tag = tag + 1 if tag < 0xFFFFFFFF else 1
         waiter: asyncio.Future[bytes] = self._loop.create_future()
-        self._waiters[tag] = waiter
+        deadline = self._loop.time() + self.deadline_s
+        self._waiters[tag] = (waiter, deadline)
+        if self._deadline_timer is None:
+            self._deadline_timer = self._loop.call_at(deadline, self._expire)
         self._pending.append(REQUEST.pack(len(payload), tag, kind))
         self._pending.append(payload)
         if not self._flush_scheduled:
             # One write per turn of the loop for every frame queued in it.
             self._flush_scheduled = True
             self._loop.call_soon(self._flush)
-        try:
-            return await asyncio.wait_for(waiter, self.deadline_s)
-        except TimeoutError:
-            self._waiters.pop(tag, None)
+        return await waiter
+
+    def _expire(self) -> None:
+        """Fail every request past its deadline (oldest first), then watch the next one."""
+        self._deadline_timer = None
+        assert self._loop is not None
+        now = self._loop.time()
+        expired = False
+        while self._waiters:
+            tag, (waiter, deadline) = next(iter(self._waiters.items()))
+            if deadline > now:
+                self._deadline_timer = self._loop.call_at(deadline, self._expire)
+                break
+            del self._waiters[tag]
+            if not waiter.done():  # not when its caller went away meanwhile
+                expired = True
+                waiter.set_exception(
+                    DecisionUnavailable(
+                        f"no decision within {self.deadline_s:g} s; "
+                        "the decision process is restarted"
+                    )
+                )
+        if expired:
             self._hung()
-            raise DecisionUnavailable(
-                f"no decision within {self.deadline_s:g} s; the decision process is restarted"
-            ) from None
 
     def _hung(self) -> None:
         """A decision process that holds a request past the deadline is stuck (its store waits
@@ -665,17 +688,20 @@ class DecisionProcess:
                 text = payload.decode("utf-8", "replace").removeprefix("error: ")
                 self._ready.set_exception(DecisionUnavailable(text))
             return
-        waiter = self._waiters.pop(tag, None)
-        if waiter is not None and not waiter.done():
-            waiter.set_result(payload)
+        entry = self._waiters.pop(tag, None)
+        if entry is not None and not entry[0].done():
+            entry[0].set_result(payload)
 
     def _lost(self, link: _Link) -> None:
         if link is not self._link:
             return
         self._link = None
         waiters, self._waiters = self._waiters, {}
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
+            self._deadline_timer = None
         self._pending.clear()
-        for waiter in waiters.values():
+        for waiter, _ in waiters.values():
             if not waiter.done():
                 waiter.set_exception(DecisionUnavailable("the decision process stopped"))
         if self._ready is not None and not self._ready.done():
