@@ -60,10 +60,23 @@ Clock = Callable[[], float]
 MAX_SESSIONS_IN_MEMORY = 2048
 """Sessions whose state a Guardian keeps in memory; others are restored from the store."""
 
+STORE_PROBE_S = 0.25
+"""While the database server is unreachable, how often a request may try a write of its own
+to see whether it is back (the others are refused at once)."""
+
 STALE_ATTEMPTS = 3
 """How many times one request is decided when its session's chain keeps moving under it
 (another replica on the same store appending to the same session): each attempt reloads the
 session from the store and decides again; after the last, the client gets ``chain_conflict``."""
+
+
+def on_database_server(store: Store) -> bool:
+    """Whether ``store`` lives on a database server (PostgreSQL) that can become unreachable
+    while this process does nothing, rather than in a local file."""
+    from agbom.store.factory import POSTGRES_SCHEMES
+
+    scheme, _, rest = store.location.partition("://")
+    return bool(rest) and scheme.lower() in POSTGRES_SCHEMES
 
 
 class StaleSession(Exception):
@@ -119,6 +132,14 @@ class Guardian:
         self._loop_thread: int | None = None
         self._queued: list[Pipelined] = []
         self._pipelined: Pipelined | None = None  # the request being decided, if pipelined
+        # On a database server, once a call has found it unreachable, requests are refused at
+        # once (every store call would wait out the pool's timeout) until a write of the
+        # server's health probe, or any other, succeeds again.
+        self._fails_fast = on_database_server(store)
+        self._next_store_probe = 0.0
+        self.store_probed_elsewhere = False
+        """Set by a server that probes the store on its own schedule (the decision process):
+        requests then never wait for a probe."""
         # Told of every committed decision (agbom.telemetry); None costs one test per step.
         self.observer = observer
 
@@ -356,6 +377,7 @@ class Guardian:
         turn_id: str | None,
         tenant_id: str | None,
     ) -> Decision:
+        self._require_reachable_store()
         session = self._session(session_id, agent_id, tenant_id)
         if session.negotiated is None:
             session = self._reloaded(session, agent_id, tenant_id)
@@ -442,6 +464,8 @@ class Guardian:
         context = self._request
         assert context is not None
         context.session_id = session_id
+        if method != "system/ping":
+            self._require_reachable_store()
         # (2) signature: ping is exempt and never authenticated
         key_id: str | None = None
         if method != "system/ping":
@@ -570,6 +594,24 @@ class Guardian:
         # (11)
         return self._respond(
             request, decision, key_id=key_id, chain_hash=chain_hash, elapsed_ms=elapsed
+        )
+
+    def _require_reachable_store(self) -> None:
+        """Fail closed, at once, while the database server is known to be unreachable."""
+        problem = self.store.write_failure if self._fails_fast else None
+        if problem is None:
+            return
+        now = time.monotonic()
+        if not self.store_probed_elsewhere and now >= self._next_store_probe:
+            # Nobody else probes (stdio, agbom replay, --single-process): see for ourselves.
+            self._next_store_probe = now + STORE_PROBE_S
+            problem = self.store.check_writable()
+            if problem is None:
+                return
+        raise AcsError(
+            codes.INTERNAL_ERROR,
+            "store_unavailable",
+            f"{problem}; nothing is decided until the store is reachable again",
         )
 
     def _authenticate(
