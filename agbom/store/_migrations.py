@@ -10,7 +10,8 @@ leaves the old version intact.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Callable, Sequence
 
 _V1 = [
     # One row per applied migration; the store's version is the largest.
@@ -155,7 +156,85 @@ _V6 = [
     "WHERE nonce IS NOT NULL",
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6)
+_V7 = [
+    # What a registration carried for review (``definition.body``: the SKILL.md text and the
+    # file list), as agbom/review/definition.py bounds it; one row per pair, for the review
+    # page's "what changed".
+    """CREATE TABLE skill_definitions (
+        skill_id TEXT NOT NULL,
+        digest_alg TEXT NOT NULL,
+        digest_value TEXT NOT NULL,
+        definition TEXT NOT NULL,
+        recorded_at TEXT NOT NULL,
+        PRIMARY KEY (skill_id, digest_alg, digest_value)
+    ) WITHOUT ROWID""",
+]
+
+
+def _content_addressed_versions(conn: sqlite3.Connection) -> None:
+    # Imported here: the store package imports this module first.
+    from agbom.store.sqlite.versions import migrate_v6_versions
+
+    migrate_v6_versions(conn)
+
+
+Step = str | Callable[[sqlite3.Connection], None]
+"""A migration step: one SQL statement, or a data step run on the migrating connection."""
+
+_V8: list[Step] = [
+    # Content-addressed AgBOM versions (agbom/store/sqlite/versions.py): each distinct
+    # component stored once, keyed by the SHA-256 of its bytes; a version is its header plus
+    # which components it holds, kept as intervals that double as the fleet index; a
+    # refused version is its differences from the accepted one it was refused against.
+    "DROP INDEX agbom_versions_by_agent",
+    "ALTER TABLE agbom_versions RENAME TO agbom_versions_v6",
+    """CREATE TABLE agbom_versions (
+        session_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        agent_id TEXT NOT NULL,
+        header TEXT,
+        document TEXT,
+        base_version INTEGER,
+        agbom_hash TEXT NOT NULL,
+        change TEXT,
+        created_at TEXT NOT NULL,
+        accepted INTEGER NOT NULL DEFAULT 1,
+        PRIMARY KEY (session_id, version),
+        CHECK ((header IS NULL) <> (document IS NULL))
+    )""",
+    "CREATE INDEX agbom_versions_by_agent ON agbom_versions (agent_id, created_at)",
+    """CREATE TABLE agbom_components (
+        key TEXT PRIMARY KEY,
+        body TEXT NOT NULL
+    ) WITHOUT ROWID""",
+    """CREATE TABLE agbom_members (
+        session_id TEXT NOT NULL,
+        component_id TEXT NOT NULL,
+        since_version INTEGER NOT NULL,
+        until_version INTEGER,
+        key TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version_str TEXT,
+        first_seen TEXT NOT NULL,
+        last_seen TEXT,
+        PRIMARY KEY (session_id, component_id, since_version)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX agbom_members_by_type_name ON agbom_members (type, name)",
+    """CREATE TABLE agbom_refused_members (
+        session_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        component_id TEXT NOT NULL,
+        key TEXT,
+        PRIMARY KEY (session_id, version, component_id)
+    ) WITHOUT ROWID""",
+    _content_addressed_versions,
+    "DROP TABLE agbom_versions_v6",
+    "DROP TABLE components",
+]
+
+MIGRATIONS: Sequence[Sequence[Step]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

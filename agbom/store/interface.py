@@ -357,6 +357,24 @@ class ApprovalStore(Protocol):
 
     def skill_records(self, skill_id: str) -> list[SkillRecord]: ...
 
+    def record_definition(
+        self,
+        skill_id: str,
+        digest: Digest,
+        definition: Mapping[str, Any],
+        *,
+        replace: bool = False,
+        now: datetime | None = None,
+    ) -> bool:
+        """Keep what a registration carried for review (shaped and bounded by
+        agbom/review/definition.py); False when one is kept already and ``replace`` is not
+        set."""
+        ...
+
+    def skill_definition(self, skill_id: str, digest: Digest) -> dict[str, Any] | None:
+        """What :meth:`record_definition` kept for the pair, or None."""
+        ...
+
     def verdict(
         self,
         skill_id: str,
