@@ -58,6 +58,7 @@ def _register() -> None:
         guardian_cmds,
         hook_cmds,
         inventory_cmds,
+        reviewer_cmds,
         rules_cmds,
         scan_cmds,
         skills_cmds,
@@ -67,6 +68,7 @@ def _register() -> None:
     for module in (inventory_cmds, scan_cmds, rules_cmds, skills_cmds, guardian_cmds, hook_cmds):
         module.register(app)
     store_cmds.register(app)
+    reviewer_cmds.register(app)
     install(app)
 
 

@@ -210,6 +210,20 @@ def serve(
         help="Export decisions as OpenTelemetry spans over OTLP/HTTP to URL (e.g. "
         "http://127.0.0.1:4318; needs the otel extra). The ServerHello then accepts acs-trace.",
     ),
+    reviewers_file: Path | None = typer.Option(
+        None,
+        "--reviewers-file",
+        metavar="FILE",
+        help="Serve the reviewers' page under /ui/ to the reviewers in FILE "
+        "('agbom reviewers add'; see docs/reviewing.md).",
+    ),
+    reviewer_header: str | None = typer.Option(
+        None,
+        "--reviewer-header",
+        metavar="NAME",
+        help="With --reviewers-file: trust this request header (set by your reverse proxy) to "
+        "name the reviewer. Only when every request comes through that proxy.",
+    ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
     from agbom.guardian import build_guardian
@@ -256,6 +270,7 @@ def serve(
         **telemetry,
     )
     limits = Limits(max_body_bytes=max_body_bytes)
+    review = _review_config(reviewers_file, reviewer_header, rules, with_default, allowed_origins)
     keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
 
     def factory(transport: str = "http", *, observed: bool = True) -> Any:
@@ -326,7 +341,36 @@ def serve(
         fail_open_hooks=fail_open_hooks,
         policy=policy,
         announce=announce,
+        review=review,
     )
+
+
+def _review_config(
+    reviewers_file: Path | None,
+    header: str | None,
+    rules: Path | None,
+    with_default: bool,
+    allowed_origins: list[str],
+) -> Any:
+    """The review page's settings (agbom/review), or None when it is off."""
+    if reviewers_file is None:
+        if header is not None:
+            raise typer.BadParameter("needs --reviewers-file", param_hint="--reviewer-header")
+        return None
+    from agbom.review.app import ReviewConfig
+    from agbom.review.reviewers import load
+
+    load(reviewers_file)  # one line now for a missing or broken file, not at the first sign-in
+    try:
+        return ReviewConfig(
+            reviewers_file.absolute(),
+            identity_header=header,
+            rules_dir=rules,
+            with_default_rules=with_default,
+            allowed_origins=frozenset(o.strip().lower().rstrip("/") for o in allowed_origins),
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--reviewer-header") from None
 
 
 def _telemetry_options(

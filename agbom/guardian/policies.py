@@ -29,7 +29,7 @@ from agbom.protocol import AcsError, Disposition, MethodSpec, lookup, validate_p
 from agbom.protocol import errors as codes
 from agbom.rules import Action, EvalContext, Finding
 from agbom.rules.matchers import covered_by_any, normalize_caps
-from agbom.store import Digest, SkillRecord, StoreError
+from agbom.store import AgbomDocument, Digest, SkillRecord, StoreError
 
 if TYPE_CHECKING:
     from agbom.guardian.core import Guardian
@@ -74,7 +74,7 @@ class _Pending:
     change: Mapping[str, Any] | None = None
     skill_pair: SkillPair | None = None  # the (skill_id, digest) a skillRegister names
     entry: dict[str, Any] | None = None  # more fields for the step's chain entry
-    document: dict[str, Any] | None = None  # agbom's canonical document, when already built
+    document: Mapping[str, Any] | None = None  # agbom's canonical document, when already built
     undo: GraphUndo | None = None  # takes back the diff patched into the session's graph
 
 
@@ -90,7 +90,7 @@ class PreparedSnapshot:
     agbom: AgBOM | None = None
     graph: ComponentGraph | None = None
     findings: list[Finding] | None = None
-    document: dict[str, Any] | None = None
+    document: Mapping[str, Any] | None = None
     error: AcsError | None = None
 
 
@@ -187,7 +187,7 @@ class Policies:
             store.save_agbom_version(
                 session.session_id,
                 agent_id=session.agent_id,
-                document=pending.document or pending.agbom.to_document(),
+                document=pending.document or AgbomDocument(pending.agbom),
                 agbom_hash=pending.agbom.agbom_hash,
                 change={**(pending.change or {}), "decision": "deny"},
                 accepted=False,
@@ -201,7 +201,7 @@ class Policies:
             session.agbom_version = store.save_agbom_version(
                 session.session_id,
                 agent_id=session.agent_id,
-                document=pending.document or pending.agbom.to_document(),
+                document=pending.document or AgbomDocument(pending.agbom),
                 agbom_hash=pending.agbom.agbom_hash,
                 change=pending.change,
             )
@@ -310,7 +310,7 @@ class Policies:
         context = self.context_for(agent_id, tenant_id, graph, store)
         prepared.agbom, prepared.graph = agbom, graph
         prepared.findings = self.g.rules.evaluate(graph, context=context)
-        prepared.document = agbom.to_document()
+        prepared.document = AgbomDocument(agbom)
         return prepared
 
     def _snapshot(
@@ -425,7 +425,7 @@ class Policies:
         session.agbom_version = self.g.store.save_agbom_version(
             session.session_id,
             agent_id=session.agent_id,
-            document=agbom.to_document(),
+            document=AgbomDocument(agbom),
             agbom_hash=agbom.agbom_hash,
             change={"method": "observed", "component": component.id},
         )
@@ -558,6 +558,10 @@ class Policies:
             agent_id=session.agent_id,
             tenant_id=session.tenant_id,
         )
+        if "body" in definition:  # for the review page; never part of the decision
+            from agbom.review.definition import remember
+
+            remember(store, skill_id, digest, definition["body"])
         skill = self._skill_component(skill_id, definition, declared, composition, session)
         graph = self._graph_with(session, skill)
         self._pending_graph(graph)

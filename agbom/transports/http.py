@@ -23,14 +23,14 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from agbom.adapters.headers import MAX_EVENT_BYTES, RUNTIME_HEADER, TOO_LARGE_CODE, too_large_reason
 from agbom.adapters.interface import HookReply
@@ -47,6 +47,9 @@ from agbom.transports.worker import (
     DecisionUnavailable,
     WorkerSpec,
 )
+
+if TYPE_CHECKING:
+    from agbom.review.app import ReviewConfig
 
 JSON = "application/json"
 
@@ -188,8 +191,14 @@ class FrontPolicy:
         origins = frozenset(o.strip().lower().rstrip("/").encode() for o in allowed_origins)
         return cls(allowed_hosts=hosts, allowed_origins=origins, **limits)
 
-    def refusal(self, scope: dict[str, Any], *, needs_json: bool) -> tuple[int, str, str] | None:
-        """``(status, reason, message)`` when the request must be refused, else None."""
+    def refusal(
+        self, scope: dict[str, Any], *, needs_json: bool, check_origin: bool = True
+    ) -> tuple[int, str, str] | None:
+        """``(status, reason, message)`` when the request must be refused, else None.
+
+        ``check_origin`` is False for the review page (``/ui/``): its own pages post to it
+        with their Origin, and it refuses cross-site requests itself (agbom/review/auth.py).
+        """
         host = origin = content_type = None
         for name, value in scope["headers"]:
             if name == b"host":
@@ -202,7 +211,11 @@ class FrontPolicy:
             host is None or host.lower() not in self.allowed_hosts
         ):
             return 421, "misdirected_host", "this server does not answer for that Host"
-        if origin is not None and origin.lower().rstrip(b"/") not in self.allowed_origins:
+        if (
+            check_origin
+            and origin is not None
+            and origin.lower().rstrip(b"/") not in self.allowed_origins
+        ):
             return 403, "origin_refused", "requests from browser pages are refused"
         if needs_json and (
             content_type is None
@@ -328,8 +341,11 @@ def create_app(
     api_token: str | None = None,
     fail_open_hooks: bool = False,
     policy: FrontPolicy | None = None,
+    review: ReviewConfig | None = None,
 ) -> Any:
     """Build the ASGI app around where decisions are made (this process or its own).
+
+    ``review`` turns on the reviewers' page under ``/ui/`` (agbom/review).
 
     ``policy`` defaults to a server on 127.0.0.1:8787 (``agbom serve``'s defaults).
     """
@@ -464,7 +480,7 @@ def create_app(
         except AgbomError as exc:
             return _json({"error": "bad_format", "message": str(exc)}, 400)
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/hooks/{runtime}", hooks, methods=["POST"]),
         Route("/v1/skills/{skill_id:path}/approvals/{digest}", approval, methods=["GET"]),
@@ -472,6 +488,10 @@ def create_app(
         Route("/v1/sessions/{session_id}/agbom", session_agbom, methods=["GET"]),
         Route("/v1/agents/{agent_id}/agbom", agent_agbom, methods=["GET"]),
     ]
+    if review is not None:
+        from agbom.review.app import review_mount
+
+        routes.append(review_mount(lambda: decisions.store, review))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -519,7 +539,9 @@ def _with_front(app: Starlette, decisions: Decisions, limits: Limits, policy: Fr
         path, method = scope["path"], scope["method"]
         if path != "/healthz":  # health probes (which may not know our name) learn nothing
             refused = policy.refusal(
-                scope, needs_json=method == "POST" and (path == "/acs" or path[:7] == "/hooks/")
+                scope,
+                needs_json=method == "POST" and (path == "/acs" or path[:7] == "/hooks/"),
+                check_origin=path[:4] != "/ui/",
             )
             if refused is not None:
                 status, reason, message = refused
@@ -753,6 +775,7 @@ def serve_http(
     fail_open_hooks: bool = False,
     policy: FrontPolicy | None = None,
     announce: Callable[[str, int], None] | None = None,
+    review: ReviewConfig | None = None,
 ) -> None:
     """Run the app with uvicorn (uvloop + httptools when installed).
 
@@ -770,6 +793,7 @@ def serve_http(
         api_token=api_token,
         fail_open_hooks=fail_open_hooks,
         policy=policy,
+        review=review,
     )
     cap = connection_cap(policy.max_connections)
     if cap < policy.max_connections:

@@ -1,0 +1,527 @@
+"""The review page under ``/ui/``: server-rendered HTML (Jinja2, autoescaped), one stylesheet
+and one small script served from ``/ui/static`` under content-hashed names, no third-party
+request of any kind.
+
+Every response carries a strict Content-Security-Policy; templates hold no inline script or
+style, and every agent-controlled string goes through autoescaping. Decisions go through
+:meth:`Store.set_status`, the method ``agbom skills approve|deny|revoke`` uses, with the
+reviewer's name as the actor and ``ui`` as the source, so the history says who and why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+
+from agbom.review import queries
+from agbom.review.auth import (
+    LIFETIME_S,
+    LOGIN_COOKIE,
+    SESSION_COOKIE,
+    ReviewSession,
+    Sessions,
+    cross_site,
+    csrf_matches,
+)
+from agbom.review.reviewers import Reviewer, ReviewerDirectory
+from agbom.store.interface import (
+    MAX_ACTOR,
+    MAX_REASON,
+    MAX_SKILL_ID,
+    Digest,
+    SkillStatus,
+    Store,
+    StoreError,
+    parse_timestamp,
+    utc_now,
+)
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+}
+MAX_FORM_BYTES = 64 * 1024
+MAX_FIELDS = 32
+MAX_QUERY_VALUE = 1024
+ACTIONS = {
+    "approve": SkillStatus.APPROVED,
+    "deny": SkillStatus.DENIED,
+    "revoke": SkillStatus.REVOKED,
+}
+_DURATION = re.compile(r"(\d{1,6})([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_HEADER_NAME = re.compile(r"[A-Za-z0-9-]{1,64}")
+
+
+class BadInput(Exception):
+    """A request the page refuses, with its HTTP status and a one-line reason."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class ReviewConfig:
+    """How ``agbom serve`` runs the review page (``--reviewers-file``, ``--reviewer-header``)."""
+
+    reviewers_file: Path
+    identity_header: str | None = None
+    rules_dir: Path | None = None
+    with_default_rules: bool = True
+    allowed_origins: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        if self.identity_header is not None:
+            if not _HEADER_NAME.fullmatch(self.identity_header):
+                raise ValueError("the reviewer header must be an HTTP header name")
+            self.identity_header = self.identity_header.lower()
+
+
+def parse_expiry(text: str) -> datetime:
+    """``30d``/``12h``/``2w`` from now, or an ISO 8601 date-time; never in the past."""
+    now = utc_now()
+    match = _DURATION.fullmatch(text.strip())
+    try:
+        if match:
+            moment = now + timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        else:
+            moment = parse_timestamp(text, what="expiry")
+    except (StoreError, OverflowError):
+        raise BadInput(400, "expiry must be a duration (30d, 12h, 2w) or an ISO 8601 date-time")
+    if moment <= now:
+        raise BadInput(400, "the expiry is in the past")
+    return moment
+
+
+def _list_field(text: str, what: str) -> list[str]:
+    items = [i.strip() for i in re.split(r"[,\n]", text) if i.strip()]
+    if len(items) > 64:
+        raise BadInput(400, f"at most 64 {what}")
+    return items
+
+
+class _Static:
+    """The packaged stylesheet and script, under names that carry their content hash."""
+
+    TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[bytes, str]] = {}
+        self.urls: dict[str, str] = {}
+        folder = resources.files("agbom.review") / "static"
+        for name in ("review.css", "review.js"):
+            data = (folder / name).read_bytes()
+            stem, dot, ext = name.rpartition(".")
+            hashed = f"{stem}.{hashlib.sha256(data).hexdigest()[:16]}.{ext}"
+            self.files[hashed] = (data, self.TYPES["." + ext])
+            self.urls[name] = f"/ui/static/{hashed}"
+
+
+def _environment() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("agbom.review", "templates"),
+        autoescape=True,  # every template, every value; Markup only from svg.render
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["q"] = lambda value: quote(str(value), safe="")
+    return env
+
+
+def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
+    """The ``/ui`` routes, reading and deciding through ``store()``."""
+    env = _environment()
+    static = _Static()
+    directory = ReviewerDirectory(config.reviewers_file)
+    sessions = Sessions(directory)
+    rules_cache: list[Any] = []
+
+    def rules() -> Any:
+        if not rules_cache:
+            from agbom.rules import load_rules
+
+            try:
+                rules_cache.append(
+                    load_rules(config.rules_dir, with_default=config.with_default_rules)
+                )
+            except Exception:  # noqa: BLE001 - the page still shows the entry without rules
+                rules_cache.append(None)
+        return rules_cache[0]
+
+    def own_origin(request: Request) -> str:
+        host = request.headers.get("host", "")
+        return f"{request.url.scheme}://{host}".lower()
+
+    def secure(request: Request) -> bool:
+        return request.url.scheme == "https"
+
+    def finish(response: Response) -> Response:
+        for name, value in SECURITY_HEADERS.items():
+            response.headers[name] = value
+        response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+    def page(
+        request: Request,
+        template: str,
+        *,
+        http_status: int = 200,
+        who: tuple[ReviewSession, Reviewer] | None = None,
+        **values: Any,
+    ) -> Response:
+        body = env.get_template(template).render(
+            static=static.urls,
+            session=who[0] if who else None,
+            reviewer=who[1] if who else None,
+            **values,
+        )
+        return finish(
+            Response(body, status_code=http_status, media_type="text/html; charset=utf-8")
+        )
+
+    def error(request: Request, status: int, message: str, who: Any = None) -> Response:
+        return page(request, "error.html", http_status=status, who=who, message=message)
+
+    def set_cookie(response: Response, request: Request, name: str, value: str, age: int) -> None:
+        response.set_cookie(
+            name,
+            value,
+            max_age=age,
+            path="/ui",
+            httponly=True,
+            samesite="strict",
+            secure=secure(request),
+        )
+
+    def signed_in(request: Request) -> tuple[tuple[ReviewSession, Reviewer] | None, str | None]:
+        """The session, and a new session id to set as a cookie (proxy sign-in), if any."""
+        current = sessions.get(request.cookies.get(SESSION_COOKIE))
+        if config.identity_header is not None:
+            name = request.headers.get(config.identity_header)
+            if name is not None:
+                reviewer = directory.by_name(name.strip())
+                if reviewer is None:
+                    raise BadInput(403, "the name the proxy gave is not a reviewer here")
+                if current is not None and current[0].via_proxy and current[1] == reviewer:
+                    return current, None
+                session = sessions.create(reviewer, via_proxy=True)
+                return (session, reviewer), session.session_id
+        if current is not None and current[0].via_proxy:
+            return None, None  # a proxy session is only good with the proxy's header
+        return current, None
+
+    def query(request: Request, name: str, default: str = "") -> str:
+        value = request.query_params.get(name, default)
+        if len(value) > MAX_QUERY_VALUE:
+            raise BadInput(400, f"{name} is longer than {MAX_QUERY_VALUE} characters")
+        return value
+
+    async def form(request: Request) -> dict[str, str]:
+        content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if content_type != "application/x-www-form-urlencoded":
+            raise BadInput(415, "the form must be application/x-www-form-urlencoded")
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_FORM_BYTES):
+            raise BadInput(413, "the form is too large")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_FORM_BYTES:
+                raise BadInput(413, "the form is too large")
+            chunks.append(chunk)
+        try:
+            parsed = parse_qs(
+                b"".join(chunks).decode("utf-8"),
+                keep_blank_values=True,
+                max_num_fields=MAX_FIELDS,
+                strict_parsing=False,
+            )
+        except (UnicodeDecodeError, ValueError):
+            raise BadInput(400, "the form is not valid UTF-8 form data") from None
+        out = {}
+        for key, values in parsed.items():
+            if len(values) != 1:
+                raise BadInput(400, f"the form gives {key[:32]!r} more than once")
+            out[key] = values[0]
+        return out
+
+    def refuse_cross_site(request: Request) -> None:
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
+        why = cross_site(
+            headers, own_origin=own_origin(request), allowed_origins=config.allowed_origins
+        )
+        if why is not None:
+            raise BadInput(403, why)
+
+    def guarded(
+        handler: Callable[..., Any], *, post: bool = False, decide: bool = False
+    ) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            who: tuple[ReviewSession, Reviewer] | None = None
+            try:
+                if post:
+                    refuse_cross_site(request)
+                who, new_session = signed_in(request)
+                if who is None:
+                    if post:
+                        raise BadInput(403, "sign in first")
+                    return finish(RedirectResponse("/ui/login", status_code=303))
+                fields: dict[str, str] = {}
+                if post:
+                    fields = await form(request)
+                    if not csrf_matches(who[0].csrf, fields.get("csrf")):
+                        raise BadInput(403, "the form's CSRF token is missing or wrong")
+                if decide and not who[1].may_decide:
+                    raise BadInput(403, f"{who[1].name} is a viewer and cannot decide")
+                response: Response = (
+                    await handler(request, who, fields) if post else await handler(request, who)
+                )
+                if new_session is not None:
+                    set_cookie(response, request, SESSION_COOKIE, new_session, int(LIFETIME_S))
+                return response
+            except BadInput as exc:
+                return error(request, exc.status, str(exc), who)
+            except StoreError as exc:
+                return error(request, 400, str(exc), who)
+            except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+                print(
+                    f"agbom: review page: internal error: {type(exc).__name__}: {exc}",
+                    file=sys.stderr,
+                )
+                return error(request, 500, "internal error (the server log says more)", who)
+
+        return endpoint
+
+    # -- sign-in --------------------------------------------------------------------------
+
+    async def login_form(request: Request) -> Response:
+        try:
+            who, _ = signed_in(request)
+        except BadInput as exc:
+            return error(request, exc.status, str(exc))
+        if who is not None:
+            return finish(RedirectResponse("/ui/queue", status_code=303))
+        nonce = request.cookies.get(LOGIN_COOKIE)
+        if not nonce or len(nonce) > 128:
+            nonce = secrets.token_urlsafe(32)
+        response = page(request, "login.html", login_csrf=nonce, message=None)
+        set_cookie(response, request, LOGIN_COOKIE, nonce, 900)
+        return response
+
+    async def login(request: Request) -> Response:
+        try:
+            refuse_cross_site(request)
+            fields = await form(request)
+            nonce = request.cookies.get(LOGIN_COOKIE)
+            if not nonce or not csrf_matches(nonce, fields.get("csrf")):
+                raise BadInput(403, "the sign-in form expired: load it again")
+            reviewer = directory.by_token(fields.get("token", "").strip())
+            if reviewer is None:
+                return page(
+                    request,
+                    "login.html",
+                    http_status=401,
+                    login_csrf=nonce,
+                    message="that token is not a reviewer's token here",
+                )
+            sessions.end(request.cookies.get(SESSION_COOKIE))
+            session = sessions.create(reviewer, via_proxy=False)
+            response = finish(RedirectResponse("/ui/queue", status_code=303))
+            set_cookie(response, request, SESSION_COOKIE, session.session_id, int(LIFETIME_S))
+            set_cookie(response, request, LOGIN_COOKIE, "", 0)
+            return response
+        except BadInput as exc:
+            return error(request, exc.status, str(exc))
+
+    async def logout(request: Request, who: Any, fields: dict[str, str]) -> Response:
+        sessions.end(who[0].session_id)
+        response = finish(RedirectResponse("/ui/login", status_code=303))
+        set_cookie(response, request, SESSION_COOKIE, "", 0)
+        return response
+
+    # -- pages ----------------------------------------------------------------------------
+
+    async def home(request: Request) -> Response:
+        return finish(RedirectResponse("/ui/queue", status_code=303))
+
+    async def queue_page(request: Request, who: Any) -> Response:
+        status = query(request, "status", "pending")
+        sort = query(request, "sort", "first_seen")
+        order = query(request, "order", "desc")
+        if status not in queries.QUEUE_STATUSES or sort not in queries.QUEUE_SORTS:
+            raise BadInput(400, "unknown status or sort")
+        if order not in ("asc", "desc"):
+            raise BadInput(400, "order is asc or desc")
+        text = query(request, "q")
+        data = queries.queue(
+            store(), status=status, text=text, sort=sort, descending=order == "desc"
+        )
+        return page(
+            request,
+            "queue.html",
+            who=who,
+            queue=data,
+            status=status,
+            sort=sort,
+            order=order,
+            text=text,
+            statuses=queries.QUEUE_STATUSES,
+            sorts=queries.QUEUE_SORTS,
+            limit=queries.MAX_ROWS,
+        )
+
+    def pair_from(skill_id: str, digest_text: str) -> tuple[str, Digest | None]:
+        if not skill_id or len(skill_id) > MAX_SKILL_ID:
+            raise BadInput(400, "a skill id of 1 to 512 characters is needed")
+        digest = Digest.parse(digest_text) if digest_text else None
+        return skill_id, digest
+
+    async def skill(request: Request, who: Any) -> Response:
+        skill_id, digest = pair_from(query(request, "id"), query(request, "digest"))
+        data = queries.skill_page(store(), skill_id, digest)
+        if data is None:
+            raise BadInput(404, "no such skill or digest in the store")
+        done = query(request, "done")
+        return page(
+            request,
+            "skill.html",
+            who=who,
+            p=data,
+            done=done if done in ("approved", "denied", "revoked") else None,
+        )
+
+    async def decide(request: Request, who: Any, fields: dict[str, str]) -> Response:
+        action = fields.get("action", "")
+        if action not in ACTIONS:
+            raise BadInput(400, "the action is approve, deny or revoke")
+        skill_id, digest = pair_from(fields.get("skill_id", ""), fields.get("digest", ""))
+        if digest is None:
+            raise BadInput(400, "the digest is missing")
+        reason = fields.get("reason", "").strip()
+        if not reason:
+            raise BadInput(400, "a decision needs a reason")
+        if len(reason) > MAX_REASON:
+            raise BadInput(400, f"the reason is longer than {MAX_REASON} characters")
+        expires = fields.get("expires", "").strip()
+        agents = _list_field(fields.get("agents", ""), "agent patterns")
+        tenants = _list_field(fields.get("tenants", ""), "tenant patterns")
+        capabilities = _list_field(fields.get("capabilities", ""), "capabilities")
+        status = ACTIONS[action]
+        if status is not SkillStatus.APPROVED and (expires or agents or tenants or capabilities):
+            raise BadInput(400, "scopes, an expiry and capabilities belong to an approval")
+        name = who[1].name
+        assert len(name) <= MAX_ACTOR
+        db = store()
+        if db.get_skill(skill_id, digest) is None:
+            raise BadInput(404, "no such skill or digest in the store")
+        db.set_status(
+            skill_id,
+            digest,
+            status,
+            actor=name,
+            reason=reason,
+            expires_at=parse_expiry(expires) if expires else None,
+            scope_agents=agents,
+            scope_tenants=tenants,
+            source="ui",
+            capabilities=capabilities or None,
+        )
+        target = "/ui/skill?" + urlencode(
+            {"id": skill_id, "digest": str(digest), "done": str(status)}
+        )
+        return finish(RedirectResponse(target, status_code=303))
+
+    async def fleet(request: Request, who: Any) -> Response:
+        db = store()
+        agents = db.list_agents()[: queries.MAX_ROWS]
+        return page(request, "fleet.html", who=who, agents=agents, limit=queries.MAX_ROWS)
+
+    async def agent(request: Request, who: Any) -> Response:
+        agent_id = query(request, "id")
+        if not agent_id:
+            raise BadInput(400, "an agent id is needed")
+        data = queries.agent_page(store(), agent_id)
+        if data is None:
+            raise BadInput(404, "no such agent in the store")
+        return page(request, "agent.html", who=who, a=data)
+
+    async def decisions(request: Request, who: Any) -> Response:
+        decision = query(request, "decision")
+        if decision not in ("", "allow", "deny", "modify", "ask", "defer"):
+            raise BadInput(400, "unknown decision")
+        reason = query(request, "reason")
+        agent_id = query(request, "agent")
+        log = queries.decision_log(store(), decision=decision, reason=reason, agent=agent_id)
+        return page(
+            request,
+            "decisions.html",
+            who=who,
+            log=log,
+            decision=decision,
+            reason=reason,
+            agent=agent_id,
+            limit=queries.MAX_ROWS,
+        )
+
+    async def explain(request: Request, who: Any) -> Response:
+        session_id, entry_id = query(request, "session"), query(request, "entry")
+        if not session_id or not entry_id:
+            raise BadInput(400, "a session id and an entry id are needed")
+        data = queries.explain(store(), session_id, entry_id, rules())
+        if data is None:
+            raise BadInput(404, "no such chain entry")
+        return page(request, "explain.html", who=who, x=data)
+
+    async def static_file(request: Request) -> Response:
+        found = static.files.get(request.path_params["name"])
+        if found is None:
+            return finish(Response("not found", status_code=404, media_type="text/plain"))
+        data, media = found
+        response = Response(data, media_type=media)
+        response.headers["Cache-Control"] = "public, max-age=31536000, immutable"
+        return finish(response)
+
+    return Mount(
+        "/ui",
+        routes=[
+            Route("/", home, methods=["GET"]),
+            Route("/login", login_form, methods=["GET"]),
+            Route("/login", login, methods=["POST"]),
+            Route("/logout", guarded(logout, post=True), methods=["POST"]),
+            Route("/queue", guarded(queue_page), methods=["GET"]),
+            Route("/skill", guarded(skill), methods=["GET"]),
+            Route("/skill/decide", guarded(decide, post=True, decide=True), methods=["POST"]),
+            Route("/fleet", guarded(fleet), methods=["GET"]),
+            Route("/agent", guarded(agent), methods=["GET"]),
+            Route("/decisions", guarded(decisions), methods=["GET"]),
+            Route("/explain", guarded(explain), methods=["GET"]),
+            Route("/static/{name}", static_file, methods=["GET"]),
+        ],
+    )

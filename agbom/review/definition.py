@@ -1,0 +1,183 @@
+"""What a registration carried for review: the SKILL.md text and the file list, bounded and
+checked against the digest the approval pins.
+
+``steps/skillRegister`` may carry ``definition.body`` ("for inspection only"). agbom reads two
+shapes of it:
+
+- a string: the SKILL.md text;
+- an object ``{"skill_md": TEXT, "files": [FILE, ...]}`` where each FILE is an entry as
+  ``agbom skills digest --format json`` prints it (``path``, ``size``, ``executable``,
+  ``sha256``, and ``symlink``/``target`` for a link).
+
+Anything else is ignored. The body is the agent's word, so the page shows whether it matches
+the digest: a file list is *verified* when the ``agbom-skill-digest`` manifest built from it
+hashes to the registration's digest, and the SKILL.md text is verified when its SHA-256 is
+the one a verified list gives ``SKILL.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+MAX_SKILL_MD_CHARS = 256 * 1024
+MAX_FILES = 2000
+MAX_PATH = 1024
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class DefinitionFile:
+    path: str
+    size: int
+    executable: bool
+    sha256: str
+    target: str | None = None  # a link's target file
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "size": self.size,
+            "executable": self.executable,
+            "sha256": self.sha256,
+        }
+        if self.target is not None:
+            out.update(symlink=True, target=self.target)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """The reviewable part of a registration: either part may be missing."""
+
+    skill_md: str | None
+    files: tuple[DefinitionFile, ...] | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "skill_md": self.skill_md,
+            "files": None if self.files is None else [f.to_json() for f in self.files],
+        }
+
+    @property
+    def empty(self) -> bool:
+        return self.skill_md is None and self.files is None
+
+
+def _file(raw: Any) -> DefinitionFile | None:
+    if not isinstance(raw, Mapping):
+        return None
+    path, size, sha = raw.get("path"), raw.get("size"), raw.get("sha256")
+    executable = raw.get("executable", False)
+    if not isinstance(path, str) or not path or len(path) > MAX_PATH:
+        return None
+    if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < 2**53:
+        return None
+    if not isinstance(sha, str) or not _HEX64.fullmatch(sha) or not isinstance(executable, bool):
+        return None
+    target = raw.get("target") if raw.get("symlink") is True else None
+    if target is not None and (not isinstance(target, str) or not target or len(target) > MAX_PATH):
+        return None
+    return DefinitionFile(path, size, executable, sha, target)
+
+
+def parse_body(body: Any) -> Definition | None:
+    """The reviewable definition in a ``definition.body``, or None when it carries none.
+
+    Bounded: SKILL.md text over 256 Ki characters, a list over 2,000 files or any malformed
+    file entry drops that part (never the registration): a partial list would show a diff
+    that is not the real one.
+    """
+    skill_md: Any = None
+    files: tuple[DefinitionFile, ...] | None = None
+    if isinstance(body, str):
+        skill_md = body
+    elif isinstance(body, Mapping):
+        skill_md = body.get("skill_md")
+        raw_files = body.get("files")
+        if isinstance(raw_files, list) and len(raw_files) <= MAX_FILES:
+            parsed = [_file(f) for f in raw_files]
+            if all(f is not None for f in parsed):
+                unique = {f.path: f for f in parsed if f is not None}
+                if len(unique) == len(parsed):
+                    files = tuple(sorted(unique.values(), key=lambda f: f.path.encode()))
+    if not isinstance(skill_md, str) or len(skill_md) > MAX_SKILL_MD_CHARS:
+        skill_md = None
+    definition = Definition(skill_md, files)
+    return None if definition.empty else definition
+
+
+def manifest_digest(files: tuple[DefinitionFile, ...]) -> str:
+    """The ``agbom-skill-digest`` value of a folder holding exactly ``files``
+    (docs/skills.md, "The algorithm, step by step")."""
+    has_link = any(f.target is not None for f in files)
+    lines = [b"agbom-skill-digest/2\n" if has_link else b"agbom-skill-digest/1\n"]
+    for f in sorted(files, key=lambda f: f.path.encode()):
+        path = f.path.encode("utf-8", "surrogateescape")
+        kind = b"l" if f.target is not None else b"f"
+        line = b"%s %s %d %s %d %s" % (
+            kind,
+            b"x" if f.executable else b"-",
+            f.size,
+            f.sha256.encode(),
+            len(path),
+            path,
+        )
+        if f.target is not None:
+            target = f.target.encode("utf-8", "surrogateescape")
+            line += b" %d %s" % (len(target), target)
+        lines.append(line + b"\n")
+    return hashlib.sha256(b"".join(lines)).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    files_match: bool | None  # None: no file list, or a digest that is not SHA-256
+    skill_md_match: bool | None  # None: no text, or no verified list to check it against
+
+
+def verify(definition: Definition, algorithm: str, value: str) -> Verification:
+    files_match: bool | None = None
+    skill_md_match: bool | None = None
+    if definition.files is not None and algorithm == "sha256":
+        files_match = manifest_digest(definition.files) == value
+    if files_match and definition.skill_md is not None:
+        listed = next((f for f in definition.files or () if f.path == "SKILL.md"), None)
+        if listed is not None:
+            text_hash = hashlib.sha256(definition.skill_md.encode("utf-8", "surrogatepass"))
+            skill_md_match = text_hash.hexdigest() == listed.sha256
+        else:
+            skill_md_match = False
+    return Verification(files_match, skill_md_match)
+
+
+def _verified_files(kept: Mapping[str, Any], algorithm: str, value: str) -> bool:
+    parsed = parse_body(kept)
+    return parsed is not None and verify(parsed, algorithm, value).files_match is True
+
+
+def remember(store: Any, skill_id: str, digest: Any, body: Any) -> None:
+    """Keep what a ``skillRegister`` carried for review (called by the Guardian).
+
+    The first body of a pair is kept; a later one replaces it only when its file list matches
+    the digest and the kept one's does not, so an agent cannot overwrite a verified
+    definition with its own text. The body is for inspection only: nothing here may change
+    the decision, so a body the store refuses (too large) is simply not kept.
+    """
+    from agbom.store.interface import StoreError
+
+    definition = parse_body(body)
+    if definition is None:
+        return
+    try:
+        kept = store.skill_definition(skill_id, digest)
+        if kept is None:
+            store.record_definition(skill_id, digest, definition.to_json())
+        elif not _verified_files(kept, digest.algorithm, digest.value):
+            if verify(definition, digest.algorithm, digest.value).files_match:
+                store.record_definition(skill_id, digest, definition.to_json(), replace=True)
+    except StoreError:
+        return

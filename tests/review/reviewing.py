@@ -1,0 +1,164 @@
+"""Helpers for the review page tests: a real skill folder, its registration over ACS, a real
+``agbom serve`` with a reviewers file, and Debian's chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agbom.inventory.skill_digest import digest_skill_folder
+from tests.guardian.acs import hello, request
+from tests.transports.served import post, run_cli
+
+
+def hello_as(session_id: str, agent_id: str) -> dict[str, Any]:
+    """A ClientHello whose metadata names ``agent_id`` (the session's agent)."""
+    message = hello(session_id)
+    message["params"]["metadata"]["agent_id"] = agent_id
+    return message
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "review"
+
+
+def need_browser() -> Any:
+    """Playwright's sync API, or a skip (a failure under CI=true, where it must be there)."""
+    problem = None
+    if not CHROMIUM.exists():
+        problem = f"{CHROMIUM} is missing (apt-get install chromium)"
+    try:
+        from playwright import sync_api
+    except ImportError:
+        problem = problem or "playwright is not installed (pip install -e '.[test]')"
+        sync_api = None
+    if problem is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the browser tests must run in CI: {problem}")
+        pytest.skip(problem)
+    return sync_api
+
+
+@dataclass
+class SkillVersion:
+    skill_id: str
+    digest: str  # sha256:HEX
+    value: str
+    body: dict[str, Any]
+    skill_md: str
+
+
+def skill_folder(root: Path, files: dict[str, str], executable: tuple[str, ...] = ()) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        path.chmod(0o755 if name in executable else 0o644)
+    return root
+
+
+def version_of(skill_id: str, folder: Path) -> SkillVersion:
+    """What an agent framework would send: the folder digest, its file list, SKILL.md."""
+    digest = digest_skill_folder(folder)
+    skill_md = (folder / "SKILL.md").read_text(encoding="utf-8")
+    body = {"skill_md": skill_md, "files": digest.to_json()["files"]}
+    return SkillVersion(skill_id, f"sha256:{digest.value}", digest.value, body, skill_md)
+
+
+def register(
+    url: str,
+    version: SkillVersion,
+    *,
+    agent_id: str,
+    capabilities: list[str],
+    tools: list[str] | None = None,
+    agbom: dict[str, Any] | None = None,
+    body: Any = None,
+) -> tuple[str, dict[str, Any]]:
+    """A session of ``agent_id`` that registers ``version``; returns (session id, answer)."""
+    sid = str(uuid.uuid4())
+    with httpx.Client() as client:
+        assert "result" in post(url, hello_as(sid, agent_id), client=client)
+        started = post(
+            url, request("steps/sessionStart", {}, session_id=sid, agent_id=agent_id), client=client
+        )
+        assert started["result"]["decision"] == "allow", started
+        if agbom is not None:
+            post(
+                url,
+                request("agbom/snapshot", {"agbom": agbom}, session_id=sid, agent_id=agent_id),
+                client=client,
+            )
+        payload: dict[str, Any] = {
+            "skill_id": version.skill_id,
+            "definition": {
+                "ref": f"file:///skills/{version.skill_id}",
+                "digest": {"algorithm": "sha256", "value": version.value},
+                "body": version.body if body is None else body,
+            },
+            "declared_capabilities": capabilities,
+        }
+        if tools is not None:
+            payload["composition"] = {"tools": tools}
+        answer = post(
+            url,
+            request("steps/skillRegister", payload, session_id=sid, agent_id=agent_id),
+            client=client,
+        )
+    return sid, answer
+
+
+def load(url: str, version: SkillVersion, *, agent_id: str) -> dict[str, Any]:
+    """A fresh session of ``agent_id`` that loads ``version``; the skillLoad answer."""
+    sid = str(uuid.uuid4())
+    with httpx.Client() as client:
+        assert "result" in post(url, hello_as(sid, agent_id), client=client)
+        post(
+            url, request("steps/sessionStart", {}, session_id=sid, agent_id=agent_id), client=client
+        )
+        payload = {
+            "skill_id": version.skill_id,
+            "digest": {"algorithm": "sha256", "value": version.value},
+            "load_trigger": "user",
+            "load_path": [{"skill_id": version.skill_id}],
+        }
+        return post(
+            url,
+            request("steps/skillLoad", payload, session_id=sid, agent_id=agent_id),
+            client=client,
+        )
+
+
+def cli_status(db: Path, skill_id: str, digest: str) -> dict[str, Any]:
+    import orjson
+
+    done = run_cli("skills", "show", skill_id, "--db", str(db), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = orjson.loads(done.stdout)
+    record = next(r for r in doc["records"] if f"sha256:{r['digest']['value']}" == digest)
+    return {"record": record, "history": doc["history"]}
+
+
+def add_reviewer(file: Path, name: str, role: str) -> str:
+    done = run_cli("reviewers", "add", name, "--role", role, "--file", str(file))
+    assert done.returncode == 0, done.stderr
+    token = done.stdout.decode().strip()
+    assert token.startswith("agr_") and token not in file.read_text()
+    return token
