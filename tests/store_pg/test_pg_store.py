@@ -260,3 +260,39 @@ def test_a_closed_store_raises(pg_url: str) -> None:
     with pytest.raises(StoreError, match="closed"):
         store.chain_head("s")
     assert store.append_entries([ChainAppend("s", {"entry_id": "1"}, "h", None)]) != [1]
+
+
+def _linked_batch(session: str, previous: str | None, tag: str, n: int) -> list[ChainAppend]:
+    batch = []
+    for i in range(n):
+        entry = {"entry_id": f"{tag}-{i}"}
+        digest = entry_hash(entry, previous)
+        batch.append(ChainAppend(session, entry, digest, previous, request_id=f"{tag}-{i}"))
+        previous = digest
+    return batch
+
+
+def test_two_replicas_committing_batches_on_one_head(replicas) -> None:
+    """Both batches chain on the same head: the first stores all of its entries in one
+    statement, the second gets ChainConflict for every entry and stores none."""
+    one, two = replicas
+    root = append(one, "s", 1, None)
+    first = one.append_entries(_linked_batch("s", root, "a", 5))
+    assert first == [2, 3, 4, 5, 6]
+    second = two.append_entries(_linked_batch("s", root, "b", 5))
+    assert all(isinstance(outcome, ChainConflict) for outcome in second), second
+    entries = two.chain_entries("s")
+    assert [e["entry_id"] for e in entries] == ["s-1", "a-0", "a-1", "a-2", "a-3", "a-4"]
+
+
+def test_a_replay_inside_a_batch_refuses_that_entry_only(store: PostgresStore) -> None:
+    head = append(store, "s", 1, None, request_id="seen")
+    batch = _linked_batch("s", head, "c", 3)
+    replayed = ChainAppend(
+        "s", batch[1].entry, batch[1].entry_hash, batch[1].previous_hash, request_id="seen"
+    )
+    outcomes = store.append_entries([batch[0], replayed, batch[2]])
+    assert outcomes[0] == 2
+    assert isinstance(outcomes[1], DuplicateRequest) and outcomes[1].field == "request_id"
+    assert isinstance(outcomes[2], ChainConflict)  # it chained on the refused entry
+    assert store.chain_tip("s") == (2, batch[0].entry_hash)

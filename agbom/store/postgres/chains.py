@@ -34,6 +34,64 @@ _APPEND_SQL = (
 )
 
 
+# A whole batch in one statement, the rows given as parallel arrays. Each session's first row
+# must chain on the stored head, or nothing at all is inserted; later rows chain on the row
+# before them (append_entries checks that first). Any refusal (a replay, a lost race, a value
+# PostgreSQL cannot hold) fails the statement, and the batch goes in entry by entry instead.
+_BATCH_SQL = """
+WITH batch AS (
+    SELECT b.*, row_number() OVER (PARTITION BY b.sid ORDER BY b.k) AS n
+    FROM unnest(%(sid)s::text[], %(entry)s::text[], %(hash)s::text[], %(prev)s::text[],
+                %(rid)s::text[], %(nonce)s::text[], %(at)s::text[])
+         WITH ORDINALITY AS b(sid, entry, hash, prev, rid, nonce, at, k)
+),
+tips AS (
+    SELECT s.sid, t.seq, t.entry_hash
+    FROM (SELECT DISTINCT sid FROM batch) AS s
+    LEFT JOIN LATERAL (SELECT seq, entry_hash FROM chain_entries
+                       WHERE session_id = s.sid ORDER BY seq DESC LIMIT 1) AS t ON TRUE
+)
+INSERT INTO chain_entries (session_id, seq, entry, entry_hash, previous_hash, request_id,
+                           nonce, recorded_at)
+SELECT b.sid, COALESCE(tips.seq, 0) + b.n, b.entry, b.hash, b.prev, b.rid, b.nonce, b.at
+FROM batch AS b JOIN tips ON tips.sid = b.sid
+WHERE NOT EXISTS (SELECT 1 FROM batch AS f JOIN tips AS ft ON ft.sid = f.sid
+                  WHERE f.n = 1 AND ft.entry_hash IS DISTINCT FROM f.prev)
+ORDER BY b.k
+RETURNING session_id, entry_hash, seq
+"""
+
+
+class _NotWhole(Exception):
+    """The batch statement did not store every row: roll it back, go entry by entry."""
+
+
+def _linked_in_order(rows: list[tuple[Any, ...]]) -> bool:
+    """True when each session's rows of the batch chain on one another."""
+    last: dict[str, str] = {}
+    for session_id, _entry, entry_hash, previous_hash, *_rest in rows:
+        if session_id in last and last[session_id] != previous_hash:
+            return False
+        last[session_id] = entry_hash
+    return True
+
+
+def _append_batch(conn: Connection, rows: list[tuple[Any, ...]]) -> list[int] | None:
+    """Every row in one statement, inside a savepoint; ``None`` when the batch must go in
+    entry by entry (nothing of it was stored)."""
+    columns = list(zip(*rows, strict=True))
+    params = dict(zip(("sid", "entry", "hash", "prev", "rid", "nonce", "at"), columns, strict=True))
+    try:
+        with conn.transaction():
+            stored = conn.execute(_BATCH_SQL, {k: list(v) for k, v in params.items()}).fetchall()
+            seqs = {(sid, digest): int(seq) for sid, digest, seq in stored}
+            if len(stored) != len(rows) or len(seqs) != len(rows):
+                raise _NotWhole
+    except (_NotWhole, psycopg.errors.UniqueViolation, psycopg.DataError):
+        return None
+    return [seqs[(row[0], row[2])] for row in rows]
+
+
 def _params(row: tuple[Any, ...]) -> dict[str, Any]:
     sid, entry, entry_hash, prev, rid, nonce, at = row
     return {
@@ -131,6 +189,10 @@ class ChainsMixin(PostgresBase):
             return []
         try:
             with self._write() as conn:
+                if len(rows) > 1 and _linked_in_order(rows):
+                    seqs = _append_batch(conn, rows)
+                    if seqs is not None:
+                        return list(seqs)
                 return [_append_in(conn, row) for row in rows]
         except StoreError as exc:
             return [exc] * len(rows)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+import weakref
+
 import psycopg_pool
 
 from agbom.store.interface import StoreError
@@ -18,6 +21,28 @@ from agbom.store.postgres.approvals import ApprovalsMixin
 from agbom.store.postgres.chains import ChainsMixin
 from agbom.store.postgres.inventory import InventoryMixin
 from agbom.store.postgres.sessions import SessionsMixin
+
+RECENTLY_USED_S = 1.0
+"""A pooled connection given back less than this ago is lent again without a check."""
+
+
+def _liveness_checks() -> tuple[psycopg_pool.abc.ConnectionCB[Connection], ...]:
+    """The pool's ``check`` and ``reset`` callbacks: a connection idle for a while is tested
+    with a round trip before it is lent (after a database restart it is replaced, not lent
+    broken); one given back just now is not, since that round trip would double the cost of
+    a primary-key read. A connection that broke within that moment fails its call (closed:
+    an error, never a wrong answer), and the pool drops it when it comes back."""
+    returned: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
+
+    def check(conn: Connection) -> None:
+        at = returned.get(conn)
+        if at is None or time.monotonic() - at >= RECENTLY_USED_S:
+            psycopg_pool.ConnectionPool.check_connection(conn)
+
+    def reset(conn: Connection) -> None:
+        returned[conn] = time.monotonic()
+
+    return check, reset
 
 
 class PostgresStore(ApprovalsMixin, ChainsMixin, SessionsMixin, InventoryMixin):
@@ -56,13 +81,15 @@ class PostgresStore(ApprovalsMixin, ChainsMixin, SessionsMixin, InventoryMixin):
             migrate(conn, display, create=create)
 
         def make_pool() -> psycopg_pool.ConnectionPool[Connection]:
+            check, reset = _liveness_checks()
             pool: psycopg_pool.ConnectionPool[Connection] = psycopg_pool.ConnectionPool(
                 url,
                 min_size=1,
                 max_size=size,
                 kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
                 timeout=timeout,
-                check=psycopg_pool.ConnectionPool.check_connection,
+                check=check,
+                reset=reset,
                 name="agbom-store",
                 open=False,
             )
