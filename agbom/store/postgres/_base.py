@@ -11,6 +11,7 @@ No driver exception leaves this package: every psycopg or pool failure becomes a
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -27,6 +28,12 @@ from agbom.store.postgres._migrations import MIGRATION_LOCK, MIGRATIONS, SCHEMA_
 from agbom.store.postgres._values import stamp
 
 Connection: TypeAlias = "psycopg.Connection[tuple[Any, ...]]"
+
+# The pool logs each failed reconnection attempt as a multi-line warning; with no logging
+# set up, Python would print every one on stderr. The store reports an outage itself, once,
+# as one line (write_failure, /healthz): keep the pool quiet unless the application
+# configures logging (records still propagate to its handlers).
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 APPROVALS_CHANNEL = "agbom_approvals"
 """Every approval change NOTIFYs this channel with the skill id as payload, in its
