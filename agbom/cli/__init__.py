@@ -1,8 +1,10 @@
 """Command-line entry point.
 
-``main`` routes ``agbom hook RUNTIME --server URL`` to a lean forwarder before anything heavy
-is imported (a command hook starts one process per tool call); every other command goes
-through the typer application in :mod:`agbom.cli.app`.
+``main`` routes ``agbom hook RUNTIME --server URL`` to a lean forwarder, and a well-formed
+standalone ``agbom hook RUNTIME ...`` to the in-process decision, before typer or any other
+command is imported (a command hook starts one process per tool call); every other command,
+and a hook command line that needs typer's help or usage errors, goes through the typer
+application in :mod:`agbom.cli.app`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ def main(argv: list[str] | None = None) -> int:
         from agbom.adapters.thin import main as thin_main
 
         return thin_main(args[1:])
+    if len(args) >= 2 and args[0] == "hook":
+        from agbom.adapters.standalone import main as standalone_main
+
+        code = standalone_main(args[1:])
+        if code is not None:
+            return code
     from agbom.cli.app import run
 
     return run(args)

@@ -1,0 +1,124 @@
+"""Standalone ``agbom hook`` skips typer for a well-formed command line, and answers the same."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from hook_helpers import run_hook
+
+from agbom.adapters.standalone import parse
+
+
+def claude(event: str, session: str, **fields: object) -> str:
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": f"/tmp/{session}.jsonl",
+            "cwd": "/tmp",
+            "permission_mode": "default",
+            "hook_event_name": event,
+            **fields,
+        }
+    )
+
+
+def _untimed(stderr: str) -> str:
+    return re.sub(r" \(\d+(?:\.\d+)? ms\)", "", stderr)  # the decision's own duration
+
+
+def test_a_well_formed_standalone_hook_imports_neither_typer_nor_pydantic(tmp_path: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from agbom.cli import main\n"
+        "rc = main(['hook', 'claude-code', '--db', sys.argv[1], '--fail-closed'])\n"
+        "heavy = ('typer', 'pydantic')  # click comes with sqlite-utils\n"
+        "print(rc, sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    event = claude("PreToolUse", str(uuid.uuid4()), tool_name="Read", tool_input={"file_path": "/"})
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "h.db")],
+        input=event.encode(),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.stdout.decode().strip().splitlines()[-1] == "0 []", proc.stderr
+
+
+def test_fast_path_and_typer_path_answer_alike(tmp_path: Path, rules_dir: Path) -> None:
+    # A repeated flag is valid for typer (the last one wins) but not taken by the fast path:
+    # the same events through both, each with a store of its own, get the same answers.
+    session = str(uuid.uuid4())
+    events = [
+        claude("PreToolUse", session, tool_name="Bash", tool_input={"command": "rm -rf /"}),
+        claude("PreToolUse", session, tool_name="Read", tool_input={"file_path": "/etc/hosts"}),
+        "{not json",
+    ]
+    answers = {}
+    for name, extra in (("fast", []), ("typer", ["--fail-open", "--fail-closed"])):
+        args = ["claude-code", "--db", str(tmp_path / f"{name}.db"), "--rules", str(rules_dir)]
+        answers[name] = [
+            (r.code, r.stdout, _untimed(r.stderr))
+            for r in (run_hook([*args, *extra], e) for e in events)
+        ]
+    assert answers["fast"] == answers["typer"]
+    denied = json.loads(answers["fast"][0][1])["hookSpecificOutput"]
+    assert denied["permissionDecision"] == "deny"
+    assert answers["fast"][1][:2] == (0, b"{}\n")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["claude-code", "--help"],
+        ["claude-code", "-h"],
+        ["claude-code", "--bogus"],
+        ["claude-code", "--db"],  # no value
+        ["claude-code", "--db", "--observe"],  # a value that is an option
+        ["claude-code", "--db", "a", "--db", "b"],  # repeated
+        ["claude-code", "--observe", "--observe"],
+        ["claude-code", "--no-default-rules"],  # no rules at all: typer's usage error
+        ["claude-code", "--timeout", "soon"],
+        ["claude-code", "extra"],
+        ["nobody"],
+        [],
+        ["claude-code", "--db="],
+        ["claude-code", "--"],
+    ],
+)
+def test_anything_but_a_plain_command_line_is_left_to_typer(args: list[str]) -> None:
+    assert parse(args, {}) is None
+
+
+def test_plain_command_lines_are_read_as_typer_reads_them() -> None:
+    opts = parse(
+        ["--db=/s.db", "meerkat", "--rules", "/r", "--no-default-rules", "--fail-open"],
+        {"AGBOM_AGENT_ID": "bot"},
+    )
+    assert opts is not None
+    assert (opts["runtime"], opts["db"], opts["rules"]) == ("meerkat", "/s.db", Path("/r"))
+    assert (opts["no_default_rules"], opts["fail_open"], opts["agent_id"]) == (True, True, "bot")
+    from_env = parse(["oscova", "--timeout", "2"], {"AGBOM_DB": "/e.db", "AGBOM_RULES": "/p"})
+    assert from_env is not None
+    assert (from_env["db"], from_env["rules"]) == ("/e.db", Path("/p"))
+    assert parse(["oscova", "--db", "/given"], {"AGBOM_DB": "/e.db"})["db"] == "/given"  # type: ignore[index]
+    assert parse(["oscova"], {"AGBOM_DB": ""}) is None  # an empty variable: typer decides
+
+
+def test_usage_errors_still_read_as_typer_writes_them(tmp_path: Path) -> None:
+    bogus = run_hook(["claude-code", "--db", str(tmp_path / "x.db"), "--bogus"], b"{}")
+    assert bogus.code == 2
+    assert "--bogus" in bogus.stderr
+    assert not (tmp_path / "x.db").exists()
+    alone = run_hook(["claude-code", "--no-default-rules"], b"{}")
+    assert alone.code == 2
+    assert "needs --rules DIR" in alone.stderr
+    helped = run_hook(["claude-code", "--help"], b"")
+    assert helped.code == 0
+    assert "--fail-open" in helped.stdout.decode()
