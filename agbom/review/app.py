@@ -45,6 +45,7 @@ from agbom.store.interface import (
     SkillStatus,
     Store,
     StoreError,
+    format_timestamp,
     parse_timestamp,
     utc_now,
 )
@@ -151,6 +152,7 @@ def _environment() -> Any:
         lstrip_blocks=True,
     )
     env.filters["q"] = lambda value: quote(str(value), safe="")
+    env.filters["ts"] = lambda value: format_timestamp(value) or ""
     return env
 
 

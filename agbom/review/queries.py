@@ -340,9 +340,12 @@ def agbom_graph(document: Mapping[str, Any], agent_id: str) -> Any:
     nodes = [Node(f"agent:{agent_id}", agent_id, "agent")]
     edges: list[tuple[str, str]] = []
     nodes.extend(Node(c.id, str(c.get("name") or c.id), c.type) for c in graph.components())
-    edges.extend((s, d) for s, d, _ in graph.edges())
+    root = nodes[0].id
+    known = {n.id for n in nodes}
+    # The graph's own root (the agent) is no component: its edges start at the agent's box.
+    edges.extend((s if s in known else root, d) for s, d, _ in graph.edges())
     pointed = {d for _, d in edges}
-    edges.extend((f"agent:{agent_id}", n.id) for n in nodes[1:] if n.id not in pointed)
+    edges.extend((root, n.id) for n in nodes[1:] if n.id not in pointed)
     return render(nodes, edges, title=f"the AgBOM of agent {agent_id}")
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 MAX_NODES = 200
-MAX_LABEL = 28
+MAX_LABEL = 24
 _BOX_W, _BOX_H, _GAP_X, _GAP_Y, _PAD = 190, 30, 70, 14, 10
 
 

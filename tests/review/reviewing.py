@@ -146,7 +146,7 @@ def load(url: str, version: SkillVersion, *, agent_id: str) -> dict[str, Any]:
         )
 
 
-def cli_status(db: Path, skill_id: str, digest: str) -> dict[str, Any]:
+def cli_status(db: Path | str, skill_id: str, digest: str) -> dict[str, Any]:
     import orjson
 
     done = run_cli("skills", "show", skill_id, "--db", str(db), "--format", "json")

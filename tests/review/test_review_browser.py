@@ -234,6 +234,8 @@ def test_a_reviewer_sees_what_changed_and_approves_with_a_reason(
     assert page.get_by_text("matches the file list").count() == 1
     check_accessibility(page)
     shot(page, "skill")
+    page.locator("#changes-h").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "skill-what-changed.png"))  # docs/reviewing.md's
 
     # Approve it with the keyboard only: the reason, then the Approve button.
     tab_to(page, "#reason")

@@ -13,6 +13,7 @@ import pytest
 from tests.review.reviewing import (
     add_reviewer,
     cli_status,
+    load,
     register,
     skill_folder,
     version_of,
@@ -188,3 +189,51 @@ def test_a_proxy_header_without_the_file_or_a_missing_file_is_one_line(tmp_path:
     )
     assert missing.returncode == 1
     assert missing.stderr.decode().count("\n") == 1 and b"does not exist" in missing.stderr
+
+
+def test_the_page_works_on_postgresql(pg_url: str, tmp_path: Path) -> None:
+    """Same page, same store path, on the PostgreSQL backend: the definition kept at
+    registration, the diff, and a decision that the next load honours."""
+    reviewers = tmp_path / "reviewers.json"
+    token = add_reviewer(reviewers, "alice", "approver")
+    served = Served(
+        db=pg_url,  # type: ignore[arg-type]
+        log=tmp_path / "serve.log",
+        extra=["--reviewers-file", str(reviewers)],
+    ).start()
+    try:
+        old = version_of("pg-skill", skill_folder(tmp_path / "v1", {"SKILL.md": "one\n"}))
+        new = version_of("pg-skill", skill_folder(tmp_path / "v2", {"SKILL.md": "one\ntwo\n"}))
+        register(served.url, old, agent_id="agent-pg", capabilities=[])
+        approved = run_cli(
+            "skills",
+            "approve",
+            "pg-skill",
+            "--digest",
+            old.digest,
+            "--db",
+            pg_url,
+            "--by",
+            "carol",
+            "--reason",
+            "first",
+        )
+        assert approved.returncode == 0, approved.stderr
+        register(served.url, new, agent_id="agent-pg", capabilities=[])
+        client, csrf = signed_in(served, token)
+        assert "pg-skill" in client.get("/ui/queue").text
+        page = client.get("/ui/skill", params={"id": "pg-skill", "digest": new.digest}).text
+        assert '<span class="add">+two</span>' in page and "matches the digest" in page
+        fields = {
+            "action": "approve",
+            "skill_id": "pg-skill",
+            "digest": new.digest,
+            "reason": "diff read",
+            "csrf": csrf,
+        }
+        assert decide(client, served, **fields).status_code == 303
+        assert load(served.url, new, agent_id="agent-pg")["result"]["decision"] == "allow"
+        history = cli_status(pg_url, "pg-skill", new.digest)["history"]
+        assert history[-1]["actor"] == "alice" and history[-1]["source"] == "ui"
+    finally:
+        served.stop()
