@@ -63,7 +63,6 @@ class Telemetry:
     ) -> None:
         self.sinks = sinks
         self.clock = clock
-        self._lost = 0  # records that could not even be built (counted, never raised)
 
     def start(self) -> Telemetry:
         for sink in self.sinks:
@@ -79,17 +78,9 @@ class Telemetry:
         chain_hash: str,
         duration_ms: float,
     ) -> None:
-        from agbom.telemetry.record import DecisionRecord
-
-        try:
-            record = DecisionRecord.of(
-                method, params, decision, chain_hash, duration_ms, self.clock()
-            )
-        except Exception:  # noqa: BLE001 - telemetry never breaks a decision
-            self._lost += 1
-            return
+        offered = (method, params, decision, chain_hash, duration_ms, self.clock())
         for sink in self.sinks:
-            sink.offer(record)
+            sink.offer(offered)
 
     def stats(self) -> dict[str, dict[str, int]]:
         """Per sink: lines or spans written, dropped (queue full, write failed), queued."""
@@ -101,7 +92,7 @@ class Telemetry:
         for sink in self.sinks:
             sink.close(max(0.1, deadline - time.monotonic()))
         for sink in self.sinks:
-            dropped = sink.stats().get("dropped", sink.stats().get("queue_dropped", 0))
+            dropped = sink.stats()["dropped"]
             if dropped:
                 print(f"agbom: {sink.name}: {dropped} record(s) dropped in all", file=sys.stderr)
 

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from agbom.telemetry.background import DEFAULT_CAPACITY, BackgroundSink
-from agbom.telemetry.record import DecisionRecord, iso_time, log_line
+from agbom.telemetry.record import DecisionRecord, iso_time, log_bytes
 
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
 DEFAULT_KEEP = 5
@@ -76,20 +76,54 @@ class DecisionLog(BackgroundSink):
 
     # -- the sink's thread ------------------------------------------------------------------------
 
+    def handle_batch(self, records: list[DecisionRecord]) -> None:
+        """One write for the batch (a line that will not serialize is counted and left out)."""
+        lines = []
+        for record in records:
+            try:
+                lines.append(log_bytes(record))
+            except Exception as exc:  # noqa: BLE001 - counted, the others are written
+                self.failed(exc)
+        # As few writes as the rotation allows: a group of lines fills what the file has room
+        # for, the next one starts a new file.
+        group: list[bytes] = []
+        size, room = 0, self._room()
+        for line in lines:
+            if group and size + len(line) > room:
+                self._write(b"".join(group), count=len(group))
+                group, size, room = [], 0, self.max_bytes
+            group.append(line)
+            size += len(line)
+        if group:
+            self._write(b"".join(group), count=len(group))
+
+    def _room(self) -> int:
+        """Bytes the live file takes before it rotates (all of them after a rotation)."""
+        try:
+            self._open()
+        except OSError:
+            return self.max_bytes
+        if not self._regular or self._size == 0:
+            return self.max_bytes
+        return max(0, self.max_bytes - self._size)
+
     def handle(self, record: DecisionRecord) -> None:
-        self._write(orjson.dumps(log_line(record)) + b"\n")
+        self.handle_batch([record])
 
     def failed(self, exc: Exception) -> None:
         self._write_dropped += 1  # a record that would not serialize: lost, and counted
 
     def finish(self) -> None:
         if self.dropped > self._reported:
-            self._write(b"", force_marker=True)
+            self._write(b"", count=0, force_marker=True)
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
 
-    def _write(self, line: bytes, *, force_marker: bool = False) -> None:
+    def _write(self, line: bytes, *, count: int = 1, force_marker: bool = False) -> None:
+        """Write ``line`` (``count`` decision lines, or none), after a marker when lines were
+        lost since the last one. A batch that cannot be written is lost as a whole, and
+        counted; one cut short by a full disk is cut back to whole lines first."""
         unreported = self.dropped - self._reported
         now = time.monotonic()
         data = line
@@ -114,12 +148,12 @@ class DecisionLog(BackgroundSink):
             self._write_all(data)
         except OSError as exc:
             if line:
-                self._write_dropped += 1
+                self._write_dropped += count
             self._outage(exc)
             return
         self._partial = False
         if line:
-            self._written += 1
+            self._written += count
         if marker:
             self._reported += unreported
             self._last_marker = now

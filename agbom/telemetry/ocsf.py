@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agbom.telemetry.record import EVALUATOR, DecisionRecord, scrub
+from agbom.telemetry.record import EVALUATOR, DecisionRecord, clean_of, clip, safe_strings, scrub
 
 OCSF_VERSION = "1.9.0"
 PRODUCT = {"name": "agbom", "vendor_name": "agbom", "feature": {"name": "ACS Guardian"}}
@@ -96,6 +96,10 @@ class Step:
     turn_id: str | None = None
     datastore: str | None = None  # the memory store or knowledge source, when known
     provenance: tuple[Mapping[str, Any], ...] = field(default=())
+    clean: bool = False  # nothing credential-shaped in it: strings are only clipped
+
+    def text(self, value: Any) -> str:
+        return clip(value) if self.clean else scrub(value)
 
     @classmethod
     def from_entry(cls, session: Mapping[str, Any], entry: Mapping[str, Any]) -> Step:
@@ -114,6 +118,7 @@ class Step:
             request_hash=entry.get("request_hash"),
             reason_codes=tuple(str(c) for c in codes) if isinstance(codes, list) else (),
             turn_id=entry.get("turn_id"),
+            clean=clean_of(entry, session.get("agent_id"), session.get("tenant_id")),
         )
 
     @classmethod
@@ -137,6 +142,7 @@ class Step:
             tool_name=record.tool_name,
             datastore=_datastore(record.payload),
             provenance=tuple(provenance_objects(record.payload)),
+            clean=record.clean,
         )
 
 
@@ -158,13 +164,13 @@ def _epoch_ms(timestamp: Any) -> int:
 
 
 def _agent_user(step: Step) -> dict[str, Any]:
-    return {"uid": scrub(step.agent_id), "type": "AI agent", "type_id": 99}
+    return {"uid": step.agent_id, "type": "AI agent", "type_id": 99}
 
 
 def _agent_device(step: Step) -> dict[str, Any]:
     return {
-        "uid": scrub(step.agent_id),
-        "name": scrub(step.agent_id),
+        "uid": step.agent_id,
+        "name": step.agent_id,
         "type_id": 99,
         "type": "AI agent",
     }
@@ -172,37 +178,35 @@ def _agent_device(step: Step) -> dict[str, Any]:
 
 def _actor(step: Step) -> dict[str, Any]:
     return {
-        "app_name": scrub(step.agent_id),
+        "app_name": step.agent_id,
         "user": _agent_user(step),
-        "session": {"uid": scrub(step.session_id)},
+        "session": {"uid": step.session_id},
     }
 
 
 def _unmapped(step: Step) -> dict[str, Any]:
     acs: dict[str, Any] = {
-        "request_id": scrub(step.request_id),
-        "session_id": scrub(step.session_id),
+        "request_id": step.request_id,
+        "session_id": step.session_id,
         "method": step.method,
         "decision": step.decision,
         "chain_hash": step.chain_hash,
-        "metadata": {"agent_id": scrub(step.agent_id), "evaluator": EVALUATOR},
+        "metadata": {"agent_id": step.agent_id, "evaluator": EVALUATOR},
     }
     if step.tenant_id:
-        acs["metadata"]["tenant_id"] = scrub(step.tenant_id)
+        acs["metadata"]["tenant_id"] = step.tenant_id
     if step.turn_id:
-        acs["metadata"]["turn_id"] = scrub(step.turn_id)
+        acs["metadata"]["turn_id"] = step.turn_id
     if step.previous_hash:
         acs["previous_hash"] = step.previous_hash
     if step.request_hash:
         acs["request_hash"] = step.request_hash
     if step.reason_codes:
-        acs["reason_codes"] = [scrub(c) for c in step.reason_codes]
+        acs["reason_codes"] = list(step.reason_codes)
     if step.reasoning:
-        acs["reasoning"] = scrub(step.reasoning)
+        acs["reasoning"] = step.reasoning
     if step.policy_references:
-        acs["policy_references"] = [
-            {k: scrub(v) for k, v in ref.items()} for ref in step.policy_references
-        ]
+        acs["policy_references"] = [dict(ref) for ref in step.policy_references]
     return {"acs": acs}
 
 
@@ -212,7 +216,7 @@ def _metadata(step: Step, *, profiles: Sequence[str] = ()) -> dict[str, Any]:
     metadata: dict[str, Any] = {
         "version": OCSF_VERSION,
         "product": {**PRODUCT, "version": __version__},
-        "correlation_uid": f"{scrub(step.session_id)}:{scrub(step.request_id)}",
+        "correlation_uid": f"{step.session_id}:{step.request_id}",
         "log_name": "acs-audit-chain",
     }
     if profiles:
@@ -227,13 +231,13 @@ def _enrichments(step: Step) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [
         {
             "name": "acs_provenance_origin",
-            "value": ",".join(scrub(p["origin"]) for p in origins),
-            "data": {"origin": [scrub(p["origin"]) for p in origins]},
+            "value": ",".join(p["origin"] for p in origins),
+            "data": {"origin": [p["origin"] for p in origins]},
         }
     ]
     sources = [p.get("source_id") for p in origins]
     if any(isinstance(s, str) and s for s in sources):
-        values = [scrub(s) if isinstance(s, str) else "" for s in sources]
+        values = [s if isinstance(s, str) else "" for s in sources]
         out.append(
             {
                 "name": "acs_provenance_source_id",
@@ -268,28 +272,28 @@ def step_event(step: Step) -> dict[str, Any]:
     # the device, the app, the endpoint: OCSF has no agent object in these classes).
     if class_uid == 3002:  # Authentication: the agent's session opens (logon) or closes
         event["user"] = _agent_user(step)
-        event["session"] = {"uid": scrub(step.session_id)}
+        event["session"] = {"uid": step.session_id}
         event["service"] = {"name": "agbom"}
     elif class_uid == 6002:  # Application Lifecycle: the agent is the application
-        event["app"] = {"name": scrub(step.agent_id), "vendor_name": "unknown"}
+        event["app"] = {"name": step.agent_id, "vendor_name": "unknown"}
     else:
         event["actor"] = _actor(step)
         if class_uid in (1007, 1005, 5001):
             event["device"] = _agent_device(step)
         if class_uid == 1007:  # Process Activity: the tool call is the process
-            event["process"] = {"uid": scrub(step.request_id)}
+            event["process"] = {"uid": step.request_id}
             if step.tool_name:
-                event["process"]["name"] = scrub(step.tool_name)
+                event["process"]["name"] = step.tool_name
         elif class_uid == 1005:  # Module Activity: the skill is the module
             event["module"] = {"type": "skill", "load_type_id": 99, "load_type": step.method}
         elif class_uid == 6005:  # Datastore Activity: the agent is where the request came from
-            event["src_endpoint"] = {"uid": scrub(step.agent_id), "name": scrub(step.agent_id)}
+            event["src_endpoint"] = {"uid": step.agent_id, "name": step.agent_id}
             kind = "knowledge source" if step.method == "steps/knowledgeRetrieval" else "memory"
-            event["database"] = {"type_id": 99, "type": kind, "name": scrub(step.datastore or kind)}
+            event["database"] = {"type_id": 99, "type": kind, "name": step.datastore or kind}
     enrichments = _enrichments(step)
     if enrichments:
         event["enrichments"] = enrichments
-    return event
+    return dict(safe_strings(event, step.text))
 
 
 def finding_event(step: Step) -> dict[str, Any]:
@@ -300,19 +304,19 @@ def finding_event(step: Step) -> dict[str, Any]:
         step.decision, (99, step.decision, 99, step.decision, True)
     )
     evidence: dict[str, Any] = {
-        "ai_agent": {"uid": scrub(step.agent_id)},
-        "actor": {"session": {"uid": scrub(step.session_id)}},
+        "ai_agent": {"uid": step.agent_id},
+        "actor": {"session": {"uid": step.session_id}},
     }
     if step.method in ("steps/toolCallRequest", "steps/toolCallResult") and step.tool_name:
-        evidence["api"] = {"operation": scrub(step.tool_name)}
+        evidence["api"] = {"operation": step.tool_name}
     info: dict[str, Any] = {
         "title": f"ACS {step.method}: {step.decision}",
         "uid": step.chain_hash,  # the decision's chain entry: unique, and it proves nothing alone
-        "types": [scrub(c) for c in step.reason_codes] or [step.decision],
+        "types": list(step.reason_codes) or [step.decision],
         "analytic": {"name": "agbom rules and approvals", "type_id": 1, "type": "Rule"},
     }
     if step.reasoning:
-        info["desc"] = scrub(step.reasoning)
+        info["desc"] = step.reasoning
     event: dict[str, Any] = {
         "class_uid": class_uid,
         "class_name": class_name,
@@ -340,7 +344,7 @@ def finding_event(step: Step) -> dict[str, Any]:
     enrichments = _enrichments(step)
     if enrichments:
         event["enrichments"] = enrichments
-    return event
+    return dict(safe_strings(event, step.text))
 
 
 def _authorization(reference: Mapping[str, str]) -> dict[str, Any]:
@@ -351,7 +355,7 @@ def _authorization(reference: Mapping[str, str]) -> dict[str, Any]:
         ("policy_name", "name"),
     ):
         if reference.get(source):
-            policy[target] = scrub(reference[source])
+            policy[target] = reference[source]
     return {"policy": policy} if "uid" in policy or "name" in policy else {}
 
 

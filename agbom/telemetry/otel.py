@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agbom.guardian.decision import EVALUATOR_VERSION
-from agbom.telemetry.record import EVALUATOR, DecisionRecord, scrub
+from agbom.telemetry.record import EVALUATOR, DecisionRecord
 
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int]
 Attributes = dict[str, AttributeValue]
@@ -52,20 +52,16 @@ def span_name(method: str) -> str:
     return SPAN_NAMES.get(method, method)
 
 
-def _text(value: Any) -> str | None:
-    return scrub(value) if isinstance(value, str) and value else None
-
-
 def _put(attributes: Attributes, key: str, value: Any) -> None:
-    """Set ``key`` from a source value when present: strings scrubbed, lists of strings kept
-    as string arrays (empty ones left out), booleans and integers as they are."""
+    """Set ``key`` from a source value when present: strings (made safe at the end), lists
+    of strings as string arrays (empty ones left out), booleans and integers as they are."""
     if isinstance(value, bool | int) and not isinstance(value, float):
         attributes[key] = value
     elif isinstance(value, str):
         if value:
-            attributes[key] = scrub(value)
+            attributes[key] = value
     elif isinstance(value, list | tuple):
-        items = [scrub(v) for v in value if isinstance(v, str)]
+        items = [v for v in value if isinstance(v, str)]
         if items:
             attributes[key] = items
 
@@ -239,22 +235,20 @@ def _provenance_attributes(record: DecisionRecord, attributes: Attributes) -> No
     objects = [p for p in provenance_objects(record.payload) if isinstance(p.get("origin"), str)]
     if not objects:
         return
-    attributes["acs.provenance.origin"] = [scrub(p["origin"]) for p in objects]
+    attributes["acs.provenance.origin"] = [p["origin"] for p in objects]
     sources = [p.get("source_id") for p in objects]
     if any(isinstance(s, str) and s for s in sources):
         # Same length and order as the origins, "" where an object has none (Trace Events).
-        attributes["acs.provenance.source_id"] = [
-            scrub(s) if isinstance(s, str) else "" for s in sources
-        ]
+        attributes["acs.provenance.source_id"] = [s if isinstance(s, str) else "" for s in sources]
 
 
 def span_attributes(record: DecisionRecord) -> Attributes:
-    """The attributes of ``record``'s step span."""
-    attributes: Attributes = {"acs.request_id": scrub(record.request_id)}
-    attributes["acs.session.id"] = scrub(record.session_id)
+    """The attributes of ``record``'s step span (every string made safe: ``record.text``)."""
+    attributes: Attributes = {"acs.request_id": record.request_id}
+    attributes["acs.session.id"] = record.session_id
     attributes.update(_step_attributes(record))
     _provenance_attributes(record, attributes)
-    return attributes
+    return _safe(attributes, record)
 
 
 def decision_attributes(record: DecisionRecord) -> Attributes:
@@ -267,13 +261,23 @@ def decision_attributes(record: DecisionRecord) -> Attributes:
         "acs.chain_hash": record.chain_hash,
     }
     if decision.reasoning:
-        attributes["acs.reasoning"] = scrub(decision.reasoning)
+        attributes["acs.reasoning"] = decision.reasoning
     if decision.reason_codes:
-        attributes["acs.reason_codes"] = [scrub(c) for c in dict.fromkeys(decision.reason_codes)]
+        attributes["acs.reason_codes"] = list(dict.fromkeys(decision.reason_codes))
     references = decision.policy_references
     if references:
         # Parallel arrays, one position per policy reference, "" where a field is missing.
-        attributes["acs.policy.ids"] = [scrub(r.policy_id) for r in references]
-        attributes["acs.policy.versions"] = [scrub(r.policy_version or "") for r in references]
-        attributes["acs.policy.rule_ids"] = [scrub(r.rule_id) for r in references]
+        attributes["acs.policy.ids"] = [r.policy_id for r in references]
+        attributes["acs.policy.versions"] = [r.policy_version or "" for r in references]
+        attributes["acs.policy.rule_ids"] = [r.rule_id for r in references]
+    return _safe(attributes, record)
+
+
+def _safe(attributes: Attributes, record: DecisionRecord) -> Attributes:
+    text = record.text
+    for key, value in attributes.items():
+        if isinstance(value, str):
+            attributes[key] = text(value)
+        elif isinstance(value, list) and value and isinstance(value[0], str):
+            attributes[key] = [text(v) if isinstance(v, str) else v for v in value]
     return attributes

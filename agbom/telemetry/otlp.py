@@ -96,7 +96,9 @@ class OtlpSpans(BackgroundSink):
         self._processor = BatchSpanProcessor(exporter, schedule_delay_millis=schedule_delay_ms)
         self._provider.add_span_processor(self._processor)
         self._tracer = self._provider.get_tracer("agbom.guardian", __version__)
-        self._failed = 0
+        self._failed = 0  # records no span could be made of
+        self._created = 0
+        self._batcher_lost = 0  # spans the batch processor dropped (its queue was full)
 
     def handle(self, record: DecisionRecord) -> None:
         end_ns = int(record.committed_at * 1e9)
@@ -108,23 +110,32 @@ class OtlpSpans(BackgroundSink):
         )
         span.add_event(DECISION_EVENT, decision_attributes(record), timestamp=end_ns)
         span.end(end_time=end_ns)
+        self._created += 1
 
     def failed(self, exc: Exception) -> None:
         self._failed += 1
 
     def finish(self) -> None:
         self._provider.shutdown()  # exports what the batch processor holds, then stops
+        # Every span is now exported, failed, or was dropped by the batch processor, which
+        # drops (with a warning of its own) when the collector falls behind: count those too.
+        self._batcher_lost = max(0, self._created - self._exporter.exported - self._exporter.failed)
 
     def flush(self, timeout_s: float = 10.0) -> bool:
         """Export what is batched now (tests and benchmarks)."""
         return bool(self._provider.force_flush(int(timeout_s * 1000)))
 
     def stats(self) -> dict[str, int]:
+        """Spans exported, and those lost: the queue was full, no span could be made, the
+        collector refused or could not be reached (after the exporter's retries), or (known
+        once closed) the batch processor dropped them."""
+        failed = self._exporter.failed + self._failed
         return {
-            "queue_dropped": self.queue_dropped,
-            "queued": self._queue.qsize(),
             "spans_exported": self._exporter.exported,
-            "spans_failed": self._exporter.failed + self._failed,
+            "dropped": self.queue_dropped + failed + self._batcher_lost,
+            "queue_dropped": self.queue_dropped,
+            "spans_failed": failed,
+            "queued": self._queue.qsize(),
         }
 
 

@@ -9,14 +9,13 @@ values out of everything a sink writes.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 from agbom.guardian.decision import EVALUATOR_VERSION, Decision
-from agbom.guardian.secrets import contains_secret
+from agbom.guardian.secrets import contains_secret, may_contain_secret
 
 REDACTED = "<redacted>"
 EVALUATOR = "deterministic"
@@ -24,14 +23,41 @@ EVALUATOR = "deterministic"
 MAX_TEXT = 4096
 """Longest string a sink writes; longer ones are cut (hostile input may be megabytes)."""
 
+Offered: TypeAlias = tuple[str, Mapping[str, Any], Decision, str, float, float]
+"""What the Guardian's thread hands a sink: method, params, decision, chain hash, duration in
+milliseconds, commit time. Only a tuple: the record is built on the sink's thread."""
+
+
+def clip(value: Any) -> str:
+    """``value`` as a string cut to :data:`MAX_TEXT` characters (hostile input may be
+    megabytes); control characters are kept (JSON and protobuf escape them)."""
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
+
 
 def scrub(value: Any) -> str:
-    """``value`` as a string safe to export: a credential-shaped one is hidden whole, a very
-    long one is cut, control characters are kept (JSON and protobuf escape them)."""
-    text = value if isinstance(value, str) else str(value)
-    if len(text) > MAX_TEXT:
-        text = text[:MAX_TEXT] + "…"
-    return REDACTED if contains_secret(text) else text
+    """``value`` as a string safe to export: clipped, and hidden whole when it holds
+    something credential-shaped."""
+    text = clip(value)
+    return REDACTED if may_contain_secret(text) and contains_secret(text) else text
+
+
+def clean_of(*values: Any) -> bool:
+    """True when nothing in ``values`` (plain JSON) is credential-shaped: then a sink only
+    clips strings, instead of searching each one (see :func:`may_contain_secret`)."""
+    return not may_contain_secret(values)
+
+
+def safe_strings(value: Any, text: Callable[[Any], str]) -> Any:
+    """A copy of ``value`` (JSON-like, built by a sink) with ``text`` applied to every
+    string in it, keys excepted (the sinks' own names)."""
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, Mapping):
+        return {key: safe_strings(child, text) for key, child in value.items()}
+    if isinstance(value, list | tuple):
+        return [safe_strings(child, text) for child in value]
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +71,11 @@ class DecisionRecord:
     decision: Decision
     chain_hash: str
     duration_ms: float
+    clean: bool = False  # nothing credential-shaped in the request or the decision's texts
+
+    def text(self, value: Any) -> str:
+        """``value`` made safe to export: clipped, and scrubbed unless the record is clean."""
+        return clip(value) if self.clean else scrub(value)
 
     @classmethod
     def of(
@@ -57,13 +88,21 @@ class DecisionRecord:
         committed_at: float,
     ) -> DecisionRecord:
         return cls(
-            decision_id=str(uuid.uuid4()),
+            # The chain entry's hash names the decision uniquely, and every sink derives the
+            # same id from it: a log line and a span of one decision carry the same id.
+            decision_id=_uuid_form(chain_hash),
             committed_at=committed_at,
             method=method,
             params=params,
             decision=decision,
             chain_hash=chain_hash,
             duration_ms=duration_ms,
+            clean=clean_of(
+                params,
+                decision.reasoning,
+                decision.reason_codes,
+                [ref.to_json() for ref in decision.policy_references],
+            ),
         )
 
     @property
@@ -100,23 +139,39 @@ class DecisionRecord:
         return name if isinstance(name, str) and name else None
 
 
+def _uuid_form(chain_hash: str) -> str:
+    """The first 128 bits of a chain hash, written as a UUID ("" for a hash that is not hex)."""
+    head = chain_hash[:32].lower()
+    if len(head) < 32 or head.strip("0123456789abcdef"):
+        return ""
+    return f"{head[:8]}-{head[8:12]}-{head[12:16]}-{head[16:20]}-{head[20:]}"
+
+
 def iso_time(seconds: float) -> str:
     """RFC 3339 UTC with milliseconds (``2026-12-01T16:00:00.123Z``)."""
     moment = datetime.fromtimestamp(seconds, UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def policy_references(decision: Decision) -> list[dict[str, str]]:
-    """The decision's policy references as the response carries them, scrubbed."""
+def policy_references(decision: Decision, text: Callable[[Any], str] = scrub) -> list[Any]:
+    """The decision's policy references as the response carries them, made safe."""
     return [
-        {key: scrub(value) for key, value in ref.to_json().items()}
+        {key: text(value) for key, value in ref.to_json().items()}
         for ref in decision.policy_references
     ]
+
+
+def log_bytes(record: DecisionRecord) -> bytes:
+    """The decision log's line for ``record``, newline included."""
+    import orjson
+
+    return orjson.dumps(log_line(record)) + b"\n"
 
 
 def log_line(record: DecisionRecord) -> dict[str, Any]:
     """The decision log's JSON object for ``record`` (one line per decision)."""
     decision = record.decision
+    scrub = record.text
     line: dict[str, Any] = {
         "decision_id": record.decision_id,
         "time": iso_time(record.committed_at),
@@ -126,7 +181,7 @@ def log_line(record: DecisionRecord) -> dict[str, Any]:
         "method": record.method,
         "decision": decision.disposition.value,
         "reason_codes": [scrub(code) for code in dict.fromkeys(decision.reason_codes)],
-        "policy_references": policy_references(decision),
+        "policy_references": policy_references(decision, scrub),
         "chain_hash": record.chain_hash,
         "duration_ms": round(record.duration_ms, 3),
     }

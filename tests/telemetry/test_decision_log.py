@@ -214,18 +214,24 @@ def test_a_disk_that_fills_and_frees_writes_a_dropped_marker(
         after = guardian.handle(request("steps/userMessage", {"content": "y"}, session_id=sid))
         telemetry.close()
         lines = read_lines(log)  # every line whole JSON, a cut one included
+    # Every line is whole JSON (read_lines parsed them all, a batch cut short included). The
+    # decision lines keep their order: the ones before, those of the outage the disk still
+    # took, the one after; the markers account for every line that is not there.
     ids = [a["result"]["request_id"] for a in before[1:]]
-    written_during = [a["result"]["request_id"] for a in during][: 30 - dropped]
-    assert [
-        line.get("request_id") for line in lines[: 4 + len(written_during)]
-    ] == ids + written_during
-    marker = lines[4 + len(written_during)]
-    assert marker["dropped"] == dropped and set(marker) == {"dropped", "time"}
-    assert lines[-1]["request_id"] == after["result"]["request_id"]
-    assert len(lines) == 4 + len(written_during) + 2
+    during_ids = [a["result"]["request_id"] for a in during]
+    decided = [line["request_id"] for line in lines if "request_id" in line]
+    markers = [line for line in lines if "dropped" in line]
+    assert decided[:4] == ids and decided[-1] == after["result"]["request_id"]
+    kept = decided[4:-1]
+    assert kept == [rid for rid in during_ids if rid in kept]
+    assert len(kept) == 30 - dropped
+    assert all(set(m) == {"dropped", "time"} for m in markers)
+    assert sum(m["dropped"] for m in markers) == dropped
+    assert "dropped" in lines[-2]  # the last outage is told of before the line after it
+    assert len(lines) == len(decided) + len(markers)
     err = capfd.readouterr().err
     assert "No space left on device" in err
-    assert f"writing again; {dropped} line(s) were dropped meanwhile" in err
+    assert "writing again" in err
 
 
 def test_a_full_queue_drops_and_counts_and_the_marker_says_how_many(tmp_path: Path) -> None:

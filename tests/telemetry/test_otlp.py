@@ -233,3 +233,39 @@ def test_serve_refuses_a_bad_otlp_endpoint(tmp_path: Path) -> None:
         done = run_cli("serve", "--db", str(tmp_path / "s.db"), "--otlp-endpoint", bad)
         assert done.returncode == 2, (bad, done.stderr)
         assert b"--otlp-endpoint" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_credentials_never_reach_span_attributes() -> None:
+    from agbom.guardian.decision import Decision
+    from agbom.telemetry.otel import decision_attributes, span_attributes
+    from agbom.telemetry.record import DecisionRecord
+
+    params = request(
+        "steps/toolCallRequest",
+        {
+            "tool": {"name": f"run {GITHUB_TOKEN}", "provider": "local"},
+            "capability": ["fs.read", GITHUB_TOKEN],
+            "arguments": {
+                "q": {
+                    "value": "x",
+                    "provenance": {"origin": "tool_output", "source_id": GITHUB_TOKEN},
+                }
+            },
+        },
+        session_id="s-1",
+    )["params"]
+    decision = Decision.allow(reasoning=f"saw {GITHUB_TOKEN} " + "x" * 500)
+    record = DecisionRecord.of("steps/toolCallRequest", params, decision, "d" * 64, 0.3, 1.0)
+    assert record.clean is False
+    spans = span_attributes(record)
+    events = decision_attributes(record)
+    assert GITHUB_TOKEN not in repr(spans) + repr(events)
+    assert spans["gen_ai.tool.name"] == "<redacted>"
+    assert spans["acs.capability"] == ["fs.read", "<redacted>"]
+    assert spans["acs.provenance.source_id"] == ["<redacted>"]
+    assert spans["acs.tool.provider"] == "local"
+    assert events["acs.reasoning"] == "<redacted>"
+    # A clean record is only clipped: a hostile megabyte string is cut, never copied whole.
+    long = request("steps/toolCallRequest", {"tool": {"name": "n" * 100_000}}, session_id="s")
+    clean = DecisionRecord.of("steps/toolCallRequest", long["params"], decision, "d" * 64, 0, 1)
+    assert len(str(span_attributes(clean)["gen_ai.tool.name"])) <= 4097
