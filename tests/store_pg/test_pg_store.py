@@ -9,12 +9,12 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from store_helpers import make_digest, register
 
 from agbom.protocol import entry_hash
 from agbom.store import ChainAppend, ChainConflict, DuplicateRequest, StoreError, open_store
 from agbom.store.postgres import APPROVALS_CHANNEL, SCHEMA_VERSION, PostgresStore
 from tests.pgcluster import PgCluster
+from tests.store.store_helpers import make_digest, register
 
 
 def append(store: PostgresStore, session: str, n: int, previous: str | None, **kw: str) -> str:

@@ -20,19 +20,22 @@ goes on from there. The SQLite file is read through a read-only connection, afte
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import psycopg
 
 from agbom.store.interface import StoreError
+from agbom.store.postgres._values import component_rows
+from agbom.store.postgres.inventory import index_components
 from agbom.store.postgres.store import PostgresStore
 from agbom.store.sqlite import SqliteStore
 
 BATCH_ROWS = 500
+T = TypeVar("T")
 
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(table, done, total)`` after each batch."""
@@ -65,9 +68,6 @@ _SESSION_COLUMNS = (
     "session_id, agent_id, tenant_id, parent_session_id, status, started_at, ended_at, "
     "negotiated, updated_at, sealed_head"
 )
-_COMPONENT_COLUMNS = (
-    "session_id, version, agent_id, component_id, type, name, version_str, first_seen, seen_at"
-)
 _EVENT_COLUMNS = "id, session_id, skill_id, event, at"
 
 
@@ -75,10 +75,10 @@ def _placeholders(columns: str) -> str:
     return ", ".join(["%s"] * len(columns.split(",")))
 
 
-def _batches(rows: Iterator[Sequence[Any]]) -> Iterator[list[tuple[Any, ...]]]:
-    batch: list[tuple[Any, ...]] = []
+def _batches(rows: Iterable[T]) -> Iterator[list[T]]:
+    batch: list[T] = []
     for row in rows:
-        batch.append(tuple(row))
+        batch.append(row)
         if len(batch) >= BATCH_ROWS:
             yield batch
             batch = []
@@ -112,7 +112,7 @@ class _Copier:
         self.report.total[name] = total
         self.report.copied[name] = 0
         done = 0
-        for batch in _batches(iter(self.raw.execute(select))):
+        for batch in _batches(tuple(row) for row in self.raw.execute(select)):
             with self.target._write() as conn:
                 self.report.copied[name] += copy_batch(conn, batch)
             done += len(batch)
@@ -174,18 +174,10 @@ class _Copier:
         self._append_only("skill events", "skill_events", _EVENT_COLUMNS, "id", "id")
         self._bump_identity("skill_events")
 
-    def components(self) -> None:
-        self._append_only(
-            "inventory index",
-            "components",
-            _COMPONENT_COLUMNS,
-            "session_id, version, component_id",
-            "session_id, version, component_id",
-        )
-
     def agbom_versions(self, source_store: SqliteStore) -> None:
         """AgBOM documents through the store's reader (whatever its layout on disk), in the
-        order they were stored."""
+        order they were stored; each accepted one copied is indexed in the fleet inventory
+        as the PostgreSQL store indexes a version it saves (the same first-seen times)."""
         pairs = self.raw.execute("SELECT session_id, version FROM agbom_versions ORDER BY rowid")
         total = self._count("agbom_versions")
         columns = (
@@ -196,22 +188,25 @@ class _Copier:
             "ON CONFLICT DO NOTHING RETURNING version"
         )
 
-        def rows() -> Iterator[tuple[Any, ...]]:
+        def rows() -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
             for session_id, version in pairs:
                 stored = source_store.agbom_version(session_id, int(version))
                 if stored is None:
                     continue
                 yield (
-                    session_id,
-                    int(version),
-                    stored["agent_id"],
-                    orjson.dumps(stored["document"], option=orjson.OPT_SORT_KEYS).decode(),
-                    stored["agbom_hash"],
-                    None
-                    if stored["change"] is None
-                    else orjson.dumps(stored["change"], option=orjson.OPT_SORT_KEYS).decode(),
-                    stored["created_at"],
-                    bool(stored["accepted"]),
+                    (
+                        session_id,
+                        int(version),
+                        stored["agent_id"],
+                        orjson.dumps(stored["document"], option=orjson.OPT_SORT_KEYS).decode(),
+                        stored["agbom_hash"],
+                        None
+                        if stored["change"] is None
+                        else orjson.dumps(stored["change"], option=orjson.OPT_SORT_KEYS).decode(),
+                        stored["created_at"],
+                        bool(stored["accepted"]),
+                    ),
+                    stored["document"],
                 )
 
         self.report.total["AgBOM versions"] = total
@@ -219,9 +214,12 @@ class _Copier:
         done = 0
         for batch in _batches(rows()):
             with self.target._write() as conn:
-                for row in batch:
+                for row, document in batch:
                     if conn.execute(insert, row).fetchone() is not None:
                         self.report.copied["AgBOM versions"] += 1
+                        if row[7]:
+                            components = component_rows(document)
+                            index_components(conn, row[0], row[1], row[2], components, row[6])
                         continue
                     there = conn.execute(
                         "SELECT agbom_hash FROM agbom_versions WHERE session_id = %s "
@@ -347,7 +345,6 @@ def copy_sqlite_store(
             copier.sessions()
             copier.chains()
             copier.agbom_versions(source_store)
-            copier.components()
             copier.events()
         except sqlite3.Error as exc:
             raise StoreError(f"{source}: cannot read the store: {exc}") from exc

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from agbom.store.interface import StoreError, check_text
-from agbom.store.postgres._base import PostgresBase
+from agbom.store.postgres._base import Connection, PostgresBase
 from agbom.store.postgres._values import MAX_ENTRY_BYTES, check_id, component_rows, dumps, stamp
 
 _VERSION_COLUMNS = (
@@ -34,6 +34,37 @@ def _version_dict(row: tuple[Any, ...]) -> dict[str, Any]:
         "created_at": row[6],
         "accepted": bool(row[7]),
     }
+
+
+def index_components(
+    conn: Connection,
+    session_id: str,
+    version: int,
+    agent_id: str,
+    components: list[tuple[str, str, str, str | None]],
+    ts: str,
+) -> None:
+    """Index the components of an accepted version: each keeps the time this session first
+    showed it (same id, type, name and version), else ``ts``."""
+    if not components:
+        return
+    first_seen = {
+        (r[0], r[1], r[2], r[3]): r[4]
+        for r in conn.execute(
+            "SELECT component_id, type, name, version_str, MIN(first_seen) FROM components "
+            "WHERE session_id = %s GROUP BY component_id, type, name, version_str",
+            (session_id,),
+        ).fetchall()
+    }
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO components (session_id, version, agent_id, component_id, type, name, "
+            "version_str, first_seen, seen_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [
+                (session_id, version, agent_id, *key, first_seen.get(key, ts), ts)
+                for key in components
+            ],
+        )
 
 
 class InventoryMixin(PostgresBase):
@@ -76,25 +107,7 @@ class InventoryMixin(PostgresBase):
             )
             if not accepted:
                 return version
-            first_seen = {
-                (r[0], r[1], r[2], r[3]): r[4]
-                for r in conn.execute(
-                    "SELECT component_id, type, name, version_str, MIN(first_seen) FROM components "
-                    "WHERE session_id = %s GROUP BY component_id, type, name, version_str",
-                    (session_id,),
-                ).fetchall()
-            }
-            if components:
-                with conn.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO components (session_id, version, agent_id, component_id, "
-                        "type, name, version_str, first_seen, seen_at) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        [
-                            (session_id, version, agent_id, *key, first_seen.get(key, ts), ts)
-                            for key in components
-                        ],
-                    )
+            index_components(conn, session_id, version, agent_id, components, ts)
         return version
 
     def agbom_version(self, session_id: str, version: int | None = None) -> dict[str, Any] | None:
