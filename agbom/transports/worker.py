@@ -46,6 +46,7 @@ from agbom.adapters.headers import MAX_EVENT_BYTES
 from agbom.adapters.interface import HookReply
 from agbom.guardian import Guardian, GuardianConfig
 from agbom.guardian.config import Mode
+from agbom.guardian.core import on_database_server
 from agbom.protocol import INTERNAL_ERROR
 from agbom.transports.interface import Limits, TransportError, error_body, parse_message
 
@@ -61,6 +62,10 @@ STORE_UNWRITABLE = b"store: unwritable: "
 """Control frames the decision process sends when its store stops or starts taking writes."""
 PROBE_INTERVAL_S = 0.25
 """How often a decision process whose store cannot write tries a write of its own."""
+IDLE_PROBE_S = 1.0
+"""How often a decision process on a database server (PostgreSQL) tries a write of its own
+while the store is healthy: the server can go away while no request arrives, and /healthz
+must say so (503) within about this (plus the probe's own 2 s connection timeout)."""
 FRAME_SLACK = 1 << 20
 """Bytes a frame may carry beyond the body limit (a hook's headers and metadata)."""
 START_TIMEOUT_S = 60.0
@@ -241,6 +246,8 @@ class DecisionServer:
         :data:`PROBE_INTERVAL_S` to try a write of its own, so it sees the store come back
         even when no request arrives."""
         self.guardian.start_pipelined_commits(self._scheduled.append)
+        probes_when_healthy = on_database_server(self.guardian.store)
+        self.guardian.store_probed_elsewhere = True  # by this loop, every PROBE_INTERVAL_S
         buffer = bytearray()
         try:
             # A store that is read-only from the start (for example, reopened while it was)
@@ -248,7 +255,8 @@ class DecisionServer:
             self._store_health(sock, probe=True)
             sock.sendall(REPLY.pack(len(READY), CONTROL_TAG) + READY)
             while True:
-                wait = None if self._reported is None else self._next_probe - time.monotonic()
+                probing = self._reported is not None or probes_when_healthy
+                wait = self._next_probe - time.monotonic() if probing else None
                 if wait is not None and wait <= 0:
                     self._store_health(sock, probe=True)
                     continue
@@ -288,7 +296,8 @@ class DecisionServer:
         store = self.guardian.store
         if probe:
             problem = store.check_writable()
-            self._next_probe = time.monotonic() + PROBE_INTERVAL_S
+            interval = PROBE_INTERVAL_S if problem is not None else IDLE_PROBE_S
+            self._next_probe = time.monotonic() + interval
         else:
             problem = store.write_failure
         if problem == self._reported:

@@ -287,18 +287,20 @@ def wait_healthy(url: str, *, timeout: float = 60) -> None:
         time.sleep(0.02)
 
 
-def check_store(db: Path, log: Log) -> dict[str, int]:
-    """Everything a client heard is in the store as answered; chains verify; approvals are
-    recorded exactly once. Returns counts for the report."""
-    from agbom.store import Digest, SqliteStore
+def check_store(db: Path | str, log: Log) -> dict[str, int]:
+    """Everything a client heard is in the store as answered, exactly once; chains verify;
+    approvals are recorded exactly once. ``db`` is a SQLite path or a PostgreSQL URL. Returns
+    counts for the report."""
+    from agbom.store import Digest, open_store
 
     by_session: dict[str, dict[str, dict[str, Any]]] = {}
-    with SqliteStore.open(db) as store:
+    with open_store(db, create=False) as store:
         for heard in log.heard:
             if heard.session_id not in by_session:
-                by_session[heard.session_id] = {
-                    e["step_id"]: e for e in store.chain_entries(heard.session_id)
-                }
+                entries = store.chain_entries(heard.session_id)
+                by_session[heard.session_id] = {e["step_id"]: e for e in entries}
+                step_ids = [e["step_id"] for e in entries]
+                assert len(step_ids) == len(set(step_ids)), f"a step stored twice: {heard}"
             entry = by_session[heard.session_id].get(heard.request_id)
             assert entry is not None, f"answered but not stored: {heard}"
             assert entry["entry_hash"] == heard.chain_hash, heard
