@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agbom.store._migrations import SCHEMA_VERSION
+from agbom.store.documents import AgbomDocument
 from agbom.store.factory import open_store, redact_location
 from agbom.store.interface import (
     ApprovalStore,
@@ -45,6 +46,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AgbomDocument",
     "ApprovalStore",
     "ChainAppend",
     "ChainConflict",

@@ -18,14 +18,18 @@ import functools
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, Self, TypeVar
 
 import sqlite_utils
 
 from agbom.store._migrations import MIGRATIONS, SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from agbom.store.sqlite.versions import Manifest
 from agbom.store._shared import (
     _stamp,
 )
@@ -102,6 +106,9 @@ class SqliteBase:
         self._write_failure: str | None = None
         self._reconnect_due = False
         self._checkpoint_settings: tuple[float, int] = (0.25, WAL_LIMIT_BYTES)
+        # Per session, the components of the last accepted AgBOM version this handle stored
+        # (agbom/store/sqlite/versions.py), most recently used last.
+        self._manifests: OrderedDict[str, Manifest] = OrderedDict()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -188,8 +195,11 @@ class SqliteBase:
             start = version
             try:
                 for target in range(version + 1, SCHEMA_VERSION + 1):
-                    for statement in MIGRATIONS[target - 1]:
-                        conn.execute(statement)
+                    for step in MIGRATIONS[target - 1]:
+                        if isinstance(step, str):
+                            conn.execute(step)
+                        else:
+                            step(conn)
                     conn.execute(
                         "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
                         (target, _stamp(None)),

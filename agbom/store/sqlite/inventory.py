@@ -1,7 +1,8 @@
-"""AgBOM versions and the fleet inventory in SQLite."""
+"""AgBOM versions and the fleet inventory in SQLite (stored as pieces: see :mod:`.versions`)."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -9,9 +10,7 @@ from typing import Any
 import orjson
 
 from agbom.store._shared import (
-    MAX_ENTRY_BYTES,
     _check_id,
-    _component_rows,
     _dumps,
     _stamp,
 )
@@ -20,6 +19,13 @@ from agbom.store.interface import (
     check_text,
 )
 from agbom.store.sqlite.connection import SqliteBase, _guarded
+from agbom.store.sqlite.versions import Manifest, read_document, save_version
+
+MAX_REMEMBERED_SESSIONS = 256
+MAX_REMEMBERED_COMPONENTS = 500_000
+"""Bounds of what a handle remembers of its sessions' latest versions (about 150 bytes per
+component): past them, the least recently saved sessions are forgotten, and their next
+version is compared with the database's copy instead."""
 
 
 class InventoryMixin(SqliteBase):
@@ -42,67 +48,75 @@ class InventoryMixin(SqliteBase):
         A refused AgBOM (``accepted=False``) gets a version number too, so audits and
         ``agbom explain`` can show what was sent, but its components are not indexed as in use
         and the latest-version lookups skip it.
+
+        Only what differs from the session's previous version is written: the components it
+        does not hold yet (each distinct one stored once), and one index row closed or opened
+        per changed component (see :mod:`agbom.store.sqlite.versions`). Pass an
+        :class:`~agbom.store.AgbomDocument` to let unchanged components be recognized
+        without serializing them.
         """
         _check_id(session_id, "session_id")
         _check_id(agent_id, "agent_id")
         check_text(agbom_hash, "agbom_hash", 256)
         if not isinstance(document, Mapping):
             raise StoreError("AgBOM document must be an object")
-        text = _dumps(dict(document), "AgBOM document", MAX_ENTRY_BYTES)
         change_text = None if change is None else _dumps(dict(change), "AgBOM change")
         ts = _stamp(now)
-        components = _component_rows(document)
+        # Forgotten first: if the transaction does not commit, nothing stale is remembered.
+        remembered = self._manifests.pop(session_id, None)
         with self._write() as conn:
             row = conn.execute(
                 "SELECT MAX(version) FROM agbom_versions WHERE session_id = ?", (session_id,)
             ).fetchone()
             version = int(row[0] or 0) + 1
-            conn.execute(
-                "INSERT INTO agbom_versions (session_id, version, agent_id, document, agbom_hash, "
-                "change, created_at, accepted) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, version, agent_id, text, agbom_hash, change_text, ts, int(accepted)),
+            manifest = save_version(
+                conn,
+                session_id=session_id,
+                version=version,
+                agent_id=agent_id,
+                document=document,
+                agbom_hash=agbom_hash,
+                change_text=change_text,
+                created_at=ts,
+                accepted=accepted,
+                remembered=remembered,
             )
-            if not accepted:
-                return version
-            # When did this session first show each component (same id, type, name, version)?
-            first_seen = {
-                (r[0], r[1], r[2], r[3]): r[4]
-                for r in conn.execute(
-                    "SELECT component_id, type, name, version_str, MIN(first_seen) FROM components "
-                    "WHERE session_id = ? GROUP BY component_id, type, name, version_str",
-                    (session_id,),
-                )
-            }
-            conn.executemany(
-                "INSERT INTO components (session_id, version, agent_id, component_id, type, name, "
-                "version_str, first_seen, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (session_id, version, agent_id, *key, first_seen.get(key, ts), ts)
-                    for key in components
-                ],
-            )
+        if manifest is not None:
+            self._remember(session_id, manifest)
         return version
 
-    @staticmethod
-    def _version_dict(row: Sequence[Any]) -> dict[str, Any]:
+    def _remember(self, session_id: str, manifest: Manifest) -> None:
+        """Keep ``manifest`` for the session's next version, within the cache's bounds."""
+        cache = self._manifests
+        cache[session_id] = manifest
+        total = sum(len(m.members) for m in cache.values())
+        while cache and (len(cache) > MAX_REMEMBERED_SESSIONS or total > MAX_REMEMBERED_COMPONENTS):
+            _, dropped = cache.popitem(last=False)
+            total -= len(dropped.members)
+
+    def _version_dict(self, conn: sqlite3.Connection, row: Sequence[Any]) -> dict[str, Any]:
+        session_id, version = row[0], int(row[1])
         return {
-            "session_id": row[0],
-            "version": row[1],
+            "session_id": session_id,
+            "version": version,
             "agent_id": row[2],
-            "document": orjson.loads(row[3]),
-            "agbom_hash": row[4],
-            "change": None if row[5] is None else orjson.loads(row[5]),
-            "created_at": row[6],
-            "accepted": bool(row[7]),
+            "document": read_document(
+                conn, session_id, version, row[3], row[4], row[5], bool(row[9])
+            ),
+            "agbom_hash": row[6],
+            "change": None if row[7] is None else orjson.loads(row[7]),
+            "created_at": row[8],
+            "accepted": bool(row[9]),
         }
 
     _VERSION_COLUMNS = (
-        "session_id, version, agent_id, document, agbom_hash, change, created_at, accepted"
+        "session_id, version, agent_id, header, document, base_version, agbom_hash, change, "
+        "created_at, accepted"
     )
 
     @_guarded
     def agbom_version(self, session_id: str, version: int | None = None) -> dict[str, Any] | None:
-        """One stored AgBOM version with its metadata.
+        """One stored AgBOM version with its metadata, its document as it was given.
 
         ``version=None`` is the session's current AgBOM: the latest accepted one.
         """
@@ -119,21 +133,18 @@ class InventoryMixin(SqliteBase):
                 "WHERE session_id = ? AND version = ?",
                 (session_id, int(version)),
             ).fetchone()
-        return None if row is None else self._version_dict(row)
+        return None if row is None else self._version_dict(conn, row)
 
     @_guarded
     def latest_agbom_for_agent(self, agent_id: str) -> dict[str, Any] | None:
         """The most recently stored AgBOM version of any session of ``agent_id``."""
-        row = (
-            self._require()
-            .execute(
-                f"SELECT {self._VERSION_COLUMNS} FROM agbom_versions WHERE agent_id = ? "
-                "AND accepted = 1 ORDER BY created_at DESC, rowid DESC LIMIT 1",
-                (agent_id,),
-            )
-            .fetchone()
-        )
-        return None if row is None else self._version_dict(row)
+        conn = self._require()
+        row = conn.execute(
+            f"SELECT {self._VERSION_COLUMNS} FROM agbom_versions WHERE agent_id = ? "
+            "AND accepted = 1 ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            (agent_id,),
+        ).fetchone()
+        return None if row is None else self._version_dict(conn, row)
 
     @_guarded
     def list_agents(self) -> list[dict[str, Any]]:
@@ -159,12 +170,18 @@ class InventoryMixin(SqliteBase):
         ``type`` filters exactly; ``name`` is a case-sensitive glob (an exact name matches
         itself). One row per (type, component id, name, version).
         """
+        # last_seen: when the latest accepted version holding the component was stored. A row
+        # still open is held by its session's current version; a closed one says when the
+        # last version holding it was stored (set when it was closed).
         rows = self._require().execute(
-            "SELECT type, component_id, name, version_str, group_concat(DISTINCT agent_id), "
-            "COUNT(DISTINCT session_id), MIN(first_seen), MAX(seen_at) FROM components "
-            "WHERE (?1 IS NULL OR type = ?1) AND (?2 IS NULL OR name GLOB ?2) "
-            "GROUP BY type, component_id, name, version_str "
-            "ORDER BY type, name, component_id, version_str",
+            "SELECT m.type, m.component_id, m.name, m.version_str, "
+            "group_concat(DISTINCT m.agent_id), COUNT(DISTINCT m.session_id), "
+            "MIN(m.first_seen), MAX(COALESCE(m.last_seen, (SELECT v.created_at "
+            "FROM agbom_versions v WHERE v.session_id = m.session_id AND v.accepted = 1 "
+            "ORDER BY v.version DESC LIMIT 1))) FROM agbom_members m "
+            "WHERE (?1 IS NULL OR m.type = ?1) AND (?2 IS NULL OR m.name GLOB ?2) "
+            "GROUP BY m.type, m.component_id, m.name, m.version_str "
+            "ORDER BY m.type, m.name, m.component_id, m.version_str",
             (type, name),
         )
         return [

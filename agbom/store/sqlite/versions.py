@@ -1,0 +1,512 @@
+"""Content-addressed AgBOM versions (store schema 7): what a version stores, and how it is read.
+
+A version is its document's members other than ``components`` (``header``), plus which
+components it holds. Each distinct component is stored once, in ``agbom_components``, keyed
+by the SHA-256 of its stored bytes: the component as JSON with sorted keys, which are its
+RFC 8785 bytes whenever its JSON has no float and no non-ASCII member name, and otherwise the
+bytes the store has always kept for it (``1.0`` stays ``1.0``). Which components a session's
+accepted versions hold is kept as intervals in ``agbom_members``: one row per (component,
+content) from the version that brought it (``since_version``) to the first accepted version
+without it (``until_version``; NULL while the current version still holds it). A change of
+one component therefore closes one row and adds one, whatever the size of the AgBOM; the same
+rows are the fleet index (``list_components``). A refused version is its differences from
+the accepted version it was refused against (``base_version``), in ``agbom_refused_members``.
+
+A document the Guardian never sends (components out of id order, repeated ids, malformed
+entries, no components list) is kept whole in ``document``, as before; its well-formed
+components still index the fleet.
+
+Reading a version assembles the same document the store kept before schema 7, member for
+member and byte for byte: ``orjson.dumps(document, option=OPT_SORT_KEYS)`` is the text the
+old store held. The migration from schema 6 checks exactly that for every version, and keeps
+whole any document it could not take apart and put back identically.
+
+Finding what changed needs no pass over the document: a store handle remembers the
+components of the last accepted version it stored per session (:class:`Manifest`), together
+with the component objects they came from. A component of the next version that *is* the
+same object (an :class:`~agbom.inventory.Component` is immutable and shared between AgBOM
+versions) is unchanged without being serialized or hashed. The memory is checked against the
+database (the session's latest accepted version and its AgBOM hash) inside the write
+transaction, and read back from ``agbom_members`` when another handle or process wrote since.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import compress
+from operator import eq, is_not
+from typing import Any
+
+import orjson
+
+from agbom.inventory.model import Component
+from agbom.store._shared import MAX_ENTRY_BYTES, _dumps
+from agbom.store.documents import AgbomDocument
+from agbom.store.interface import StoreError
+
+__all__ = [
+    "Manifest",
+    "Member",
+    "load_manifest",
+    "migrate_v6_versions",
+    "read_document",
+    "save_version",
+]
+
+_SORTED = orjson.OPT_SORT_KEYS
+
+_HEAD_SQL = (
+    "SELECT version, agbom_hash, agent_id, created_at FROM agbom_versions "
+    "WHERE session_id = ? AND accepted = 1 ORDER BY version DESC LIMIT 1"
+)
+_OPEN_MEMBERS_SQL = (
+    "SELECT component_id, key, type, name, version_str, first_seen FROM agbom_members "
+    "WHERE session_id = ? AND until_version IS NULL"
+)
+_MEMBERS_AT_SQL = (
+    "SELECT m.component_id, c.body FROM agbom_members m "
+    "JOIN agbom_components c ON c.key = m.key "
+    "WHERE m.session_id = ?1 AND m.since_version <= ?2 "
+    "AND (m.until_version IS NULL OR m.until_version > ?2) ORDER BY m.component_id"
+)
+_DELTA_SQL = (
+    "SELECT d.component_id, c.body FROM agbom_refused_members d "
+    "LEFT JOIN agbom_components c ON c.key = d.key "
+    "WHERE d.session_id = ? AND d.version = ?"
+)
+_FIRST_SEEN_SQL = (
+    "SELECT MIN(first_seen) FROM agbom_members WHERE session_id = ? AND component_id = ? "
+    "AND type = ? AND name = ? AND version_str IS ?"
+)
+_CLOSE_SQL = (
+    "UPDATE agbom_members SET until_version = ?, last_seen = ? "
+    "WHERE session_id = ? AND component_id = ? AND until_version IS NULL"
+)
+_CLOSE_ALL_SQL = (
+    "UPDATE agbom_members SET until_version = ?, last_seen = ? "
+    "WHERE session_id = ? AND until_version IS NULL"
+)
+# rowid: NULL picks the next one; the migration keeps each version's old rowid, the
+# tie-breaker of latest_agbom_for_agent.
+_INSERT_VERSION_SQL = (
+    "INSERT INTO agbom_versions (rowid, session_id, version, agent_id, header, document, "
+    "base_version, agbom_hash, change, created_at, accepted) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_COMPONENT_SQL = "INSERT OR IGNORE INTO agbom_components (key, body) VALUES (?, ?)"
+_INSERT_MEMBER_SQL = (
+    "INSERT INTO agbom_members (session_id, component_id, since_version, until_version, key, "
+    "agent_id, type, name, version_str, first_seen, last_seen) "
+    "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, NULL)"
+)
+_INSERT_DELTA_SQL = (
+    "INSERT INTO agbom_refused_members (session_id, version, component_id, key) VALUES (?, ?, ?, ?)"
+)
+
+
+@dataclass(slots=True)
+class Member:
+    """One component of a session's latest accepted version, as ``agbom_members`` holds it,
+    and the object it was last seen as (``None`` when read back from the database)."""
+
+    key: str
+    type: str
+    name: str
+    version_str: str | None
+    first_seen: str
+    source: object | None
+
+
+@dataclass(slots=True)
+class Manifest:
+    """The components of a session's latest accepted version (see the module docstring)."""
+
+    version: int
+    agbom_hash: str
+    agent_id: str
+    created_at: str
+    members: dict[str, Member]
+    # The components (id -> Component, in id order) of the AgbomDocument last stored, None
+    # for another document: when the next one has the same ids, its objects are compared
+    # with these in one pass at C speed instead of one dict lookup per component. An AgBOM
+    # never changes its components mapping, so holding it is holding that version.
+    order: Mapping[str, object] | None = field(default=None)
+
+
+@dataclass(slots=True)
+class _Change:
+    """A component a new version holds that its base does not (or holds differently)."""
+
+    component_id: str
+    source: object
+    key: str
+    body: str
+    type: str
+    name: str
+    version_str: str | None
+    old: Member | None
+
+
+# -- taking a document apart ------------------------------------------------------------------
+
+
+def _split(document: Mapping[str, Any]) -> tuple[dict[str, Any], Mapping[str, Any], bool]:
+    """``(header, components by id, whole)``: ``whole`` when the document is exactly its
+    header plus these components in id order, so it can be stored as pieces.
+
+    Components by id map to an :class:`~agbom.inventory.Component` (an :class:`AgbomDocument`)
+    or to the raw component object; only well-formed ones (a string ``id`` and ``type``) are
+    listed, the first of each id.
+    """
+    if isinstance(document, AgbomDocument):
+        agbom = document.agbom
+        header = {k: v for k, v in agbom.header.items() if k != "components"}
+        return header, agbom.components, True
+    header = {k: v for k, v in document.items() if k != "components"}
+    raw = document.get("components")
+    if not isinstance(raw, list):
+        return header, {}, False
+    by_id: dict[str, Any] = {}
+    whole = True
+    last: str | None = None
+    for component in raw:
+        if not isinstance(component, Mapping):
+            whole = False
+            continue
+        cid, ctype = component.get("id"), component.get("type")
+        if not isinstance(cid, str) or not isinstance(ctype, str) or cid in by_id:
+            whole = False
+            continue
+        if last is not None and cid <= last:
+            whole = False
+        last = cid
+        by_id[cid] = component
+    return header, by_id, whole
+
+
+def _facts(component_id: str, source: object) -> tuple[Mapping[str, Any], str, str, str | None]:
+    """``(data, type, name, version)`` of a component, as the fleet index lists it."""
+    if isinstance(source, Component):
+        data = source.data
+    elif isinstance(source, Mapping):
+        data = source
+    else:  # pragma: no cover - _split lists only these two
+        raise StoreError(f"AgBOM component {component_id!r} is not an object")
+    ctype = data.get("type")
+    if not isinstance(ctype, str):
+        ctype = str(source.type) if isinstance(source, Component) else ""
+    name = data.get("name")
+    version = data.get("version")
+    return (
+        data,
+        ctype,
+        name if isinstance(name, str) and name else component_id,
+        None if version is None else str(version),
+    )
+
+
+def _body(data: Mapping[str, Any]) -> bytes:
+    try:
+        body = orjson.dumps(data if type(data) is dict else dict(data), option=_SORTED)
+    except TypeError as exc:
+        raise StoreError(f"AgBOM component is not JSON-serializable: {exc}") from None
+    if len(body) > MAX_ENTRY_BYTES:
+        raise StoreError(f"an AgBOM component is larger than {MAX_ENTRY_BYTES} bytes")
+    return body
+
+
+def _diff(
+    by_id: Mapping[str, Any],
+    previous: Mapping[str, Member],
+    order: Mapping[str, object] | None,
+) -> tuple[list[_Change], list[tuple[str, object]], list[str]]:
+    """``(changes, same content in a new object, ids no longer there)`` against
+    ``previous``.
+
+    The hot path of an ``agbom/changed``: a component that is the very object the previous
+    version was stored from is not serialized, nor hashed, nor even looked up when the ids
+    are those of the previous version (``order``): the objects are compared in one pass at C
+    speed.
+    """
+    candidates: Iterable[str]
+    if order is not None and len(order) == len(by_id) and all(map(eq, order, by_id)):
+        candidates = list(compress(by_id, map(is_not, order.values(), by_id.values())))
+    else:
+        candidates = list(by_id)
+    changes: list[_Change] = []
+    refreshed: list[tuple[str, object]] = []
+    get = previous.get
+    for cid in candidates:
+        source = by_id[cid]
+        old = get(cid)
+        if old is not None and old.source is source:
+            continue
+        data, ctype, name, version_str = _facts(cid, source)
+        body = _body(data)
+        key = hashlib.sha256(body).hexdigest()
+        if old is not None and old.key == key:
+            refreshed.append((cid, source))
+            continue
+        changes.append(_Change(cid, source, key, body.decode(), ctype, name, version_str, old))
+    added = sum(1 for change in changes if change.old is None)
+    removed: list[str] = []
+    if len(by_id) - added != len(previous):
+        removed = [cid for cid in previous if cid not in by_id]
+    return changes, refreshed, removed
+
+
+# -- storing a version ------------------------------------------------------------------------
+
+
+def load_manifest(conn: sqlite3.Connection, session_id: str) -> Manifest | None:
+    """The session's latest accepted version as the database has it (``None``: none yet)."""
+    head = conn.execute(_HEAD_SQL, (session_id,)).fetchone()
+    if head is None:
+        return None
+    members = {
+        row[0]: Member(row[1], row[2], row[3], row[4], row[5], None)
+        for row in conn.execute(_OPEN_MEMBERS_SQL, (session_id,))
+    }
+    return Manifest(int(head[0]), head[1], head[2], head[3], members)
+
+
+def _current(
+    conn: sqlite3.Connection, session_id: str, remembered: Manifest | None
+) -> Manifest | None:
+    """``remembered`` if it still describes the session's latest accepted version, else that
+    version read from the database."""
+    head = conn.execute(_HEAD_SQL, (session_id,)).fetchone()
+    if head is None:
+        return None
+    if (
+        remembered is not None
+        and remembered.version == head[0]
+        and remembered.agbom_hash == head[1]
+        and remembered.agent_id == head[2]
+    ):
+        return remembered
+    return load_manifest(conn, session_id)
+
+
+def save_version(
+    conn: sqlite3.Connection,
+    *,
+    session_id: str,
+    version: int,
+    agent_id: str,
+    document: Mapping[str, Any],
+    agbom_hash: str,
+    change_text: str | None,
+    created_at: str,
+    accepted: bool,
+    remembered: Manifest | None,
+    keep_whole: bool = False,
+    rowid: int | None = None,
+) -> Manifest | None:
+    """Store version ``version`` of the session inside the caller's write transaction;
+    return the session's latest accepted version afterwards (for the handle to remember).
+
+    ``remembered`` is what the handle remembers of the session (checked here); it may be
+    updated in place, so the caller must forget it if the transaction does not commit.
+    ``keep_whole`` stores the document whole (the migration, for a document it could not
+    take apart and put back identically).
+    """
+    base = _current(conn, session_id, remembered)
+    header, by_id, whole = _split(document)
+    whole = whole and not keep_whole
+    if whole:
+        header_text: str | None = _dumps(header, "AgBOM document", MAX_ENTRY_BYTES)
+        document_text = None
+    else:
+        header_text = None
+        document_text = _dumps(dict(document), "AgBOM document", MAX_ENTRY_BYTES)
+    previous: Mapping[str, Member] = base.members if base is not None else {}
+    same_agent = base is None or base.agent_id == agent_id
+    if not accepted:
+        conn.execute(
+            _INSERT_VERSION_SQL,
+            (
+                rowid,
+                session_id,
+                version,
+                agent_id,
+                header_text,
+                document_text,
+                None if base is None else base.version,
+                agbom_hash,
+                change_text,
+                created_at,
+                0,
+            ),
+        )
+        if whole:
+            changes, _, removed = _diff(by_id, previous, base.order if base else None)
+            conn.executemany(_INSERT_COMPONENT_SQL, [(c.key, c.body) for c in changes])
+            conn.executemany(
+                _INSERT_DELTA_SQL,
+                [(session_id, version, c.component_id, c.key) for c in changes]
+                + [(session_id, version, cid, None) for cid in removed],
+            )
+        return base
+    conn.execute(
+        _INSERT_VERSION_SQL,
+        (
+            rowid,
+            session_id,
+            version,
+            agent_id,
+            header_text,
+            document_text,
+            None,
+            agbom_hash,
+            change_text,
+            created_at,
+            1,
+        ),
+    )
+    if not same_agent:
+        # Index rows carry the agent: a session that changes agent starts every row again.
+        assert base is not None
+        conn.execute(_CLOSE_ALL_SQL, (version, base.created_at, session_id))
+        previous = {}
+    order = base.order if base is not None and same_agent else None
+    changes, refreshed, removed = _diff(by_id, previous, order)
+    if base is not None:
+        conn.executemany(
+            _CLOSE_SQL,
+            [
+                (version, base.created_at, session_id, cid)
+                for cid in [c.component_id for c in changes if c.old is not None] + removed
+            ],
+        )
+    conn.executemany(_INSERT_COMPONENT_SQL, [(c.key, c.body) for c in changes])
+    rows = []
+    for c in changes:
+        old = c.old
+        if old is not None and (old.type, old.name, old.version_str) == (
+            c.type,
+            c.name,
+            c.version_str,
+        ):
+            first_seen = old.first_seen
+        else:
+            # The session may have shown this component (same id, type, name and version)
+            # before: the fleet index dates it from then, as it always has.
+            found = conn.execute(
+                _FIRST_SEEN_SQL, (session_id, c.component_id, c.type, c.name, c.version_str)
+            ).fetchone()[0]
+            first_seen = found or created_at
+        rows.append(
+            (
+                session_id,
+                c.component_id,
+                version,
+                c.key,
+                agent_id,
+                c.type,
+                c.name,
+                c.version_str,
+                first_seen,
+            )
+        )
+        c.old = Member(c.key, c.type, c.name, c.version_str, first_seen, c.source)
+    conn.executemany(_INSERT_MEMBER_SQL, rows)
+    members = base.members if base is not None and same_agent else {}
+    for cid, source in refreshed:
+        members[cid].source = source
+    for cid in removed:
+        del members[cid]
+    for c in changes:
+        assert c.old is not None
+        members[c.component_id] = c.old
+    # Only an AgBOM's components are immutable objects worth remembering by identity.
+    remembered_order = by_id if isinstance(document, AgbomDocument) else None
+    return Manifest(version, agbom_hash, agent_id, created_at, members, remembered_order)
+
+
+# -- reading a version ------------------------------------------------------------------------
+
+
+def read_document(
+    conn: sqlite3.Connection,
+    session_id: str,
+    version: int,
+    header: str | None,
+    document: str | None,
+    base_version: int | None,
+    accepted: bool,
+) -> dict[str, Any]:
+    """The document of one stored version, as it was given (see the module docstring)."""
+    if document is not None:
+        whole: dict[str, Any] = orjson.loads(document)
+        return whole
+    if header is None:  # pragma: no cover - the table's CHECK makes one of them set
+        raise StoreError(f"AgBOM version {version} of session {session_id!r} is damaged")
+    if accepted:
+        bodies = [body for _, body in conn.execute(_MEMBERS_AT_SQL, (session_id, version))]
+    else:
+        held: dict[str, str] = {}
+        if base_version is not None:
+            held = dict(conn.execute(_MEMBERS_AT_SQL, (session_id, base_version)).fetchall())
+        for cid, body in conn.execute(_DELTA_SQL, (session_id, version)):
+            if body is None:
+                held.pop(cid, None)
+            else:
+                held[cid] = body
+        bodies = [held[cid] for cid in sorted(held)]
+    out: dict[str, Any] = orjson.loads(header)
+    out["components"] = orjson.loads("[" + ",".join(bodies) + "]")
+    # Members in the order the old store's sorted JSON text gave them.
+    return dict(sorted(out.items()))
+
+
+# -- the migration from schema 6 -------------------------------------------------------------
+
+
+def migrate_v6_versions(conn: sqlite3.Connection) -> None:
+    """Migration 7's data step: re-store every schema-6 version (``agbom_versions_v6``, one
+    whole document each, and one ``components`` index row per component per version) as
+    pieces, session by session in version order, exactly as :func:`save_version` would have
+    stored them then. A document whose sorted JSON is not exactly the text stored is kept
+    whole, so that every version reads back identically.
+    """
+    remembered: Manifest | None = None
+    session: str | None = None
+    # One document in memory at a time: a schema-6 store holds every version whole.
+    keys = conn.execute(
+        "SELECT rowid, session_id, version FROM agbom_versions_v6 ORDER BY session_id, version"
+    ).fetchall()
+    for rowid, session_id, version in keys:
+        agent_id, text, agbom_hash, change, created_at, accepted = conn.execute(
+            "SELECT agent_id, document, agbom_hash, change, created_at, accepted "
+            "FROM agbom_versions_v6 WHERE rowid = ?",
+            (rowid,),
+        ).fetchone()
+        if session_id != session:
+            session, remembered = session_id, None
+        try:
+            document = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            raise StoreError(
+                f"AgBOM version {version} of session {session_id!r} is not valid JSON"
+            ) from None
+        if not isinstance(document, dict):
+            raise StoreError(f"AgBOM version {version} of session {session_id!r} is not an object")
+        exact = orjson.dumps(document, option=_SORTED) == text.encode("utf-8")
+        remembered = save_version(
+            conn,
+            session_id=session_id,
+            version=int(version),
+            agent_id=agent_id,
+            document=document,
+            agbom_hash=agbom_hash,
+            change_text=change,
+            created_at=created_at,
+            accepted=bool(accepted),
+            remembered=remembered,
+            keep_whole=not exact,
+            rowid=int(rowid),
+        )
