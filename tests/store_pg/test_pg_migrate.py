@@ -128,6 +128,27 @@ def test_a_second_run_copies_nothing_and_a_later_one_only_what_is_new(
     assert code == 0 and out.count("ok ") == 3
 
 
+def test_history_written_on_both_sides_after_a_first_copy_is_merged(
+    sqlite_store, pg_url: str, capsys
+) -> None:
+    """A decision on PostgreSQL takes the next history id; the SQLite store, still in use,
+    gives that id to a decision of its own. The next copy appends the SQLite one under a new
+    id, and a copy after that finds nothing new."""
+    db, _ = sqlite_store
+    assert run(["store", "migrate", "--from", str(db), "--to", pg_url, "-q"], capsys)[0] == 0
+    other = f"sha256:{'c' * 64}"
+    assert run(["skills", "deny", "pg-side", "--digest", other, "--db", pg_url], capsys)[0] == 0
+    assert run(["skills", "deny", "lite-side", "--digest", other, "--db", str(db)], capsys)[0] == 0
+    code, _, err = run(["store", "migrate", "--from", str(db), "--to", pg_url, "-q"], capsys)
+    assert code == 0, err
+    assert "approval history: 1 copied" in err
+    with open_store(pg_url, create=False) as pg:
+        assert [h["to_status"] for h in pg.history("pg-side")] == ["denied"]
+        assert [h["to_status"] for h in pg.history("lite-side")] == ["denied"]
+    code, _, err = run(["store", "migrate", "--from", str(db), "--to", pg_url, "-q"], capsys)
+    assert code == 0 and "nothing new to copy" in err
+
+
 def test_diverged_chains_stop_the_copy_without_overwriting(
     sqlite_store, pg_url: str, capsys
 ) -> None:

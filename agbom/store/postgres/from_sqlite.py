@@ -5,8 +5,10 @@ verify byte for byte on the other side and the history keeps its order. The copy
 run again, during a cut-over as often as needed:
 
 - append-only rows (history, chain entries, AgBOM versions, skill events) are inserted when
-  missing; one already there must be the same row, or the copy stops with an error (the two
-  stores have diverged, and nothing is overwritten);
+  missing; a chain entry or AgBOM version already there must be the same row, or the copy
+  stops with an error (the two stores have diverged, and nothing is overwritten); a history
+  row or event whose id PostgreSQL gave to a row of its own since is appended under a new
+  id (unless the same content is there already);
 - an approval record already in the target is kept as it is there (a decision made on
   PostgreSQL after a first copy is never undone by a second); those that differ are counted;
 - a session already in the target only gains what a session can gain once: its end and the
@@ -128,9 +130,21 @@ class _Copier:
         columns: str,
         key: str,
         order: str,
+        *,
+        renumber: bool = False,
     ) -> None:
+        """Copy the rows of an append-only table. ``renumber`` (tables keyed by a generated
+        ``id``): a source row whose id PostgreSQL has given to a row of its own since a first
+        copy is appended under a new id, unless a row with the same content is there."""
         names = [c.strip() for c in columns.split(",")]
         key_at = [names.index(k.strip()) for k in key.split(",")]
+        rest = [n for n in names if n != "id"]
+        same_content = f"SELECT 1 FROM {table} WHERE " + " AND ".join(
+            f"{n} IS NOT DISTINCT FROM %s" for n in rest
+        )
+        append_new = (
+            f"INSERT INTO {table} ({', '.join(rest)}) VALUES ({_placeholders(', '.join(rest))})"
+        )
         insert = (
             f"INSERT INTO {table} ({columns}) VALUES ({_placeholders(columns)}) "
             f"ON CONFLICT DO NOTHING RETURNING {key}"
@@ -145,13 +159,20 @@ class _Copier:
                     continue
                 key_values = tuple(row[i] for i in key_at)
                 there = conn.execute(compare, key_values).fetchone()
-                if there is None or tuple(there) != tuple(row):
-                    shown = ", ".join(str(v) for v in key_values)
-                    raise StoreError(
-                        f"{name}: the target's row ({shown}) differs from the source's, or "
-                        "collides with one of its own: the stores have diverged, nothing of "
-                        "it was overwritten"
-                    )
+                if there is not None and tuple(there) == tuple(row):
+                    continue  # copied by an earlier run
+                if renumber and there is not None:
+                    content = tuple(v for n, v in zip(names, row, strict=True) if n != "id")
+                    if conn.execute(same_content, content).fetchone() is None:
+                        conn.execute(append_new, content)
+                        copied += 1
+                    continue
+                shown = ", ".join(str(v) for v in key_values)
+                raise StoreError(
+                    f"{name}: the target's row ({shown}) differs from the source's, or "
+                    "collides with one of its own: the stores have diverged, nothing of "
+                    "it was overwritten"
+                )
             return copied
 
         self._run(
@@ -162,7 +183,9 @@ class _Copier:
         )
 
     def history(self) -> None:
-        self._append_only("approval history", "skill_history", _HISTORY_COLUMNS, "id", "id")
+        self._append_only(
+            "approval history", "skill_history", _HISTORY_COLUMNS, "id", "id", renumber=True
+        )
         self._bump_identity("skill_history")
 
     def chains(self) -> None:
@@ -171,7 +194,7 @@ class _Copier:
         )
 
     def events(self) -> None:
-        self._append_only("skill events", "skill_events", _EVENT_COLUMNS, "id", "id")
+        self._append_only("skill events", "skill_events", _EVENT_COLUMNS, "id", "id", renumber=True)
         self._bump_identity("skill_events")
 
     def agbom_versions(self, source_store: SqliteStore) -> None:
