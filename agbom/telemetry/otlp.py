@@ -2,27 +2,30 @@
 
 Needs the ``otel`` extra (``pip install 'agbom[otel]'``: opentelemetry-sdk and the OTLP/HTTP
 exporter); it is imported only when ``--otlp-endpoint`` is given, so nothing else pays for it.
-Spans are built on this sink's own thread from the records the Guardian offers, with the
-decision's own start and end times, and the SDK's BatchSpanProcessor exports them from its
-thread: neither the span nor the export is on a decision's path.
+This sink's thread turns each record into a span's name, times and (scrubbed) attributes; an
+exporter process of its own (:mod:`agbom.telemetry.otlp_export`) builds the SDK spans and
+exports them with the SDK's BatchSpanProcessor. Building and encoding a span costs more CPU
+than the decision it records: in the deciding process it would compete with decisions for the
+GIL, so neither the span nor the export is on a decision's path, nor in its process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import contextlib
+import subprocess
+import sys
+import threading
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+import orjson
 
 from agbom.errors import InputError
 from agbom.telemetry.background import DEFAULT_CAPACITY, BackgroundSink
-from agbom.telemetry.otel import DECISION_EVENT, decision_attributes, span_attributes, span_name
+from agbom.telemetry.otel import decision_attributes, span_attributes, span_name
 from agbom.telemetry.record import DecisionRecord
 
-if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-
 TRACES_PATH = "/v1/traces"
-SERVICE_NAME = "agbom-guardian"
 EXPORT_TIMEOUT_S = 10.0
 
 
@@ -64,74 +67,128 @@ def otel_available() -> bool:
 
 
 class OtlpSpans(BackgroundSink):
-    """Turns records into spans of ``agbom-guardian`` and exports them to ``endpoint``."""
+    """Turns records into spans of ``agbom-guardian`` and exports them to ``endpoint``.
+
+    This thread computes each span's name, times and attributes (scrubbed) and writes them,
+    one JSON line each, to an exporter process of its own
+    (:mod:`agbom.telemetry.otlp_export`), which builds the SDK spans and exports them with the
+    SDK's BatchSpanProcessor. Spans the process cannot take (it is gone) are counted."""
 
     name = "otlp"
 
-    def __init__(
-        self,
-        endpoint: str,
-        *,
-        capacity: int = DEFAULT_CAPACITY,
-        schedule_delay_ms: int = 1000,
-    ) -> None:
+    def __init__(self, endpoint: str, *, capacity: int = DEFAULT_CAPACITY) -> None:
         super().__init__(capacity=capacity)
         self.url = traces_url(endpoint)
         if not otel_available():
             raise InputError("--otlp-endpoint needs OpenTelemetry: pip install 'agbom[otel]'")
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sent = 0
+        self._failed = 0  # records no span could be made of, or that the process did not take
+        self._exported = 0  # as the process last reported
+        self._export_failed = 0
+        self._batcher_lost = 0  # known once the process is done
+        self._flushed = threading.Condition()
+        self._last_flush = 0
+        self._flush_seq = 0
+        self._reader: threading.Thread | None = None
+        self._gone = False
 
-        from agbom import __version__
+    def start(self) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "agbom.telemetry.otlp_export", self.url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            close_fds=True,
+        )
+        self._reader = threading.Thread(target=self._read_counts, name="agbom-otlp-counts")
+        self._reader.daemon = True
+        self._reader.start()
+        super().start()
 
-        self._exporter = _CountingExporter(
-            OTLPSpanExporter(endpoint=self.url, timeout=EXPORT_TIMEOUT_S)
-        )
-        self._provider: TracerProvider = TracerProvider(
-            resource=Resource.create({"service.name": SERVICE_NAME, "service.version": __version__})
-        )
-        exporter: Any = self._exporter  # duck-typed: the SDK's SpanExporter is not imported
-        self._processor = BatchSpanProcessor(exporter, schedule_delay_millis=schedule_delay_ms)
-        self._provider.add_span_processor(self._processor)
-        self._tracer = self._provider.get_tracer("agbom.guardian", __version__)
-        self._failed = 0  # records no span could be made of
-        self._created = 0
-        self._batcher_lost = 0  # spans the batch processor dropped (its queue was full)
+    def _read_counts(self) -> None:
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        for line in proc.stdout:
+            try:
+                counts = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            with self._flushed:
+                self._exported = int(counts.get("exported", 0))
+                self._export_failed = int(counts.get("failed", 0))
+                if "flushed" in counts:
+                    self._last_flush = int(counts["flushed"])
+                self._flushed.notify_all()
+
+    def handle_batch(self, records: list[DecisionRecord]) -> None:
+        lines = []
+        for record in records:
+            try:
+                lines.append(orjson.dumps(span_line(record)) + b"\n")
+            except Exception:  # noqa: BLE001 - counted, the others go on
+                self._failed += 1
+        self._send(b"".join(lines), len(lines))
 
     def handle(self, record: DecisionRecord) -> None:
-        end_ns = int(record.committed_at * 1e9)
-        start_ns = end_ns - int(record.duration_ms * 1e6)
-        span = self._tracer.start_span(
-            span_name(record.method),
-            start_time=start_ns,
-            attributes=span_attributes(record),
-        )
-        span.add_event(DECISION_EVENT, decision_attributes(record), timestamp=end_ns)
-        span.end(end_time=end_ns)
-        self._created += 1
+        self.handle_batch([record])
+
+    def _send(self, data: bytes, count: int) -> None:
+        proc = self._proc
+        if not data:
+            return
+        try:
+            assert proc is not None and proc.stdin is not None
+            proc.stdin.write(data)
+            proc.stdin.flush()
+        except (OSError, ValueError, AssertionError):
+            if not self._gone:
+                self._gone = True
+                print(
+                    f"agbom: otlp: the exporter process for {shown_url(self.url)} is gone; "
+                    "spans are dropped and counted",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            self._failed += count
+            return
+        self._sent += count
 
     def failed(self, exc: Exception) -> None:
         self._failed += 1
 
     def finish(self) -> None:
-        self._provider.shutdown()  # exports what the batch processor holds, then stops
-        # Every span is now exported, failed, or was dropped by the batch processor, which
-        # drops (with a warning of its own) when the collector falls behind: count those too.
-        self._batcher_lost = max(0, self._created - self._exporter.exported - self._exporter.failed)
+        proc = self._proc
+        if proc is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            if proc.stdin is not None:
+                proc.stdin.close()  # the process exports what it holds, reports, exits
+        try:
+            proc.wait(EXPORT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if self._reader is not None:
+            self._reader.join(1.0)
+        # Every span sent is now exported, failed, or was dropped by the batch processor
+        # (which drops, with a warning of its own, when the collector falls behind).
+        self._batcher_lost = max(0, self._sent - self._exported - self._export_failed)
 
     def flush(self, timeout_s: float = 10.0) -> bool:
-        """Export what is batched now (tests and benchmarks)."""
-        return bool(self._provider.force_flush(int(timeout_s * 1000)))
+        """Have the exporter process export what it holds now (tests and benchmarks)."""
+        self._flush_seq += 1
+        sequence = self._flush_seq
+        self._send(orjson.dumps({"flush": sequence}) + b"\n", 0)
+        with self._flushed:
+            return self._flushed.wait_for(lambda: self._last_flush >= sequence, timeout_s)
 
     def stats(self) -> dict[str, int]:
-        """Spans exported, and those lost: the queue was full, no span could be made, the
-        collector refused or could not be reached (after the exporter's retries), or (known
-        once closed) the batch processor dropped them."""
-        failed = self._exporter.failed + self._failed
+        """Spans exported, and those lost: the queue was full, no span could be made or the
+        exporter process was gone, the collector refused or could not be reached (after the
+        exporter's retries), or (known once closed) the batch processor dropped them."""
+        failed = self._failed + self._export_failed
         return {
-            "spans_exported": self._exporter.exported,
+            "spans_exported": self._exported,
             "dropped": self.queue_dropped + failed + self._batcher_lost,
             "queue_dropped": self.queue_dropped,
             "spans_failed": failed,
@@ -139,30 +196,13 @@ class OtlpSpans(BackgroundSink):
         }
 
 
-class _CountingExporter:
-    """An exporter that counts what its wrapped exporter sent and failed to send."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.exported = 0
-        self.failed = 0
-
-    def export(self, spans: Sequence[ReadableSpan]) -> Any:
-        from opentelemetry.sdk.trace.export import SpanExportResult
-
-        try:
-            result = self.inner.export(spans)
-        except Exception:  # noqa: BLE001 - a collector's failure is counted, never raised
-            self.failed += len(spans)
-            return SpanExportResult.FAILURE
-        if result is SpanExportResult.SUCCESS:
-            self.exported += len(spans)
-        else:
-            self.failed += len(spans)
-        return result
-
-    def shutdown(self) -> None:
-        self.inner.shutdown()
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return bool(self.inner.force_flush(timeout_millis))
+def span_line(record: DecisionRecord) -> dict[str, Any]:
+    """What the exporter process needs to build ``record``'s span."""
+    end_ns = int(record.committed_at * 1e9)
+    return {
+        "n": span_name(record.method),
+        "s": end_ns - int(record.duration_ms * 1e6),
+        "e": end_ns,
+        "a": span_attributes(record),
+        "v": decision_attributes(record),
+    }

@@ -269,3 +269,38 @@ def test_credentials_never_reach_span_attributes() -> None:
     long = request("steps/toolCallRequest", {"tool": {"name": "n" * 100_000}}, session_id="s")
     clean = DecisionRecord.of("steps/toolCallRequest", long["params"], decision, "d" * 64, 0, 1)
     assert len(str(span_attributes(clean)["gen_ai.tool.name"])) <= 4097
+
+
+def test_spans_a_collector_refuses_are_counted_as_dropped() -> None:
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from agbom.guardian.decision import Decision
+    from agbom.telemetry.otlp import OtlpSpans
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("content-length", "0")))
+            self.send_response(400)  # not retryable: the batch is refused at once
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        sink = OtlpSpans(f"http://127.0.0.1:{server.server_address[1]}")
+        sink.start()
+        params = request("steps/userMessage", {"content": "hi"}, session_id="s")["params"]
+        for _ in range(5):
+            sink.offer(("steps/userMessage", params, Decision.allow(), "e" * 64, 0.1, time.time()))
+        sink.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    stats = sink.stats()
+    assert stats["spans_exported"] == 0
+    assert stats["dropped"] == stats["spans_failed"] == 5
