@@ -100,9 +100,13 @@ def migrate(
         raise MigrationFailed(
             f"{len(broken)} chain(s) in {shown} do not verify: " + "; ".join(broken[:3])
         )
-    if not report.copied_any:
-        typer.echo(f"agbom: nothing new to copy; {shown} already holds {source}", err=True)
-    typer.echo(f"agbom: copied {source} into {shown}; every chain verified", err=True)
+    if report.copied_any:
+        typer.echo(f"agbom: copied {source} into {shown}; every chain verified", err=True)
+    else:
+        typer.echo(
+            f"agbom: nothing new to copy; {shown} already holds {source}; every chain verified",
+            err=True,
+        )
 
 
 def _verify_chains(store: Any) -> list[str]:

@@ -77,6 +77,21 @@ def _placeholders(columns: str) -> str:
     return ", ".join(["%s"] * len(columns.split(",")))
 
 
+def _each_one(conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...] | None]:
+    """Run ``sql`` once per row, pipelined (one round trip for the lot, not one per row);
+    the first row each run returned, or None."""
+    if not rows:
+        return []
+    out: list[tuple[Any, ...] | None] = []
+    with conn.cursor() as cur:
+        cur.executemany(sql, rows, returning=True)
+        while True:
+            out.append(cur.fetchone())
+            if not cur.nextset():
+                break
+    return out
+
+
 def _batches(rows: Iterable[T]) -> Iterator[list[T]]:
     batch: list[T] = []
     for row in rows:
@@ -152,13 +167,13 @@ class _Copier:
         compare = f"SELECT {columns} FROM {table} WHERE ({key}) = ({_placeholders(key)})"
 
         def copy_batch(conn: Any, batch: list[tuple[Any, ...]]) -> int:
-            copied = 0
-            for row in batch:
-                if conn.execute(insert, row).fetchone() is not None:
-                    copied += 1
-                    continue
-                key_values = tuple(row[i] for i in key_at)
-                there = conn.execute(compare, key_values).fetchone()
+            inserted = _each_one(conn, insert, batch)
+            copied = sum(r is not None for r in inserted)
+            present = [row for row, r in zip(batch, inserted, strict=True) if r is None]
+            keys = [tuple(row[i] for i in key_at) for row in present]
+            for row, key_values, there in zip(
+                present, keys, _each_one(conn, compare, keys), strict=True
+            ):
                 if there is not None and tuple(there) == tuple(row):
                     continue  # copied by an earlier run
                 if renumber and there is not None:
