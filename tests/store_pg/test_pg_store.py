@@ -12,7 +12,7 @@ import pytest
 
 from agbom.protocol import entry_hash
 from agbom.store import ChainAppend, ChainConflict, DuplicateRequest, StoreError, open_store
-from agbom.store.postgres import APPROVALS_CHANNEL, SCHEMA_VERSION, PostgresStore
+from agbom.store.postgres import APPROVALS_CHANNEL, SCHEMA_VERSION, PostgresStore, display_url
 from tests.pgcluster import PgCluster
 from tests.store.store_helpers import make_digest, register
 
@@ -296,3 +296,25 @@ def test_a_replay_inside_a_batch_refuses_that_entry_only(store: PostgresStore) -
     assert isinstance(outcomes[1], DuplicateRequest) and outcomes[1].field == "request_id"
     assert isinstance(outcomes[2], ChainConflict)  # it chained on the refused entry
     assert store.chain_tip("s") == (2, batch[0].entry_hash)
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://u:S3cret@db:5433/agbom", "postgresql://u@db:5433/agbom"),
+        ("postgresql://db/agbom?password=S3cret&sslmode=require", "postgresql://db/agbom"),
+        (
+            "postgres://u:S3cret@%2Fvar%2Frun%2Fpostgresql/agbom",
+            "postgresql://u@/var/run/postgresql/agbom",
+        ),
+        ("postgresql://u:S3cret@db/agbom?sslmode=nonsense[", "postgresql://u@db/agbom"),
+    ],
+)
+def test_a_store_is_named_without_its_password(url: str, shown: str) -> None:
+    assert display_url(url) == shown
+
+
+def test_a_password_in_the_query_is_not_in_the_error() -> None:
+    with pytest.raises(StoreError) as failed:
+        open_store("postgresql://agbom@127.0.0.1:1/x?password=S3cret-q&connect_timeout=3")
+    assert "S3cret-q" not in str(failed.value) and "\n" not in str(failed.value)
