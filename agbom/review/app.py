@@ -10,11 +10,13 @@ reviewer's name as the actor and ``ui`` as the source, so the history says who a
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import secrets
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from importlib import resources
@@ -64,6 +66,7 @@ SECURITY_HEADERS = {
     "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
 }
 MAX_FORM_BYTES = 64 * 1024
+DRAIN_BYTES = 1024 * 1024  # of a too-large form, read and dropped before the 413
 MAX_FIELDS = 32
 MAX_QUERY_VALUE = 1024
 ACTIONS = {
@@ -249,15 +252,21 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         if content_type != "application/x-www-form-urlencoded":
             raise BadInput(415, "the form must be application/x-www-form-urlencoded")
         declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_FORM_BYTES):
-            raise BadInput(413, "the form is too large")
+        if declared is not None and not declared.isdigit():
+            raise BadInput(400, "bad Content-Length")
         chunks: list[bytes] = []
         size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > MAX_FORM_BYTES:
-                raise BadInput(413, "the form is too large")
-            chunks.append(chunk)
+        if declared is None or int(declared) <= DRAIN_BYTES:
+            # Read a too-large form to its end (up to DRAIN_BYTES, dropped) before answering,
+            # so the client reads the 413 instead of a reset connection.
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > DRAIN_BYTES:
+                    break
+                if size <= MAX_FORM_BYTES:
+                    chunks.append(chunk)
+        if size > MAX_FORM_BYTES or (declared is not None and int(declared) > MAX_FORM_BYTES):
+            raise BadInput(413, "the form is too large")
         try:
             parsed = parse_qs(
                 b"".join(chunks).decode("utf-8"),
@@ -282,8 +291,26 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         if why is not None:
             raise BadInput(403, why)
 
+    # Page work (store reads, a decision, rendering) runs on one thread of its own with a
+    # store handle of its own, so a slow page never holds up the event loop that forwards
+    # every decision; one thread keeps SQLite's one-connection-per-thread rule simple.
+    pages = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agbom-review")
+    handles: dict[str, Store] = {}
+    current_base: list[Store] = []
+
+    def reader() -> Store:
+        """The page thread's own handle on the server's store."""
+        handle = handles.get("store")
+        if handle is None:
+            handle = handles["store"] = current_base[0].reopen()
+        return handle
+
     def guarded(
-        handler: Callable[..., Any], *, post: bool = False, decide: bool = False
+        handler: Callable[..., Response],
+        *,
+        post: bool = False,
+        decide: bool = False,
+        offload: bool = True,
     ) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             who: tuple[ReviewSession, Reviewer] | None = None
@@ -302,9 +329,14 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
                         raise BadInput(403, "the form's CSRF token is missing or wrong")
                 if decide and not who[1].may_decide:
                     raise BadInput(403, f"{who[1].name} is a viewer and cannot decide")
-                response: Response = (
-                    await handler(request, who, fields) if post else await handler(request, who)
-                )
+                args = (request, who, fields) if post else (request, who)
+                if offload:
+                    if not current_base:
+                        current_base.append(store())  # opened on the loop's thread
+                    loop = asyncio.get_running_loop()
+                    response = await loop.run_in_executor(pages, handler, *args)
+                else:
+                    response = handler(*args)
                 if new_session is not None:
                     set_cookie(response, request, SESSION_COOKIE, new_session, int(LIFETIME_S))
                 return response
@@ -362,7 +394,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         except BadInput as exc:
             return error(request, exc.status, str(exc))
 
-    async def logout(request: Request, who: Any, fields: dict[str, str]) -> Response:
+    def logout(request: Request, who: Any, fields: dict[str, str]) -> Response:
         sessions.end(who[0].session_id)
         response = finish(RedirectResponse("/ui/login", status_code=303))
         set_cookie(response, request, SESSION_COOKIE, "", 0)
@@ -373,7 +405,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
     async def home(request: Request) -> Response:
         return finish(RedirectResponse("/ui/queue", status_code=303))
 
-    async def queue_page(request: Request, who: Any) -> Response:
+    def queue_page(request: Request, who: Any) -> Response:
         status = query(request, "status", "pending")
         sort = query(request, "sort", "first_seen")
         order = query(request, "order", "desc")
@@ -383,7 +415,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             raise BadInput(400, "order is asc or desc")
         text = query(request, "q")
         data = queries.queue(
-            store(), status=status, text=text, sort=sort, descending=order == "desc"
+            reader(), status=status, text=text, sort=sort, descending=order == "desc"
         )
         return page(
             request,
@@ -405,9 +437,9 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         digest = Digest.parse(digest_text) if digest_text else None
         return skill_id, digest
 
-    async def skill(request: Request, who: Any) -> Response:
+    def skill(request: Request, who: Any) -> Response:
         skill_id, digest = pair_from(query(request, "id"), query(request, "digest"))
-        data = queries.skill_page(store(), skill_id, digest)
+        data = queries.skill_page(reader(), skill_id, digest)
         if data is None:
             raise BadInput(404, "no such skill or digest in the store")
         done = query(request, "done")
@@ -419,7 +451,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             done=done if done in ("approved", "denied", "revoked") else None,
         )
 
-    async def decide(request: Request, who: Any, fields: dict[str, str]) -> Response:
+    def decide(request: Request, who: Any, fields: dict[str, str]) -> Response:
         action = fields.get("action", "")
         if action not in ACTIONS:
             raise BadInput(400, "the action is approve, deny or revoke")
@@ -440,7 +472,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             raise BadInput(400, "scopes, an expiry and capabilities belong to an approval")
         name = who[1].name
         assert len(name) <= MAX_ACTOR
-        db = store()
+        db = reader()
         if db.get_skill(skill_id, digest) is None:
             raise BadInput(404, "no such skill or digest in the store")
         db.set_status(
@@ -460,27 +492,27 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         )
         return finish(RedirectResponse(target, status_code=303))
 
-    async def fleet(request: Request, who: Any) -> Response:
-        db = store()
+    def fleet(request: Request, who: Any) -> Response:
+        db = reader()
         agents = db.list_agents()[: queries.MAX_ROWS]
         return page(request, "fleet.html", who=who, agents=agents, limit=queries.MAX_ROWS)
 
-    async def agent(request: Request, who: Any) -> Response:
+    def agent(request: Request, who: Any) -> Response:
         agent_id = query(request, "id")
         if not agent_id:
             raise BadInput(400, "an agent id is needed")
-        data = queries.agent_page(store(), agent_id)
+        data = queries.agent_page(reader(), agent_id)
         if data is None:
             raise BadInput(404, "no such agent in the store")
         return page(request, "agent.html", who=who, a=data)
 
-    async def decisions(request: Request, who: Any) -> Response:
+    def decisions(request: Request, who: Any) -> Response:
         decision = query(request, "decision")
         if decision not in ("", "allow", "deny", "modify", "ask", "defer"):
             raise BadInput(400, "unknown decision")
         reason = query(request, "reason")
         agent_id = query(request, "agent")
-        log = queries.decision_log(store(), decision=decision, reason=reason, agent=agent_id)
+        log = queries.decision_log(reader(), decision=decision, reason=reason, agent=agent_id)
         return page(
             request,
             "decisions.html",
@@ -492,11 +524,11 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             limit=queries.MAX_ROWS,
         )
 
-    async def explain(request: Request, who: Any) -> Response:
+    def explain(request: Request, who: Any) -> Response:
         session_id, entry_id = query(request, "session"), query(request, "entry")
         if not session_id or not entry_id:
             raise BadInput(400, "a session id and an entry id are needed")
-        data = queries.explain(store(), session_id, entry_id, rules())
+        data = queries.explain(reader(), session_id, entry_id, rules())
         if data is None:
             raise BadInput(404, "no such chain entry")
         return page(request, "explain.html", who=who, x=data)
@@ -516,7 +548,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             Route("/", home, methods=["GET"]),
             Route("/login", login_form, methods=["GET"]),
             Route("/login", login, methods=["POST"]),
-            Route("/logout", guarded(logout, post=True), methods=["POST"]),
+            Route("/logout", guarded(logout, post=True, offload=False), methods=["POST"]),
             Route("/queue", guarded(queue_page), methods=["GET"]),
             Route("/skill", guarded(skill), methods=["GET"]),
             Route("/skill/decide", guarded(decide, post=True, decide=True), methods=["POST"]),

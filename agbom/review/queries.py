@@ -18,6 +18,7 @@ from agbom.store.interface import Digest, SkillRecord, SkillStatus, Store, forma
 
 MAX_ROWS = 500
 MAX_SESSIONS_SCANNED = 200
+MAX_ENTRIES_SCANNED = 50_000  # chain entries read for one decision log page, at most
 MAX_DIFF_LINES = 4000
 COMPOSITION_KINDS = ("tools", "mcp_servers", "a2a_peers", "models", "composed_skills")
 QUEUE_SORTS = ("first_seen", "last_seen", "skill_id", "agent")
@@ -370,8 +371,14 @@ def decision_log(store: Store, *, decision: str, reason: str, agent: str) -> Dec
     rows: list[DecisionRow] = []
     codes: set[str] = set()
     cut = False
+    scanned = 0
     for session in sessions:
-        for entry in reversed(store.chain_entries(session["session_id"])):
+        if scanned >= MAX_ENTRIES_SCANNED:
+            cut = True
+            break
+        entries = store.chain_entries(session["session_id"])
+        scanned += len(entries)
+        for entry in reversed(entries):
             entry_codes = [str(c) for c in entry.get("reason_codes") or []]
             codes.update(entry_codes)
             if decision and entry.get("decision") != decision:
