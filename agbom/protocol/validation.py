@@ -24,14 +24,14 @@ REQUEST_SCHEMA = "request-envelope.json"
 RESPONSE_SCHEMA = "response-envelope.json"
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS = (dict, list, tuple)
 
 
 def check_depth(obj: Any, max_depth: int = MAX_DEPTH) -> None:
     """Raise ``-32600`` / ``nesting_too_deep`` when arrays and objects nest deeper than
     ``max_depth``. Walks level by level without recursion, so hostile input cannot exhaust
     the interpreter stack."""
-    containers = (dict, list, tuple)
+    containers = _CONTAINERS
     level = [obj] if isinstance(obj, containers) else []
     depth = 0
     while level:
@@ -44,10 +44,16 @@ def check_depth(obj: Any, max_depth: int = MAX_DEPTH) -> None:
                 {"max_depth": max_depth},
             )
         below: list[Any] = []
+        keep = below.append
         for value in level:
-            children = value.values() if isinstance(value, dict) else value
-            # most children are scalars: one set lookup rules them out before isinstance
-            below += [c for c in children if type(c) not in _SCALARS and isinstance(c, containers)]
+            for child in value.values() if isinstance(value, dict) else value:
+                # Most children are parsed scalars: identity tests on their exact type rule
+                # them out before the isinstance call (cheaper than a set lookup per child).
+                kind = type(child)
+                if kind is str or kind is int or kind is bool or kind is float or child is None:
+                    continue
+                if isinstance(child, containers):
+                    keep(child)
         level = below
 
 
