@@ -11,12 +11,24 @@ What is timed (wall clock, best of --repeat unless noted):
 - library: the same AgBOM through cyclonedx-python-lib's model (Component/Service objects,
   register_dependency per edge), make_outputter(...).output_as_string() and its own
   JsonStrictValidator (run once: it is the slow part).
+
+    python benchmarks/bench_export.py --whole-process 2000 [--rounds 2]
+
+times whole processes instead, as a user runs them, interleaved round by round: the anchor is
+a fresh Python process that loads the same AgBOM file and takes the library path above
+(export and validation); against it, ``agbom export FILE -f cyclonedx-json -o OUT`` (start-up,
+imports, load, export, validation, write). Target (issue 16): agbom >= 10x faster.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -111,13 +123,63 @@ def library_path(agbom: AgBOM, validate: bool = True) -> dict[str, float]:
     return out
 
 
+def library_child(path: str) -> int:
+    """The library path as one whole process: load the AgBOM file, model, serialize, validate."""
+    with open(path, "rb") as handle:
+        agbom = AgBOM.from_document(json.load(handle))
+    library_path(agbom)
+    return 0
+
+
+def _timed(cmd: list[str]) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, check=False)
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}: {proc.stderr.decode()[:300]}")
+    return elapsed
+
+
+def whole_process(n: int, seed: int, rounds: int) -> int:
+    """agbom export vs the library path, each as whole processes, interleaved."""
+    script = Path(sys.executable).parent / "agbom"
+    agbom_cmd = [str(script)] if script.exists() else [sys.executable, "-m", "agbom"]
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "agbom.json"
+        source.write_text(json.dumps(generate_agbom(n, seed)), encoding="utf-8")
+        ours = [*agbom_cmd, "export", str(source), "-f", "cyclonedx-json"]
+        ours += ["-o", str(Path(tmp) / "out.cdx.json")]
+        library = [sys.executable, str(Path(__file__).resolve()), "--library-child", str(source)]
+        _timed(ours)  # warm the OS caches
+        agbom_s: list[float] = []
+        library_s: list[float] = []
+        for _ in range(rounds):
+            library_s.append(_timed(library))
+            agbom_s.extend(_timed(ours) for _ in range(3))
+    lib, own = statistics.median(library_s), statistics.median(agbom_s)
+    print(f"whole processes, n={n}, {rounds} rounds, load average {os.getloadavg()[0]:.1f}")
+    print(f"  library path (anchor): median {lib:7.3f} s  ({len(library_s)} runs)")
+    print(f"  agbom export:          median {own:7.3f} s  ({len(agbom_s)} runs)")
+    ratio = lib / own
+    verdict = "OK" if ratio >= 10 else "UNDER TARGET"
+    print(f"  agbom is {ratio:.1f}x faster (target >= 10x): {verdict}")
+    return 0 if ratio >= 10 else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="CycloneDX export benchmark")
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000])
     parser.add_argument("--library-sizes", type=int, nargs="*", default=[2000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--whole-process", type=int, metavar="N", help="see the docstring")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--library-child", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.library_child:
+        return library_child(args.library_child)
+    if args.whole_process:
+        return whole_process(args.whole_process, args.seed, args.rounds)
 
     start = time.perf_counter()
     compiled_validator("1.6")
