@@ -89,6 +89,7 @@ class _Affected:
     purl_type: str | None  # npm | pypi | None (purl-only match, exact versions)
     raw: Mapping[str, Any]
     compiled: list[Any] | None = None  # univers ranges, built on first use
+    fixed: tuple[str, ...] | None = None  # the "fixed" events, read on first use
     unevaluated: int = 0  # ranges that could not be read (bad version text, GIT)
 
 
@@ -254,17 +255,12 @@ def _affects(
 ) -> tuple[str, ...] | None:
     """The fixed versions of ``entry`` when it affects ``version``, else ``None``."""
     raw = entry.raw
-    fixed: list[str] = []
-    for event_range in raw.get("ranges") or []:
-        if isinstance(event_range, Mapping):
-            fixed.extend(
-                event["fixed"]
-                for event in event_range.get("events") or []
-                if isinstance(event, Mapping) and isinstance(event.get("fixed"), str)
-            )
+    if entry.fixed is None:
+        entry.fixed = _fixed_versions(raw)
+    fixed = entry.fixed
     listed = raw.get("versions")
     if isinstance(listed, list) and version in listed:
-        return tuple(fixed)
+        return fixed
     scheme = entry.purl_type
     if scheme is None or scheme != purl_type:
         return None
@@ -279,10 +275,20 @@ def _affects(
     for interval in entry.compiled:
         try:
             if parsed in interval:
-                return tuple(fixed)
+                return fixed
         except (TypeError, ValueError):
             continue
     return None
+
+
+def _fixed_versions(raw: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(
+        event["fixed"]
+        for event_range in raw.get("ranges") or []
+        if isinstance(event_range, Mapping)
+        for event in event_range.get("events") or []
+        if isinstance(event, Mapping) and isinstance(event.get("fixed"), str)
+    )
 
 
 @functools.lru_cache(maxsize=65536)

@@ -119,7 +119,9 @@ def _table(diff: Any, *, tty: bool) -> str:
 
 
 def diff_cmd(
-    old: Path = typer.Argument(..., metavar="OLD", help="The earlier AgBOM."),
+    old: Path = typer.Argument(
+        ..., metavar="OLD", help="The earlier AgBOM, or a lock file (agbom lock)."
+    ),
     new: Path = typer.Argument(..., metavar="NEW", help="The later AgBOM."),
     fmt: str | None = typer.Option(
         None,
@@ -145,6 +147,13 @@ def diff_cmd(
         formats,
         "--format",
     )
+    from agbom.scan.lock import is_lock_file
+
+    if is_lock_file(old):  # agbom diff LOCK NEW: drift from an `agbom lock` file
+        from agbom.cli.lock_cmds import lock_diff
+
+        lock_diff(old, new, fmt, output)
+        return
     try:
         diff = compute_diff(load_agbom_input(old), load_agbom_input(new))
     except AgbomError as exc:

@@ -21,8 +21,11 @@ from agbom.cli.common import (
     with_default_rules,
     write_output,
 )
+from agbom.cli.lock_cmds import attach, read_lock_or_exit, read_snapshots, tools_from_option
 from agbom.cli.scan_cmds import load_advisories, osv_option
 from agbom.display import to_terminal, visible
+
+MAX_DRIFT_SHOWN = 20
 
 rules_app = typer.Typer(
     name="rules",
@@ -63,8 +66,17 @@ def check_cmd(
         "folder). Files outside it keep absolute file:// URIs.",
     ),
     osv: Path | None = osv_option(),
+    locked: Path | None = typer.Option(
+        None,
+        "--locked",
+        metavar="LOCK",
+        help="Fail (exit 1) on any drift from this lock file (agbom lock): server packages, "
+        "tool sets, skill digests; the drift is listed on stderr.",
+    ),
+    tools_from: list[Path] | None = tools_from_option(),
 ) -> None:
-    """Evaluate rules against an AgBOM (for CI); exit 1 with --fail-on when findings reach it."""
+    """Evaluate rules against an AgBOM (for CI); exit 1 with --fail-on when findings reach it,
+    or with --locked on any drift."""
     from agbom.rules import load_rules, render_findings
     from agbom.rules.report import FORMATS, render_table
 
@@ -80,12 +92,20 @@ def check_cmd(
     from agbom.inventory import ComponentGraph
 
     advisories = load_advisories(osv)
+    lock = read_lock_or_exit(locked) if locked is not None else None
+    snapshots = read_snapshots(tools_from)
     ruleset = load_rules(rules, with_default=with_default)
-    agbom = load_agbom_input(agbom_file)
+    agbom = attach(load_agbom_input(agbom_file), snapshots)
     if advisories is not None:
         from agbom.advisories import annotate
 
         agbom = annotate(agbom, advisories)
+    changes: list[Any] = []
+    if lock is not None:
+        from agbom.scan.lock import drift, mark_drift
+
+        changes = drift(lock, agbom)
+        agbom = mark_drift(agbom, changes)  # rules see tools_drift (AGB-LOCK-001)
     findings = ruleset.evaluate(ComponentGraph(agbom))
     if fmt == "sarif":
         text = _check_sarif(findings, ruleset, agbom_file, sarif_root)
@@ -99,10 +119,15 @@ def check_cmd(
         f"agbom: {len(findings)} finding(s) from {len(ruleset)} rule(s) on {len(agbom)} "
         f"component(s)"
         + (f"; {len(failing)} at or above {threshold}" if threshold else "")
-        + f"; rule packs: {packs_used(ruleset)}",
+        + f"; rule packs: {packs_used(ruleset)}"
+        + (f"; {len(changes)} drift(s) from {visible(locked)}" if locked is not None else ""),
         err=True,
     )
-    if failing:
+    for change in changes[:MAX_DRIFT_SHOWN]:
+        typer.echo(f"agbom: drift: {visible(change.component)}: {visible(change.detail)}", err=True)
+    if len(changes) > MAX_DRIFT_SHOWN:
+        typer.echo(f"agbom: ... and {len(changes) - MAX_DRIFT_SHOWN} more (agbom diff)", err=True)
+    if failing or changes:
         raise typer.Exit(1)
 
 

@@ -30,6 +30,7 @@ from agbom.cli.common import (
     with_default_rules,
     write_output,
 )
+from agbom.cli.lock_cmds import attach, read_snapshots, tools_from_option
 from agbom.display import table, to_terminal, visible
 
 if TYPE_CHECKING:
@@ -201,6 +202,19 @@ def load_advisories(path: Path | None) -> OsvDatabase | None:
         raise typer.Exit(EXIT_USAGE) from None
 
 
+def _load_keys(path: Path | None) -> Any:
+    """The key set at ``path`` for card signatures, or ``None``; a bad one exits 2."""
+    if path is None:
+        return None
+    from agbom.scan.signatures import KeyFileError, load_keys
+
+    try:
+        return load_keys(path)
+    except KeyFileError as exc:
+        typer.echo(f"agbom: error: {visible(exc.diagnostics())}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
 def _report_errors(result: ScanResult) -> None:
     errors = result.errors
     for path, error in errors[:MAX_ERRORS_SHOWN]:
@@ -260,6 +274,15 @@ def scan_cmd(
         "AgBOM's generated_at, else $SOURCE_DATE_EPOCH, else now.",
     ),
     osv: Path | None = osv_option(),
+    keys: Path | None = typer.Option(
+        None,
+        "--keys",
+        metavar="PATH",
+        help="Verify A2A Agent Card signatures against these public keys (a JWKS file or a "
+        "folder of JWK/JWKS .json files); each card gets signature valid, invalid, "
+        "unknown_key or unsigned.",
+    ),
+    tools_from: list[Path] | None = tools_from_option(),
 ) -> None:
     """Scan MCP client configs, Agent Skills, A2A cards, server.json and AgBOMs into one
     inventory, with findings and CycloneDX output."""
@@ -288,6 +311,8 @@ def scan_cmd(
         choice(spec_version, SPEC_VERSIONS, "--spec-version")
 
     advisories = load_advisories(osv)  # a bad export fails before scanning
+    key_set = _load_keys(keys)
+    snapshots = read_snapshots(tools_from)
     progress, stop = _progress_bar()
     try:
         result = scan_paths(
@@ -298,6 +323,12 @@ def scan_cmd(
         typer.echo(f"agbom: error: {exc.diagnostics()}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     stop()
+    if snapshots:
+        result.agbom = attach(result.agbom, snapshots)
+    if key_set is not None:
+        from agbom.scan.signatures import verify_scanned_cards
+
+        verify_scanned_cards(result, key_set)
     if advisories is not None:
         from agbom.advisories import annotate
 
@@ -403,5 +434,8 @@ def _source_uri(paths: Sequence[Path] | None, home: Path | None) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``agbom scan`` to ``app``."""
+    """Add ``agbom scan`` and ``agbom lock`` (its CI companion) to ``app``."""
+    from agbom.cli import lock_cmds
+
     app.command("scan")(scan_cmd)
+    lock_cmds.register(app)

@@ -221,7 +221,7 @@ class ToolsDriftIs(Predicate):
         if not isinstance(drift, Mapping):
             return [(True, self.describe())]
         parts = []
-        for change in ("added", "removed", "changed"):
+        for change in ("added", "removed", "renamed", "changed"):
             names = drift.get(change)
             if isinstance(names, list) and names:
                 parts.append(f"{change} " + ", ".join(str(n) for n in names[:5]))

@@ -19,7 +19,9 @@ from agbom.inventory.skill_digest import SkillDigestError, digest_skill_folder
 from agbom.scan._parse import BOM, ParseFailure, load_yaml_located
 from agbom.scan._positions import EMPTY, Positions
 from agbom.scan.allowed_tools import AllowedToolsError, capabilities_of, parse_allowed_tools
+from agbom.scan.content import check_skill
 from agbom.scan.interface import FileError, ReadContext, ReadResult
+from agbom.scan.skill_index import MISMATCH_FIELD, index_digest_for
 
 FRONTMATTER_MAX_BYTES = 256 * 1024
 NAME_MAX = 64
@@ -212,6 +214,19 @@ class SkillReader:
         metadata = meta.get("metadata")
         if isinstance(metadata, Mapping):
             component["metadata"] = {str(k): str(v) for k, v in metadata.items()}
+        published = index_digest_for(folder, name)
+        if published is not None:
+            # The index's digest (of SKILL.md or an archive) beside the folder digest.
+            component["index_digest"] = published
+            if published.get("matches") is False:
+                component[MISMATCH_FIELD] = True
+        content = check_skill(folder, digest.files)
+        if content.findings:
+            component["content_findings"] = [f.to_json() for f in content.findings]
+        if content.omitted:
+            component["content_findings_omitted"] = content.omitted
+        if content.unchecked:  # what the content checks did not read (binary, too large)
+            component["content_unchecked"] = content.unchecked[:100]
         if digest.skipped:
             component["digest_skipped"] = list(digest.skipped)
         if digest.hardlinked:

@@ -312,3 +312,36 @@ def test_unknown_severity_in_a_rule_is_a_load_error(tmp_path: Path) -> None:
     )
     with pytest.raises(RuleError, match="unknown severity 'severe'"):
         load_rules(tmp_path)
+
+
+def test_live_database_reloads_on_sighup_and_keeps_the_old_one_on_a_bad_export(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import threading
+    import time
+
+    from agbom.advisories.live import LiveAdvisories
+
+    db = tmp_path / "db"
+    shutil.copytree(FIXTURE, db)
+    messages: list[str] = []
+    live = LiveAdvisories(db, report=messages.append)
+    assert len(live.database) == 6
+    previous = signal.getsignal(signal.SIGHUP)
+    try:
+        live.install_sighup()
+        (db / "new.json").write_text('{"id": "NEW-1", "affected": []}')
+        os.kill(os.getpid(), signal.SIGHUP)
+        deadline = time.monotonic() + 120  # a bound, not a timing claim
+        while live.generation == 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert live.generation == 2 and len(live.database) == 7
+        (db / "broken.json").write_text("{")
+        assert live.reload() is False
+        assert len(live.database) == 7 and "keeping the loaded database" in messages[-1]
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+        for thread in threading.enumerate():
+            if thread.name == "osv-reload":
+                thread.join(timeout=60)

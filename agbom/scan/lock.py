@@ -1,0 +1,361 @@
+"""Tool-set pins and lock files: what CI verifies did not drift.
+
+A **tool-set pin** is the SHA-256 of the RFC 8785 form of a server's whole tool list, each
+tool reduced to ``{name, description, inputSchema}`` and the list sorted by name. It pins
+the set: renaming, adding or removing a tool changes it, as does any change of a
+description or schema. Each tool also gets a name-free digest of its description and
+schema, so that a diff can say "renamed" rather than "removed one, added another".
+
+A **lock file** (``agbom lock``) records, per MCP server, its package (purl and version) and
+its tool-set pin, and per skill its folder digest. :func:`drift` compares an AgBOM with a
+lock; every difference is drift (``agbom check --locked`` fails on any).
+
+Tool sets come from offline ``tools/list`` snapshots (``--tools-from FILE``: a JSON-RPC
+response, its ``result``, or ``{"server": NAME, "tools": [...]}``) or from the tool
+components a server lists in the AgBOM (bundles' ``tools[]``, a Guardian's snapshot).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agbom.errors import InputError
+
+LOCK_VERSION = 1
+MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024
+MAX_TOOLS = 10_000
+TOOL_DEFINITIONS = "tool_definitions"
+TOOLS_PIN = "tools_pin"
+TOOLS_DRIFT = "tools_drift"
+
+
+class LockError(InputError):
+    """A lock file or tools snapshot cannot be used."""
+
+
+def _jcs(value: Any) -> bytes:
+    from agbom._canonical import jcs_bytes
+
+    return jcs_bytes(value)
+
+
+def canonical_tool(tool: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``{name, description, inputSchema}`` of one tool definition (absent parts are null)."""
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise LockError(f"{where}: a tool without a string 'name'")
+    description = tool.get("description")
+    schema = tool.get("inputSchema", tool.get("input_schema"))
+    return {
+        "name": name,
+        "description": description if isinstance(description, str) else None,
+        "inputSchema": schema if isinstance(schema, Mapping) else None,
+    }
+
+
+def tool_set_pin(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The pin of a whole tool set (tools already canonical)."""
+    ordered = sorted(tools, key=lambda t: str(t["name"]))
+    names = [t["name"] for t in ordered]
+    if len(set(names)) != len(names):
+        raise LockError("the tool set names a tool twice: " + ", ".join(_twice(names)))
+    try:
+        digest = hashlib.sha256(_jcs(ordered)).hexdigest()
+        per_tool = {
+            t["name"]: hashlib.sha256(
+                _jcs({"description": t["description"], "inputSchema": t["inputSchema"]})
+            ).hexdigest()
+            for t in ordered
+        }
+    except ValueError as exc:  # NaN, huge integers: no canonical form
+        raise LockError(f"a tool definition has no canonical form ({exc})") from None
+    return {"algorithm": "sha256", "value": digest, "count": len(ordered), "tools": per_tool}
+
+
+def _twice(names: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    return sorted({n for n in names if n in seen or seen.add(n)})  # type: ignore[func-returns-value]
+
+
+# -- snapshots --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsSnapshot:
+    """One offline ``tools/list`` result and the server it belongs to."""
+
+    server: str  # a component id or name (from the file, else the file name's stem)
+    tools: tuple[dict[str, Any], ...]
+    source: str
+
+
+def read_snapshot(path: Path) -> ToolsSnapshot:
+    """Read a ``tools/list`` snapshot; a bad one is a :class:`LockError` naming the file."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_SNAPSHOT_BYTES + 1)
+    except OSError as exc:
+        raise LockError(f"--tools-from {path}: {exc.strerror or 'cannot be read'}") from None
+    if len(data) > MAX_SNAPSHOT_BYTES:
+        raise LockError(f"--tools-from {path}: larger than {MAX_SNAPSHOT_BYTES} bytes")
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise LockError(f"--tools-from {path}: not valid JSON ({exc.msg})") from None
+    if not isinstance(doc, Mapping):
+        raise LockError(f"--tools-from {path}: a tools/list snapshot must be a JSON object")
+    server = doc.get("server")
+    body = doc.get("result", doc)
+    if isinstance(body, Mapping) and "error" in doc:
+        raise LockError(f"--tools-from {path}: the snapshot is an error response")
+    tools = body.get("tools") if isinstance(body, Mapping) else None
+    if not isinstance(tools, list):
+        raise LockError(f"--tools-from {path}: no 'tools' list (a tools/list result)")
+    if len(tools) > MAX_TOOLS:
+        raise LockError(f"--tools-from {path}: more than {MAX_TOOLS} tools")
+    canonical = tuple(
+        canonical_tool(t if isinstance(t, Mapping) else {}, f"--tools-from {path}: tools[{i}]")
+        for i, t in enumerate(tools)
+    )
+    name = server if isinstance(server, str) and server else path.name.split(".", 1)[0]
+    return ToolsSnapshot(name, canonical, str(path))
+
+
+def attach_snapshots(agbom: Any, snapshots: Sequence[ToolsSnapshot]) -> Any:
+    """``agbom`` with each snapshot's tools on its MCP server (``tool_definitions`` and
+    ``tools_pin``). A snapshot must name exactly one server (by id, else by name)."""
+    from agbom.inventory import AgBOM
+
+    if not snapshots:
+        return agbom
+    document = agbom.to_document()
+    servers = [c for c in document["components"] if c.get("type") == "mcp_server"]
+    for snapshot in snapshots:
+        wanted = snapshot.server.casefold()
+        matched = [c for c in servers if str(c["id"]).casefold() == wanted] or [
+            c for c in servers if str(c.get("name", "")).casefold() == wanted
+        ]
+        if len(matched) != 1:
+            what = "no MCP server" if not matched else f"{len(matched)} MCP servers"
+            raise LockError(
+                f"--tools-from {snapshot.source}: {what} named {snapshot.server!r} in the "
+                'inventory (give {"server": ID} in the file)'
+            )
+        matched[0][TOOL_DEFINITIONS] = list(snapshot.tools)
+        matched[0][TOOLS_PIN] = tool_set_pin(snapshot.tools)
+    return AgBOM.from_document(document, source="AgBOM with tools snapshots")
+
+
+def server_tools(agbom: Any, server: Any) -> list[dict[str, Any]] | None:
+    """The server's tool set: its ``tool_definitions``, else the tool components it lists
+    (``None`` when it has neither: nothing to pin)."""
+    defined = server.data.get(TOOL_DEFINITIONS)
+    if isinstance(defined, list):
+        return [canonical_tool(t, server.id) for t in defined if isinstance(t, Mapping)]
+    listed = server.data.get("tools")
+    if not isinstance(listed, list) or not listed:
+        return None
+    tools = []
+    for tool_id in listed:
+        component = agbom.get(tool_id) if isinstance(tool_id, str) else None
+        if component is not None:
+            tools.append(canonical_tool(component.data, component.id))
+    return tools or None
+
+
+# -- lock files -------------------------------------------------------------------------------
+
+
+def build_lock(agbom: Any) -> dict[str, Any]:
+    """The lock document for ``agbom``: servers' packages and tool pins, skills' digests."""
+    servers: dict[str, Any] = {}
+    skills: dict[str, Any] = {}
+    for component in agbom:
+        if component.type.value == "mcp_server":
+            entry: dict[str, Any] = {
+                "name": component.name,
+                "purl": component.data.get("purl"),
+                "version": component.version,
+            }
+            tools = server_tools(agbom, component)
+            if tools is not None:
+                # The definitions too: a diff can then show what a changed tool now says.
+                entry["tools"] = tool_set_pin(tools)
+                entry["tools"]["definitions"] = sorted(tools, key=lambda t: str(t["name"]))
+            servers[component.id] = entry
+        elif component.type.value == "skill" and component.digest is not None:
+            algorithm, value = component.digest
+            skills[component.id] = {
+                "name": component.name,
+                "digest": {"algorithm": algorithm, "value": value.lower()},
+            }
+    return {"lock_version": LOCK_VERSION, "servers": servers, "skills": skills}
+
+
+def read_lock(path: Path) -> dict[str, Any]:
+    """A lock file, checked for shape; a bad one is a :class:`LockError`."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_SNAPSHOT_BYTES + 1)
+    except OSError as exc:
+        raise LockError(f"lock file {path}: {exc.strerror or 'cannot be read'}") from None
+    try:
+        doc = orjson.loads(data[:MAX_SNAPSHOT_BYTES])
+    except orjson.JSONDecodeError as exc:
+        raise LockError(f"lock file {path}: not valid JSON ({exc.msg})") from None
+    if not isinstance(doc, Mapping) or doc.get("lock_version") != LOCK_VERSION:
+        raise LockError(f"lock file {path}: not an agbom lock file (lock_version {LOCK_VERSION})")
+    for part in ("servers", "skills"):
+        if not isinstance(doc.get(part), Mapping) or not all(
+            isinstance(v, Mapping) for v in doc[part].values()
+        ):
+            raise LockError(f"lock file {path}: '{part}' must map ids to objects")
+    return dict(doc)
+
+
+def is_lock_file(path: Path) -> bool:
+    """Whether ``path`` holds an agbom lock file (cheap: the first KiB names it)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return b'"lock_version"' in head
+
+
+@dataclass(slots=True)
+class Change:
+    """One difference between a lock and an inventory."""
+
+    kind: str  # server-added | server-removed | package | tools | skill-added | ...
+    component: str
+    detail: str
+    tools: dict[str, list[str]] = field(default_factory=dict)  # added/removed/changed/renamed
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "component": self.component,
+                               "detail": self.detail}  # fmt: skip
+        if self.tools:
+            out["tools"] = self.tools
+        return out
+
+
+def _tools_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list[str]]:
+    before = old.get("tools") if isinstance(old.get("tools"), Mapping) else {}
+    after = new.get("tools") if isinstance(new.get("tools"), Mapping) else {}
+    assert isinstance(before, Mapping) and isinstance(after, Mapping)
+    removed = sorted(set(before) - set(after))
+    added = sorted(set(after) - set(before))
+    changed = sorted(n for n in set(before) & set(after) if before[n] != after[n])
+    renamed = []
+    for name in list(removed):
+        twin = next((a for a in added if after[a] == before[name]), None)
+        if twin is not None:  # same description and schema under a new name
+            renamed.append(f"{name} -> {twin}")
+            removed.remove(name)
+            added.remove(twin)
+    out = {"added": added, "removed": removed, "changed": changed, "renamed": renamed}
+    return {k: v for k, v in out.items() if v}
+
+
+def _definitions(pin: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    listed = pin.get("definitions")
+    if not isinstance(listed, list):
+        return {}
+    return {str(t.get("name")): t for t in listed if isinstance(t, Mapping)}
+
+
+def _cut(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def describe_changes(
+    old: Mapping[str, Any], new: Mapping[str, Any], names: Sequence[str]
+) -> list[str]:
+    """For each changed tool, which parts changed and what they say before and after (when
+    the lock kept the definitions)."""
+    before, after = _definitions(old), _definitions(new)
+    lines = []
+    for name in names:
+        was, now = before.get(name), after.get(name)
+        if was is None or now is None:
+            lines.append(f"{name}: changed")
+            continue
+        lines.extend(
+            f"{name}.{part}: {_cut(was.get(part))} -> {_cut(now.get(part))}"
+            for part in ("description", "inputSchema")
+            if was.get(part) != now.get(part)
+        )
+    return lines
+
+
+def drift(lock: Mapping[str, Any], agbom: Any) -> list[Change]:
+    """Every difference between ``lock`` and ``agbom``, in component order."""
+    current = build_lock(agbom)
+    changes: list[Change] = []
+    for part, noun in (("servers", "server"), ("skills", "skill")):
+        old, new = lock[part], current[part]
+        for cid in sorted(set(old) | set(new)):
+            if cid not in new:
+                gone = f"{noun} {cid} is not in the inventory"
+                changes.append(Change(f"{noun}-removed", cid, gone))
+                continue
+            if cid not in old:
+                changes.append(Change(f"{noun}-added", cid, f"{noun} {cid} is not in the lock"))
+                continue
+            before, after = old[cid], new[cid]
+            if part == "skills":
+                if before.get("digest") != after["digest"]:
+                    was, now = _short(before.get("digest")), _short(after["digest"])
+                    changes.append(Change("skill-digest", cid, f"skill digest {was} -> {now}"))
+                continue
+            if (before.get("purl"), before.get("version")) != (after["purl"], after["version"]):
+                changes.append(Change("package", cid, f"package {before.get('purl')} -> "
+                                      f"{after['purl']}"))  # fmt: skip
+            old_tools, new_tools = before.get("tools"), after.get("tools")
+            if old_tools is None and new_tools is None:
+                continue
+            if not isinstance(old_tools, Mapping) or not isinstance(new_tools, Mapping):
+                state = "no tool set now" if new_tools is None else "no tool set in the lock"
+                changes.append(Change("tools", cid, f"tool set: {state}"))
+                continue
+            if old_tools.get("value") != new_tools.get("value"):
+                detail = _tools_change(old_tools, new_tools)
+                text = "; ".join(f"{k} {', '.join(v)}" for k, v in detail.items()) or "reordered"
+                change = Change("tools", cid, f"tool set changed: {text}", detail)
+                change.tools["differences"] = describe_changes(
+                    old_tools, new_tools, detail.get("changed", [])
+                )
+                if not change.tools["differences"]:
+                    del change.tools["differences"]
+                changes.append(change)
+    return changes
+
+
+def _short(digest: Any) -> str:
+    if isinstance(digest, Mapping) and isinstance(digest.get("value"), str):
+        return f"{digest.get('algorithm')}:{digest['value'][:12]}"
+    return "none"
+
+
+def mark_drift(agbom: Any, changes: Sequence[Change]) -> Any:
+    """``agbom`` with ``tools_drift`` on each server whose tool set drifted (for rules)."""
+    from agbom.inventory import AgBOM
+
+    drifted = {c.component: c for c in changes if c.kind == "tools"}
+    if not drifted:
+        return agbom
+    document = agbom.to_document()
+    for component in document["components"]:
+        change = drifted.get(component["id"])
+        if change is not None:
+            component[TOOLS_DRIFT] = {"detail": change.detail, **change.tools}
+    return AgBOM.from_document(document, source="AgBOM with tool drift")
