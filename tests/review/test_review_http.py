@@ -237,3 +237,50 @@ def test_the_page_works_on_postgresql(pg_url: str, tmp_path: Path) -> None:
         assert history[-1]["actor"] == "alice" and history[-1]["source"] == "ui"
     finally:
         served.stop()
+
+
+def _queue_ids(html: str) -> list[str]:
+    return re.findall(r'<a href="/ui/skill\?id=([^&"]+)&amp;digest=', html)
+
+
+def test_the_queue_filters_and_sorts_and_the_log_filters(server, tmp_path: Path) -> None:
+    served, tokens = server
+    for name in ("sort-b", "sort-a", "sort-c"):
+        version = version_of(name, skill_folder(tmp_path / name, {"SKILL.md": f"{name}\n"}))
+        register(served.url, version, agent_id=f"agent-{name}", capabilities=["net.http"])
+    client, _ = signed_in(served, tokens["alice"])
+    up = _queue_ids(
+        client.get("/ui/queue", params={"q": "sort-", "sort": "skill_id", "order": "asc"}).text
+    )
+    assert up == ["sort-a", "sort-b", "sort-c"]
+    down = _queue_ids(
+        client.get("/ui/queue", params={"q": "SORT-", "sort": "skill_id", "order": "desc"}).text
+    )
+    assert down == ["sort-c", "sort-b", "sort-a"]
+    by_agent = _queue_ids(client.get("/ui/queue", params={"q": "agent-sort-b"}).text)
+    assert by_agent == ["sort-b"]
+    assert (
+        _queue_ids(client.get("/ui/queue", params={"q": "sort-", "status": "approved"}).text) == []
+    )
+    assert client.get("/ui/queue", params={"sort": "digest; drop"}).status_code == 400
+    assert client.get("/ui/queue", params={"q": "x" * 2000}).status_code == 400
+    # The decision log: each unapproved registration was denied approval_pending.
+    log = client.get(
+        "/ui/decisions",
+        params={"decision": "deny", "reason": "approval_pending", "agent": "agent-sort-a"},
+    )
+    assert log.status_code == 200
+    rows = re.findall(r'href="/ui/explain\?session=([^&"]+)&amp;entry=([^"]+)"', log.text)
+    assert len(rows) == 1
+    assert (
+        client.get(
+            "/ui/decisions",
+            params={"decision": "allow", "reason": "approval_pending", "agent": "agent-sort-a"},
+        ).text.count("/ui/explain?")
+        == 0
+    )
+    explained = client.get("/ui/explain", params={"session": rows[0][0], "entry": rows[0][1]})
+    assert explained.status_code == 200 and "steps/skillRegister" in explained.text
+    assert "approval_pending" in explained.text
+    missing = client.get("/ui/explain", params={"session": rows[0][0], "entry": "999"})
+    assert missing.status_code == 404
