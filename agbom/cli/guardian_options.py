@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-import yaml
 
 from agbom.cli.common import read_bytes
 from agbom.errors import InputError
@@ -64,6 +63,8 @@ def load_client_config(path: Path) -> ClientCapabilities:
         modify: false           # cannot apply MODIFY: it becomes DENY modify_unsupported
         ask: false              # cannot answer ASK: DEFER (deny on timeout) or DENY
     """
+    import yaml  # only when a clients file is given (not for agbom --help)
+
     raw = read_bytes(path, limit=MAX_CLIENT_CONFIG_BYTES)
     try:
         # No anchors or aliases: they let a small file expand into a huge document.

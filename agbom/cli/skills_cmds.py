@@ -7,6 +7,7 @@ Every command opens the store named by ``--db``, does one thing and closes it, s
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import re
@@ -17,7 +18,6 @@ from typing import Any
 
 import orjson
 import typer
-import yaml
 
 from agbom.cli.common import db_option, output_option, read_bytes, write_output
 from agbom.display import table, to_terminal, visible
@@ -408,18 +408,27 @@ def history_cmd(
         typer.echo(f"no history for {skill_id!r}", err=True)
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """SafeLoader that refuses anchors/aliases, so a small file cannot expand into a huge one."""
+@functools.cache
+def _no_alias_loader() -> type[Any]:
+    # PyYAML is imported only by the commands that read or write YAML (not by agbom --help).
+    import yaml
 
-    def fetch_alias(self) -> None:
-        raise yaml.YAMLError("aliases (*name) are not allowed in an approvals file")
+    class NoAliasLoader(yaml.SafeLoader):
+        """SafeLoader that refuses anchors/aliases: a small file cannot expand into a huge one."""
 
-    def fetch_anchor(self) -> None:
-        raise yaml.YAMLError("anchors (&name) are not allowed in an approvals file")
+        def fetch_alias(self) -> None:
+            raise yaml.YAMLError("aliases (*name) are not allowed in an approvals file")
+
+        def fetch_anchor(self) -> None:
+            raise yaml.YAMLError("anchors (&name) are not allowed in an approvals file")
+
+    return NoAliasLoader
 
 
 def load_approvals_file(path: Path) -> Any:
     """Parse an approvals file (JSON or YAML), bounded in size and without YAML aliases."""
+    import yaml
+
     data = read_bytes(path, limit=MAX_APPROVALS_FILE)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -429,7 +438,7 @@ def load_approvals_file(path: Path) -> Any:
         except orjson.JSONDecodeError as exc:
             raise InputError(f"{path}: not valid JSON: line {exc.lineno}: {exc.msg}") from None
     try:
-        return yaml.load(data.decode("utf-8"), Loader=_NoAliasLoader)  # noqa: S506 - SafeLoader
+        return yaml.load(data.decode("utf-8"), Loader=_no_alias_loader())  # noqa: S506 - SafeLoader
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None
     except yaml.YAMLError as exc:
@@ -459,6 +468,8 @@ def dump_approvals(doc: dict[str, Any], fmt: ExportFormat) -> str:
     """Serialize an export document deterministically."""
     if fmt is ExportFormat.JSON:
         return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
+    import yaml
+
     header = "# agbom skill approvals: review changes to this file like code.\n"
     body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True)
     return header + str(body)
