@@ -213,7 +213,7 @@ def bench_http(duration: int, rounds: int, connections: int) -> dict[str, Any]:
                         *extra,
                     ],
                     stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+                    stderr=(folder / f"{variant}.err").open("wb"),
                 )
                 wait_healthy(port, proc, timeout=120)
                 session = f"bench-http-{variant}"
@@ -236,6 +236,15 @@ def bench_http(duration: int, rounds: int, connections: int) -> dict[str, Any]:
         lines = {
             v: sum(1 for _ in (folder / f"{v}.jsonl").open()) for v in ("decision-log", "both")
         }
+        # What the sinks lost (the queue full while the exporter fell behind), as they say.
+        dropped = {
+            v: [
+                line
+                for line in (folder / f"{v}.err").read_text(errors="replace").splitlines()
+                if "dropped in all" in line
+            ]
+            for v in VARIANTS
+        }
     summary: dict[str, Any] = {}
     for variant in VARIANTS:
         ratios = [
@@ -249,6 +258,7 @@ def bench_http(duration: int, rounds: int, connections: int) -> dict[str, Any]:
             "requests": sum(r["requests"] for r in results[variant]),
         }
     summary["decision-log-lines"] = lines
+    summary["dropped (stderr at exit)"] = dropped
     sink.close()
     return summary
 
