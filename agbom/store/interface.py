@@ -21,7 +21,6 @@ from enum import StrEnum
 from typing import Any, Protocol, Self, runtime_checkable
 
 from agbom.errors import AgbomError
-from agbom.inventory import normalize_algorithm
 
 # Input bounds: everything a user or an agent hands the store is size-checked here.
 MAX_SKILL_ID = 512
@@ -66,6 +65,10 @@ class Digest:
         # Callers pass wire values; the annotations are what we promise, not what we receive.
         if not isinstance(self.algorithm, str) or not isinstance(self.value, str):  # type: ignore[redundant-expr]
             raise StoreError("digest algorithm and value must be strings")
+        # Imported here: agbom.inventory (its model and diffs) is not for every command line
+        # that names a store type (agbom --help); after the first call this is a dict lookup.
+        from agbom.inventory import normalize_algorithm
+
         algorithm = normalize_algorithm(self.algorithm)
         value = self.value.strip().lower()
         if not _ALGORITHM.fullmatch(algorithm):
