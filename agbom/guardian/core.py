@@ -170,8 +170,18 @@ class Guardian:
             self._settle()
 
     def _settle(self) -> None:
+        """Commit the queued entries, until none is left (see :meth:`_settle_batch`)."""
+        while self._queued:
+            self._settle_batch()
+
+    def _settle_batch(self) -> None:
         """Commit the queued entries; sessions with a refused entry are dropped from memory
-        (their head ran ahead of the store) and restored from the store when next used."""
+        (their head ran ahead of the store) and restored from the store when next used.
+
+        An entry refused because the stored chain moved on (another replica appended to the
+        session, or an earlier entry of this batch was refused) was decided on a stale head:
+        its session is restored and it is decided again, queued for the next batch, at most
+        :data:`STALE_ATTEMPTS` times in all (the last time on its own, committed at once)."""
         queued, self._queued = self._queued, []
         if not queued:
             return
@@ -183,26 +193,70 @@ class Guardian:
         for append, outcome in zip(appends, outcomes, strict=True):
             if not isinstance(outcome, int):
                 self._forget(append.session_id)
-        # An entry refused because the stored chain moved on (another replica appended to the
-        # session, or an earlier entry of this batch was refused) was decided on a stale head:
-        # decide it again, in order, on the session as the store now has it.
-        redecided = {
-            index: self._redecide(pipelined.request)
+        stale = [
+            index
             for index, (pipelined, outcome) in enumerate(zip(queued, outcomes, strict=True))
             if isinstance(outcome, ChainConflict) and pipelined.request is not None
-        }
+        ]
+        redecided: dict[int, dict[str, Any]] = {}
+        requeued: set[int] = set()
+        # One restore per session, before any is decided again (so none restores mid-way).
+        restored = self._schedule is not None and self._restore_all(
+            {appends[index].session_id for index in stale}
+        )
+        for index in stale:
+            pipelined = queued[index]
+            pipelined.attempts += 1
+            if not restored or pipelined.attempts >= STALE_ATTEMPTS:
+                redecided[index] = self._redecide(pipelined.request)
+                continue
+            response = self._requeue(pipelined)
+            if response is None:
+                requeued.add(index)  # answered once its new entry is committed
+            else:
+                redecided[index] = response  # refused this time (a replay, a closed session)
 
         def deliver() -> None:
             for index, (pipelined, outcome) in enumerate(zip(queued, outcomes, strict=True)):
                 if index in redecided:
                     pipelined.redecided(redecided[index])
-                else:
+                elif index not in requeued:
                     pipelined.committed(outcome)
 
         if threading.get_ident() == self._loop_thread or self._schedule is None:
             deliver()
         else:
             self._schedule(deliver)  # replies resolve the loop's futures: on its thread
+
+    def _restore_all(self, session_ids: set[str]) -> bool:
+        """Restore these sessions from the store into memory; False if one could not be."""
+        for session_id in sorted(session_ids):
+            try:
+                stored = self.store.get_session(session_id)
+                if stored is None:
+                    return False
+                session = self._restore(session_id, stored)
+            except StoreError:
+                return False
+            self._forget(session_id)
+            self._sessions[session_id] = session
+            self._reweigh(session)
+        return True
+
+    def _requeue(self, pipelined: Pipelined) -> dict[str, Any] | None:
+        """Decide a pipelined request again and queue its new entry; returns its response when
+        it is final now (refused before an entry was queued), else None."""
+        saved = self._request, self._pipelined, self._prepared
+        pipelined.reset()
+        self._request, self._pipelined, self._prepared = None, pipelined, None
+        try:
+            response = self._answer(pipelined.request)
+        finally:
+            self._request, self._pipelined, self._prepared = saved
+        if pipelined.append is None:
+            return response
+        pipelined.answer(response)
+        return None
 
     def _redecide(self, request: Any) -> dict[str, Any]:
         """Decide ``request`` again, committing its entry at once (not queued). May run in the

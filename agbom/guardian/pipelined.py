@@ -51,6 +51,7 @@ class Pipelined:
     request_id: Any
     reply: Reply
     request: Any = None  # decided again if its entry lands on a chain that moved on elsewhere
+    attempts: int = 0  # times its entry was refused for a stale head
     append: ChainAppend | None = None
     response: dict[str, Any] | None = None
     outcome: int | StoreError | None = None
@@ -65,6 +66,10 @@ class Pipelined:
     def committed(self, outcome: int | StoreError) -> None:
         self.outcome = outcome
         self._maybe_reply()
+
+    def reset(self) -> None:
+        """Forget the refused entry and its answer, to be decided again."""
+        self.append = self.response = self.outcome = self.signer = None
 
     def redecided(self, response: dict[str, Any]) -> None:
         """Answer with the outcome of deciding the request again (its first entry chained on
