@@ -195,6 +195,9 @@ class Policies:
         elif (
             method in ("agbom/snapshot", "agbom/changed") and allowed and pending.agbom is not None
         ):
+            # Held until stored: the store finds the changed components by comparing the new
+            # AgBOM's with this one's, for as long as it is alive (store/sqlite/versions.py).
+            previous = session.agbom
             session.agbom = pending.agbom
             session.graph = pending.graph
             session.findings = list(pending.findings or [])
@@ -205,6 +208,7 @@ class Policies:
                 agbom_hash=pending.agbom.agbom_hash,
                 change=pending.change,
             )
+            del previous
         elif pending.graph is not None and allowed and method.startswith("steps/skill"):
             session.graph = pending.graph
 
@@ -419,6 +423,7 @@ class Policies:
             if target not in components:
                 return  # the caller adds referenced components first
         agbom = AgBOM(components, current.header)
+        previous = session.agbom  # held until stored, as in after_commit
         session.agbom = agbom
         graph = session.ensure_graph()
         graph.upsert(component)
@@ -429,6 +434,7 @@ class Policies:
             agbom_hash=agbom.agbom_hash,
             change={"method": "observed", "component": component.id},
         )
+        del previous
 
     # -- tools ---------------------------------------------------------------------------------
 

@@ -235,7 +235,9 @@ def parse_component(raw: Any, location: str = "component") -> Component:
 class AgBOM:
     """A validated AgBOM document: a header (agent, version, extra fields) and components."""
 
-    __slots__ = ("_components", "_hash", "_referrers", "header")
+    # __weakref__: a store remembers the AgBOM it last stored for a session only while the
+    # Guardian still holds it (agbom/store/sqlite/versions.py).
+    __slots__ = ("__weakref__", "_components", "_hash", "_referrers", "header")
 
     def __init__(self, components: Mapping[str, Component], header: Mapping[str, Any]) -> None:
         # Callers outside this module go through from_document/from_components, which validate.

@@ -23,9 +23,10 @@ from agbom.store.sqlite.versions import Manifest, read_document, save_version
 
 MAX_REMEMBERED_SESSIONS = 256
 MAX_REMEMBERED_COMPONENTS = 500_000
-"""Bounds of what a handle remembers of its sessions' latest versions (about 150 bytes per
-component): past them, the least recently saved sessions are forgotten, and their next
-version is compared with the database's copy instead."""
+"""Bounds of what a handle remembers of its sessions' latest versions (about 250 bytes per
+component, besides the AgBOMs, which the Guardian holds anyway): past them, the least
+recently saved sessions are forgotten, and their next version is compared with the
+database's copy instead."""
 
 
 class InventoryMixin(SqliteBase):
@@ -86,8 +87,14 @@ class InventoryMixin(SqliteBase):
         return version
 
     def _remember(self, session_id: str, manifest: Manifest) -> None:
-        """Keep ``manifest`` for the session's next version, within the cache's bounds."""
+        """Keep ``manifest`` for the session's next version, but only while the Guardian
+        holds the AgBOM it was stored from (so a session the Guardian let go of, to bound its
+        memory, is let go of here too), and within the cache's bounds."""
         cache = self._manifests
+        for sid in [sid for sid, m in cache.items() if m.components() is None]:
+            del cache[sid]
+        if manifest.components() is None:
+            return
         cache[session_id] = manifest
         total = sum(len(m.members) for m in cache.values())
         while cache and (len(cache) > MAX_REMEMBERED_SESSIONS or total > MAX_REMEMBERED_COMPONENTS):

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable, Mapping
+import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import eq, is_not
@@ -42,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from agbom.inventory.model import Component
+from agbom.inventory.model import AgBOM, Component
 from agbom.store._shared import MAX_ENTRY_BYTES, _dumps
 from agbom.store.documents import AgbomDocument
 from agbom.store.interface import StoreError
@@ -109,15 +110,13 @@ _INSERT_DELTA_SQL = (
 
 @dataclass(slots=True)
 class Member:
-    """One component of a session's latest accepted version, as ``agbom_members`` holds it,
-    and the object it was last seen as (``None`` when read back from the database)."""
+    """One component of a session's latest accepted version, as ``agbom_members`` holds it."""
 
     key: str
     type: str
     name: str
     version_str: str | None
     first_seen: str
-    source: object | None
 
 
 @dataclass(slots=True)
@@ -129,11 +128,14 @@ class Manifest:
     agent_id: str
     created_at: str
     members: dict[str, Member]
-    # The components (id -> Component, in id order) of the AgbomDocument last stored, None
-    # for another document: when the next one has the same ids, its objects are compared
-    # with these in one pass at C speed instead of one dict lookup per component. An AgBOM
-    # never changes its components mapping, so holding it is holding that version.
-    order: Mapping[str, object] | None = field(default=None)
+    # The AgBOM of the AgbomDocument stored as that version, held weakly: its components
+    # are the objects the next version's are compared with (by identity), for as long as
+    # the Guardian holds it. None for another document, or once it is gone.
+    agbom: weakref.ref[AgBOM] | None = field(default=None)
+
+    def components(self) -> Mapping[str, Component] | None:
+        held = None if self.agbom is None else self.agbom()
+        return None if held is None else held.components
 
 
 @dataclass(slots=True)
@@ -221,41 +223,38 @@ def _body(data: Mapping[str, Any]) -> bytes:
 def _diff(
     by_id: Mapping[str, Any],
     previous: Mapping[str, Member],
-    order: Mapping[str, object] | None,
-) -> tuple[list[_Change], list[tuple[str, object]], list[str]]:
-    """``(changes, same content in a new object, ids no longer there)`` against
-    ``previous``.
+    objects: Mapping[str, object] | None,
+) -> tuple[list[_Change], list[str]]:
+    """``(changes, ids no longer there)`` against ``previous``.
 
-    The hot path of an ``agbom/changed``: a component that is the very object the previous
-    version was stored from is not serialized, nor hashed, nor even looked up when the ids
-    are those of the previous version (``order``): the objects are compared in one pass at C
-    speed.
+    The hot path of an ``agbom/changed``: ``objects`` are the components the previous version
+    was stored from; one that is the very object of the new version is unchanged, and is not
+    serialized, nor hashed, nor even looked up when the ids are the previous version's: the
+    objects are compared in one pass at C speed.
     """
-    candidates: Iterable[str]
-    if order is not None and len(order) == len(by_id) and all(map(eq, order, by_id)):
-        candidates = list(compress(by_id, map(is_not, order.values(), by_id.values())))
+    if objects is not None and len(objects) == len(by_id) and all(map(eq, objects, by_id)):
+        candidates = list(compress(by_id, map(is_not, objects.values(), by_id.values())))
     else:
         candidates = list(by_id)
+    same_object = objects.get if objects is not None else None
     changes: list[_Change] = []
-    refreshed: list[tuple[str, object]] = []
     get = previous.get
     for cid in candidates:
         source = by_id[cid]
         old = get(cid)
-        if old is not None and old.source is source:
+        if old is not None and same_object is not None and same_object(cid) is source:
             continue
         data, ctype, name, version_str = _facts(cid, source)
         body = _body(data)
         key = hashlib.sha256(body).hexdigest()
         if old is not None and old.key == key:
-            refreshed.append((cid, source))
             continue
         changes.append(_Change(cid, source, key, body.decode(), ctype, name, version_str, old))
     added = sum(1 for change in changes if change.old is None)
     removed: list[str] = []
     if len(by_id) - added != len(previous):
         removed = [cid for cid in previous if cid not in by_id]
-    return changes, refreshed, removed
+    return changes, removed
 
 
 # -- storing a version ------------------------------------------------------------------------
@@ -267,7 +266,7 @@ def load_manifest(conn: sqlite3.Connection, session_id: str) -> Manifest | None:
     if head is None:
         return None
     members = {
-        row[0]: Member(row[1], row[2], row[3], row[4], row[5], None)
+        row[0]: Member(row[1], row[2], row[3], row[4], row[5])
         for row in conn.execute(_OPEN_MEMBERS_SQL, (session_id,))
     }
     return Manifest(int(head[0]), head[1], head[2], head[3], members)
@@ -343,7 +342,7 @@ def save_version(
             ),
         )
         if whole:
-            changes, _, removed = _diff(by_id, previous, base.order if base else None)
+            changes, removed = _diff(by_id, previous, base.components() if base else None)
             conn.executemany(_INSERT_COMPONENT_SQL, [(c.key, c.body) for c in changes])
             conn.executemany(
                 _INSERT_DELTA_SQL,
@@ -372,8 +371,8 @@ def save_version(
         assert base is not None
         conn.execute(_CLOSE_ALL_SQL, (version, base.created_at, session_id))
         previous = {}
-    order = base.order if base is not None and same_agent else None
-    changes, refreshed, removed = _diff(by_id, previous, order)
+    objects = base.components() if base is not None and same_agent else None
+    changes, removed = _diff(by_id, previous, objects)
     if base is not None:
         conn.executemany(
             _CLOSE_SQL,
@@ -412,19 +411,17 @@ def save_version(
                 first_seen,
             )
         )
-        c.old = Member(c.key, c.type, c.name, c.version_str, first_seen, c.source)
+        c.old = Member(c.key, c.type, c.name, c.version_str, first_seen)
     conn.executemany(_INSERT_MEMBER_SQL, rows)
     members = base.members if base is not None and same_agent else {}
-    for cid, source in refreshed:
-        members[cid].source = source
     for cid in removed:
         del members[cid]
     for c in changes:
         assert c.old is not None
         members[c.component_id] = c.old
     # Only an AgBOM's components are immutable objects worth remembering by identity.
-    remembered_order = by_id if isinstance(document, AgbomDocument) else None
-    return Manifest(version, agbom_hash, agent_id, created_at, members, remembered_order)
+    held = weakref.ref(document.agbom) if isinstance(document, AgbomDocument) else None
+    return Manifest(version, agbom_hash, agent_id, created_at, members, held)
 
 
 # -- reading a version ------------------------------------------------------------------------
