@@ -25,8 +25,8 @@ def db_option() -> Any:
         DEFAULT_DB,
         "--db",
         envvar="AGBOM_DB",
-        help="SQLite store file. Commands that write create it when missing; commands that "
-        "only read refuse a missing one.",
+        help="The store: a SQLite file (or sqlite:///PATH) or a postgresql:// URL. Commands "
+        "that write create it when missing; commands that only read refuse a missing one.",
         show_default=True,
     )
 

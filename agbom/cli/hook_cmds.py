@@ -40,7 +40,7 @@ def hook_cmd(
         None,
         "--db",
         envvar="AGBOM_DB",
-        help="SQLite store file (created when missing). Default: "
+        help="The store: a SQLite file (created when missing) or a postgresql:// URL. Default: "
         "$XDG_DATA_HOME/agbom/agbom.db (~/.local/share/agbom/agbom.db), never the folder the "
         "runtime runs the hook in.",
     ),
