@@ -12,6 +12,7 @@ GIL, so neither the span nor the export is on a decision's path, nor in its proc
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import threading
@@ -26,6 +27,8 @@ from agbom.telemetry.otel import decision_attributes, span_attributes, span_name
 from agbom.telemetry.record import DecisionRecord
 
 TRACES_PATH = "/v1/traces"
+ENDPOINT_VARIABLE = "AGBOM_OTLP_TRACES_URL"
+"""Where the exporter process reads the URL to send to."""
 EXPORT_TIMEOUT_S = 10.0
 
 
@@ -94,11 +97,14 @@ class OtlpSpans(BackgroundSink):
         self._gone = False
 
     def start(self) -> None:
+        # The URL goes in the environment, not the command line: a command line is readable
+        # by every user of the machine, and the URL may carry credentials.
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "agbom.telemetry.otlp_export", self.url],
+            [sys.executable, "-m", "agbom.telemetry.otlp_export"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             close_fds=True,
+            env={**os.environ, ENDPOINT_VARIABLE: self.url},
         )
         self._reader = threading.Thread(target=self._read_counts, name="agbom-otlp-counts")
         self._reader.daemon = True

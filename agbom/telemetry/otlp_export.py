@@ -1,13 +1,13 @@
 """The OTLP exporter process: spans in on stdin, OTLP/HTTP out, counts back on stdout.
 
-``python -m agbom.telemetry.otlp_export URL`` is started by :class:`~agbom.telemetry.otlp.
-OtlpSpans`. Building a span with the OpenTelemetry SDK and encoding it to protobuf costs more
-CPU than the decision it records, so it is done here, in a process of its own, and not under
-the deciding process's GIL. Each stdin line is one JSON object: a span (``n`` name, ``s`` and
-``e`` start and end in ns, ``a`` attributes, ``v`` the decision event's attributes), or
-``{"flush": K}``. Stdout gets ``{"exported": N, "failed": M, "received": R}`` lines (after a
-flush with ``"flushed": K``). At the end of stdin it exports what it holds, prints its counts
-and exits.
+:class:`~agbom.telemetry.otlp.OtlpSpans` starts ``python -m agbom.telemetry.otlp_export``
+with the URL in ``$AGBOM_OTLP_TRACES_URL``. Building a span with the OpenTelemetry SDK and
+encoding it to protobuf costs more CPU than the decision it records, so it is done here, in a
+process of its own, and not under the deciding process's GIL. Each stdin line is one JSON
+object: a span (``n`` name, ``s`` and ``e`` start and end in ns, ``a`` attributes, ``v`` the
+decision event's attributes), or ``{"flush": K}``. Stdout gets ``{"exported": N, "failed": M,
+"received": R}`` lines (after a flush with ``"flushed": K``). At the end of stdin it exports
+what it holds, prints its counts and exits.
 """
 
 from __future__ import annotations
@@ -72,7 +72,10 @@ def main(argv: list[str]) -> int:
 
     from agbom import __version__
 
-    url = argv[0]
+    url = os.environ.get("AGBOM_OTLP_TRACES_URL", "")
+    if not url:
+        print("agbom: otlp: no AGBOM_OTLP_TRACES_URL to export to", file=sys.stderr)
+        return 2
     exporter = _Counting(OTLPSpanExporter(endpoint=url, timeout=EXPORT_TIMEOUT_S))
     provider = TracerProvider(
         resource=Resource.create({"service.name": SERVICE_NAME, "service.version": __version__})
