@@ -224,6 +224,14 @@ def serve(
         help="With --reviewers-file: trust this request header (set by your reverse proxy) to "
         "name the reviewer. Only when every request comes through that proxy.",
     ),
+    ui_secret_file: Path | None = typer.Option(
+        None,
+        "--ui-secret-file",
+        metavar="FILE",
+        help="With --reviewers-file: sign the page's sessions with the secret in FILE (mode "
+        "0600, 'agbom reviewers secret FILE'). Without it a per-process secret is used: a "
+        "restart signs reviewers out, and replicas need the same FILE to share sign-ins.",
+    ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
     from agbom.guardian import build_guardian
@@ -270,7 +278,9 @@ def serve(
         **telemetry,
     )
     limits = Limits(max_body_bytes=max_body_bytes)
-    review = _review_config(reviewers_file, reviewer_header, rules, with_default, allowed_origins)
+    review = _review_config(
+        reviewers_file, reviewer_header, rules, with_default, allowed_origins, ui_secret_file
+    )
     keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
 
     def factory(transport: str = "http", *, observed: bool = True) -> Any:
@@ -351,20 +361,32 @@ def _review_config(
     rules: Path | None,
     with_default: bool,
     allowed_origins: list[str],
+    secret_file: Path | None = None,
 ) -> Any:
     """The review page's settings (agbom/review), or None when it is off."""
     if reviewers_file is None:
-        if header is not None:
-            raise typer.BadParameter("needs --reviewers-file", param_hint="--reviewer-header")
+        if header is not None or secret_file is not None:
+            hint = "--reviewer-header" if header is not None else "--ui-secret-file"
+            raise typer.BadParameter("needs --reviewers-file", param_hint=hint)
         return None
     from agbom.review.app import ReviewConfig
     from agbom.review.reviewers import load
+    from agbom.review.secret import load_secrets
 
     load(reviewers_file)  # one line now for a missing or broken file, not at the first sign-in
+    if secret_file is not None:
+        load_secrets(secret_file)  # the same for the secret file
+    else:
+        typer.echo(
+            "agbom: review page: sessions are signed with a secret of this process only "
+            "(a restart signs reviewers out; replicas need --ui-secret-file)",
+            err=True,
+        )
     try:
         return ReviewConfig(
             reviewers_file.absolute(),
             identity_header=header,
+            secret_file=None if secret_file is None else secret_file.absolute(),
             rules_dir=rules,
             with_default_rules=with_default,
             allowed_origins=frozenset(o.strip().lower().rstrip("/") for o in allowed_origins),

@@ -90,4 +90,41 @@ def remove_cmd(
     typer.echo(visible(f"reviewer {name} removed from {file}"), err=True)
 
 
+@reviewers_app.command("secret")
+def secret_cmd(
+    file: Path = typer.Argument(
+        ..., metavar="FILE", help="The secret file (what 'agbom serve --ui-secret-file' reads)."
+    ),
+    rotate: bool = typer.Option(
+        False,
+        "--rotate",
+        help="FILE exists: put a new secret first and keep its current one as the previous "
+        "(still accepted). Without it an existing FILE is left alone.",
+    ),
+    drop_previous: bool = typer.Option(
+        False,
+        "--drop-previous",
+        help="Keep only FILE's current secret: sessions signed with the previous one end.",
+    ),
+) -> None:
+    """Write the secret that signs the review page's sessions (32 random bytes, mode 0600).
+
+    Give every replica the same file: a sign-in on one is good on all, and a restart keeps
+    it. Never printed.
+    """
+    from agbom.review.secret import drop_previous_secret, write_secret
+
+    if rotate and drop_previous:
+        raise typer.BadParameter("--rotate or --drop-previous, not both")
+    if drop_previous:
+        drop_previous_secret(file)
+        typer.echo(f"{file} now holds its current secret only", err=True)
+        return
+    write_secret(file, keep_previous=rotate)
+    if rotate:
+        typer.echo(f"{file}: a new secret signs; the previous one is still accepted", err=True)
+    else:
+        typer.echo(f"{file}: a new secret (mode 0600)", err=True)
+
+
 __all__ = ["DEFAULT_FILE", "register", "reviewers_app"]

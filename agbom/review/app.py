@@ -15,6 +15,7 @@ import hashlib
 import re
 import secrets
 import sys
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,15 +31,14 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from agbom.review import queries
 from agbom.review.auth import (
-    LIFETIME_S,
     LOGIN_COOKIE,
     SESSION_COOKIE,
     ReviewSession,
     Sessions,
     cross_site,
-    csrf_matches,
 )
 from agbom.review.reviewers import Reviewer, ReviewerDirectory
+from agbom.review.secret import SecretSource
 from agbom.store.interface import (
     MAX_ACTOR,
     MAX_REASON,
@@ -89,10 +89,13 @@ class BadInput(Exception):
 
 @dataclass
 class ReviewConfig:
-    """How ``agbom serve`` runs the review page (``--reviewers-file``, ``--reviewer-header``)."""
+    """How ``agbom serve`` runs the review page (``--reviewers-file``, ``--reviewer-header``,
+    ``--ui-secret-file``; without a secret file, sessions are signed with a key of this
+    process only)."""
 
     reviewers_file: Path
     identity_header: str | None = None
+    secret_file: Path | None = None
     rules_dir: Path | None = None
     with_default_rules: bool = True
     allowed_origins: frozenset[str] = field(default_factory=frozenset)
@@ -164,7 +167,9 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
     env = _environment()
     static = _Static()
     directory = ReviewerDirectory(config.reviewers_file)
-    sessions = Sessions(directory)
+    source = SecretSource(config.secret_file)
+    sessions = Sessions(directory, source)
+    reported: list[str | None] = [None]
     rules_cache: list[Any] = []
 
     def rules() -> Any:
@@ -224,9 +229,24 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             secure=secure(request),
         )
 
-    def signed_in(request: Request) -> tuple[tuple[ReviewSession, Reviewer] | None, str | None]:
-        """The session, and a new session id to set as a cookie (proxy sign-in), if any."""
+    def keys_problem() -> None:
+        """Say once on stderr why the secret file stopped working (it never holds a secret)."""
+        if source.problem != reported[0]:
+            reported[0] = source.problem
+            if source.problem is not None:
+                print(f"agbom: review page: {source.problem}; nobody can sign in", file=sys.stderr)
+
+    def new_session(reviewer: Reviewer, *, via_proxy: bool) -> ReviewSession:
+        session = sessions.create(reviewer, via_proxy=via_proxy)
+        keys_problem()
+        if session is None:
+            raise BadInput(503, "sign-in is off: the server's ui secret file is unusable")
+        return session
+
+    def signed_in(request: Request) -> tuple[ReviewSession, Reviewer] | None:
+        """The session (its ``cookie`` set when the answer must carry a new one), or None."""
         current = sessions.get(request.cookies.get(SESSION_COOKIE))
+        keys_problem()
         if config.identity_header is not None:
             name = request.headers.get(config.identity_header)
             if name is not None:
@@ -234,12 +254,16 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
                 if reviewer is None:
                     raise BadInput(403, "the name the proxy gave is not a reviewer here")
                 if current is not None and current[0].via_proxy and current[1] == reviewer:
-                    return current, None
-                session = sessions.create(reviewer, via_proxy=True)
-                return (session, reviewer), session.session_id
+                    return current
+                return new_session(reviewer, via_proxy=True), reviewer
         if current is not None and current[0].via_proxy:
-            return None, None  # a proxy session is only good with the proxy's header
-        return current, None
+            return None  # a proxy session is only good with the proxy's header
+        return current
+
+    def set_session_cookie(response: Response, request: Request, session: ReviewSession) -> None:
+        if session.cookie is not None:
+            age = max(0, session.expires - int(time.time()))
+            set_cookie(response, request, SESSION_COOKIE, session.cookie, age)
 
     def query(request: Request, name: str, default: str = "") -> str:
         value = request.query_params.get(name, default)
@@ -311,13 +335,14 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         post: bool = False,
         decide: bool = False,
         offload: bool = True,
+        signs_out: bool = False,
     ) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             who: tuple[ReviewSession, Reviewer] | None = None
             try:
                 if post:
                     refuse_cross_site(request)
-                who, new_session = signed_in(request)
+                who = signed_in(request)
                 if who is None:
                     if post:
                         raise BadInput(403, "sign in first")
@@ -325,7 +350,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
                 fields: dict[str, str] = {}
                 if post:
                     fields = await form(request)
-                    if not csrf_matches(who[0].csrf, fields.get("csrf")):
+                    if not sessions.csrf_matches(who[0], fields.get("csrf")):
                         raise BadInput(403, "the form's CSRF token is missing or wrong")
                 if decide and not who[1].may_decide:
                     raise BadInput(403, f"{who[1].name} is a viewer and cannot decide")
@@ -337,8 +362,8 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
                     response = await loop.run_in_executor(pages, handler, *args)
                 else:
                     response = handler(*args)
-                if new_session is not None:
-                    set_cookie(response, request, SESSION_COOKIE, new_session, int(LIFETIME_S))
+                if not signs_out:  # (the answer clears the cookie)
+                    set_session_cookie(response, request, who[0])
                 return response
             except BadInput as exc:
                 return error(request, exc.status, str(exc), who)
@@ -357,15 +382,21 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
 
     async def login_form(request: Request) -> Response:
         try:
-            who, _ = signed_in(request)
+            who = signed_in(request)
         except BadInput as exc:
             return error(request, exc.status, str(exc))
         if who is not None:
-            return finish(RedirectResponse("/ui/queue", status_code=303))
+            response = finish(RedirectResponse("/ui/queue", status_code=303))
+            set_session_cookie(response, request, who[0])
+            return response
         nonce = request.cookies.get(LOGIN_COOKIE)
         if not nonce or len(nonce) > 128:
             nonce = secrets.token_urlsafe(32)
-        response = page(request, "login.html", login_csrf=nonce, message=None)
+        token = sessions.login_token(nonce)
+        keys_problem()
+        if token is None:
+            return error(request, 503, "sign-in is off: the server's ui secret file is unusable")
+        response = page(request, "login.html", login_csrf=token, message=None)
         set_cookie(response, request, LOGIN_COOKIE, nonce, 900)
         return response
 
@@ -374,7 +405,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             refuse_cross_site(request)
             fields = await form(request)
             nonce = request.cookies.get(LOGIN_COOKIE)
-            if not nonce or not csrf_matches(nonce, fields.get("csrf")):
+            if not sessions.login_matches(nonce, fields.get("csrf")):
                 raise BadInput(403, "the sign-in form expired: load it again")
             reviewer = directory.by_token(fields.get("token", "").strip())
             if reviewer is None:
@@ -382,20 +413,20 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
                     request,
                     "login.html",
                     http_status=401,
-                    login_csrf=nonce,
+                    login_csrf=fields.get("csrf", ""),
                     message="that token is not a reviewer's token here",
                 )
-            sessions.end(request.cookies.get(SESSION_COOKIE))
-            session = sessions.create(reviewer, via_proxy=False)
+            session = new_session(reviewer, via_proxy=False)
             response = finish(RedirectResponse("/ui/queue", status_code=303))
-            set_cookie(response, request, SESSION_COOKIE, session.session_id, int(LIFETIME_S))
+            set_session_cookie(response, request, session)
             set_cookie(response, request, LOGIN_COOKIE, "", 0)
             return response
         except BadInput as exc:
             return error(request, exc.status, str(exc))
 
     def logout(request: Request, who: Any, fields: dict[str, str]) -> Response:
-        sessions.end(who[0].session_id)
+        # The cookie is all a session is, so signing out clears it here; a copy taken
+        # earlier stays good until its idle or absolute expiry (docs/reviewing.md).
         response = finish(RedirectResponse("/ui/login", status_code=303))
         set_cookie(response, request, SESSION_COOKIE, "", 0)
         return response
@@ -548,7 +579,11 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             Route("/", home, methods=["GET"]),
             Route("/login", login_form, methods=["GET"]),
             Route("/login", login, methods=["POST"]),
-            Route("/logout", guarded(logout, post=True, offload=False), methods=["POST"]),
+            Route(
+                "/logout",
+                guarded(logout, post=True, offload=False, signs_out=True),
+                methods=["POST"],
+            ),
             Route("/queue", guarded(queue_page), methods=["GET"]),
             Route("/skill", guarded(skill), methods=["GET"]),
             Route("/skill/decide", guarded(decide, post=True, decide=True), methods=["POST"]),

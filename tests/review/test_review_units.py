@@ -3,9 +3,11 @@ reviewers file, sessions, the cross-site check, the SVG and the store's kept def
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 
+import orjson
 import pytest
 
 from agbom.inventory.skill_digest import digest_skill_folder
@@ -19,6 +21,7 @@ from agbom.review.definition import (
     verify,
 )
 from agbom.review.reviewers import (
+    Reviewer,
     ReviewerDirectory,
     ReviewersError,
     Role,
@@ -26,6 +29,14 @@ from agbom.review.reviewers import (
     hash_token,
     load,
     remove,
+    save,
+)
+from agbom.review.secret import (
+    SecretSource,
+    UiSecretError,
+    drop_previous_secret,
+    load_secrets,
+    write_secret,
 )
 from agbom.review.svg import Node, render
 from agbom.store import Digest, open_store
@@ -104,24 +115,167 @@ def test_reviewer_tokens_are_stored_hashed(tmp_path: Path) -> None:
         load(path)
 
 
+def _secret_file(path: Path, *lines: str) -> Path:
+    path.write_text("".join(f"{line}\n" for line in lines))
+    path.chmod(0o600)
+    return path
+
+
 def test_sessions_end_when_the_reviewer_leaves_or_idles(tmp_path: Path) -> None:
     path = tmp_path / "reviewers.json"
     add(path, "alice", Role.APPROVER)
     add(path, "bob", Role.VIEWER)
-    now = [1000.0]
-    sessions = Sessions(ReviewerDirectory(path), clock=lambda: now[0])
+    now = [1_000_000.0]
+    secret = _secret_file(tmp_path / "ui.secret", os.urandom(32).hex())
+    sessions = Sessions(ReviewerDirectory(path), SecretSource(secret), clock=lambda: now[0])
     alice = sessions.create(ReviewerDirectory(path).by_name("alice"), via_proxy=False)  # type: ignore[arg-type]
     bob = sessions.create(ReviewerDirectory(path).by_name("bob"), via_proxy=False)  # type: ignore[arg-type]
-    assert sessions.get(alice.session_id) is not None
+    assert alice is not None and bob is not None and alice.cookie and bob.cookie
+    got = sessions.get(alice.cookie)
+    assert got is not None and got[1].name == "alice" and got[0].csrf == alice.csrf
+    assert sessions.csrf_matches(got[0], alice.csrf)
+    assert not sessions.csrf_matches(got[0], bob.csrf)
     assert remove(path, "alice")
-    assert sessions.get(alice.session_id) is None  # removed from the file: session over
+    assert sessions.get(alice.cookie) is None  # removed from the file: session over
     add(path, "bob", Role.VIEWER)  # a new token for bob ends sessions made with the old one
-    assert sessions.get(bob.session_id) is None
+    assert sessions.get(bob.cookie) is None
     carol_token = add(path, "carol", Role.VIEWER)
     assert carol_token
     carol = sessions.create(ReviewerDirectory(path).by_name("carol"), via_proxy=False)  # type: ignore[arg-type]
+    assert carol is not None and carol.cookie
     now[0] += 3 * 3600
-    assert sessions.get(carol.session_id) is None  # idle too long
+    assert sessions.get(carol.cookie) is None  # idle too long
+
+
+def test_a_session_in_use_is_refreshed_until_its_lifetime_ends(tmp_path: Path) -> None:
+    path = tmp_path / "reviewers.json"
+    add(path, "alice", Role.APPROVER)
+    now = [1_000_000.0]
+    secret = _secret_file(tmp_path / "ui.secret", os.urandom(32).hex())
+    sessions = Sessions(ReviewerDirectory(path), SecretSource(secret), clock=lambda: now[0])
+    first = sessions.create(ReviewerDirectory(path).by_name("alice"), via_proxy=False)  # type: ignore[arg-type]
+    assert first is not None and first.cookie
+    cookie = first.cookie
+    for _ in range(11):  # used every hour: the idle clock restarts each time
+        now[0] += 3600
+        got = sessions.get(cookie)
+        assert got is not None and got[0].session_id == first.session_id
+        assert got[0].cookie is not None  # re-signed with a new last-seen time
+        assert got[0].csrf == first.csrf  # the forms already shown still post
+        cookie = got[0].cookie
+    now[0] += 3600  # 12 hours after sign-in, however busy
+    assert sessions.get(cookie) is None
+
+
+def test_role_changes_and_a_broken_secret_file_end_sessions(tmp_path: Path) -> None:
+    path = tmp_path / "reviewers.json"
+    add(path, "alice", Role.APPROVER)
+    secret = _secret_file(tmp_path / "ui.secret", os.urandom(32).hex())
+    sessions = Sessions(ReviewerDirectory(path), SecretSource(secret))
+    alice = sessions.create(ReviewerDirectory(path).by_name("alice"), via_proxy=False)  # type: ignore[arg-type]
+    assert alice is not None and alice.cookie and sessions.get(alice.cookie) is not None
+    # Demoted by hand in the file, same token: the session signed as an approver is over.
+    doc = orjson.loads(path.read_bytes())
+    doc["reviewers"][0]["role"] = "viewer"
+    save(path, [Reviewer(r["name"], Role(r["role"]), r["token_sha256"]) for r in doc["reviewers"]])
+    assert sessions.get(alice.cookie) is None
+    again = sessions.create(ReviewerDirectory(path).by_name("alice"), via_proxy=False)  # type: ignore[arg-type]
+    assert again is not None and again.cookie and sessions.get(again.cookie) is not None
+    secret.chmod(0o644)  # a running server fails closed once the file is unsafe
+    assert sessions.get(again.cookie) is None
+    assert sessions.create(ReviewerDirectory(path).by_name("alice"), via_proxy=False) is None  # type: ignore[arg-type]
+    assert sessions.source.problem is not None and "chmod 600" in sessions.source.problem
+    secret.chmod(0o600)
+    assert sessions.get(again.cookie) is not None
+
+
+def test_tampered_foreign_and_oversized_cookies_are_no_session(tmp_path: Path) -> None:
+    path = tmp_path / "reviewers.json"
+    add(path, "alice", Role.APPROVER)
+    add(path, "bob", Role.VIEWER)
+    ours = SecretSource(_secret_file(tmp_path / "a.secret", os.urandom(32).hex()))
+    theirs = SecretSource(_secret_file(tmp_path / "b.secret", os.urandom(32).hex()))
+    sessions = Sessions(ReviewerDirectory(path), ours)
+    foreign = Sessions(ReviewerDirectory(path), theirs)
+    bob = sessions.create(ReviewerDirectory(path).by_name("bob"), via_proxy=False)  # type: ignore[arg-type]
+    assert bob is not None and bob.cookie
+    version, payload, mac = bob.cookie.split(".")
+    record = orjson.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert record["name"] == "bob" and record["role"] == "viewer"
+    promoted = base64.urlsafe_b64encode(orjson.dumps({**record, "role": "approver"}))
+    forged = f"{version}.{promoted.decode().rstrip('=')}.{mac}"
+    flipped = bob.cookie[:-2] + ("A" if bob.cookie[-2] != "A" else "B") + bob.cookie[-1]
+    for bad in (
+        forged,
+        flipped,
+        f"v2.{payload}.{mac}",
+        f"{version}.{payload}",
+        bob.cookie + "." + mac,
+        bob.cookie + "x" * 600,
+        "é" + bob.cookie[1:],
+        "",
+    ):
+        assert sessions.get(bad) is None, bad
+    assert foreign.get(bob.cookie) is None  # signed with another secret
+    assert sessions.get(bob.cookie) is not None
+
+
+def test_a_rotation_accepts_the_previous_secret_and_re_signs(tmp_path: Path) -> None:
+    path = tmp_path / "reviewers.json"
+    add(path, "alice", Role.APPROVER)
+    secret = tmp_path / "ui.secret"
+    write_secret(secret, keep_previous=False)
+    assert oct(secret.stat().st_mode & 0o777) == "0o600"
+    with pytest.raises(UiSecretError, match="exists"):
+        write_secret(secret, keep_previous=False)  # never overwritten by mistake
+    sessions = Sessions(ReviewerDirectory(path), SecretSource(secret))
+    old = sessions.create(ReviewerDirectory(path).by_name("alice"), via_proxy=False)  # type: ignore[arg-type]
+    assert old is not None and old.cookie
+    write_secret(secret, keep_previous=True)  # the running server re-reads the file
+    assert len(load_secrets(secret)) == 2
+    got = sessions.get(old.cookie)
+    assert got is not None and got[0].cookie is not None and got[0].cookie != old.cookie
+    assert sessions.csrf_matches(got[0], old.csrf)  # a page shown before still posts
+    drop_previous_secret(secret)
+    assert sessions.get(old.cookie) is None  # the old secret is gone
+    assert sessions.get(got[0].cookie) is not None  # the re-signed cookie lives on
+
+
+@pytest.mark.parametrize(
+    ("content", "mode", "message"),
+    [
+        ("ab" * 16, 0o600, "at least 32 random bytes"),
+        ("00" * 32, 0o600, "does not look random"),
+        ("not a secret!", 0o600, "not hex or base64"),
+        ("", 0o600, "empty"),
+        (None, 0o644, "chmod 600"),
+        (None, 0o640, "chmod 600"),
+        ("three", 0o600, "at most 2"),
+        ("same", 0o600, "same secret twice"),
+    ],
+)
+def test_weak_or_exposed_secret_files_are_refused(
+    tmp_path: Path, content: str | None, mode: int, message: str
+) -> None:
+    good = os.urandom(32).hex()
+    text = {
+        None: good,
+        "three": f"{good}\n{good[::-1]}\n{os.urandom(32).hex()}",
+        "same": f"{good}\n{good}",
+    }
+    path = tmp_path / "ui.secret"
+    path.write_text(text.get(content, content) + "\n")  # type: ignore[arg-type, operator]
+    path.chmod(mode)
+    with pytest.raises(UiSecretError, match=message) as caught:
+        load_secrets(path)
+    assert good not in str(caught.value)
+    path.chmod(0o600)
+    path.write_text(base64.b64encode(os.urandom(48)).decode() + "\n")
+    assert len(load_secrets(path)[0]) == 48  # base64 is fine too
+    link = tmp_path / "link.secret"
+    link.symlink_to(path)
+    with pytest.raises(UiSecretError):
+        load_secrets(link)
 
 
 @pytest.mark.parametrize(
