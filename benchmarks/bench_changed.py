@@ -3,7 +3,8 @@
 Run: ``python benchmarks/bench_changed.py [--sizes 10000 100000] [--changes 15]``.
 
 For each size: the median cost of one ``agbom/changed`` that changes one tool, the bytes the
-store grows by per change (database and WAL files), and the anchors of the same run: one
+store grows by per change (the bytes its tables and indexes use, from SQLite's ``dbstat``;
+and the files, database plus WAL, which grow by whole pages), and the anchors of the same run: one
 ``steps/toolCallRequest`` in the same session, and the physical floor of a change (one SHA-256
 over the changed component's bytes plus one committed indexed INSERT in WAL mode). The last
 line is the ratio of the 100k cost to the 10k cost (target: at most 3x).
@@ -53,6 +54,15 @@ def store_bytes(db: Path) -> int:
     return sum(os.path.getsize(p) for p in (db, Path(f"{db}-wal")) if p.exists())
 
 
+def used_bytes(db: Path) -> int:
+    """Bytes the store's tables and indexes hold (pages less their free space, WAL included)."""
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("SELECT SUM(pgsize - unused) FROM dbstat").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def floor_us(component: dict[str, Any], rounds: int) -> float:
     """One SHA-256 over the component's bytes and one committed indexed INSERT (WAL)."""
     conn = sqlite3.connect(Path(tempfile.mkdtemp()) / "floor.db", isolation_level=None)
@@ -96,7 +106,7 @@ def measure(n: int, changes: int) -> dict[str, float]:
     # One change first: warms the caches a long-running Guardian has warm.
     target = n // 2
     g.handle(envelope("agbom/changed", {"changed": [tool(target, "fs.write")]}, sid))
-    size_before = store_bytes(db)
+    size_before, used_before = store_bytes(db), used_bytes(db)
     times = []
     for k in range(changes):
         payload = {"changed": [tool(target, "fs.read" if k % 2 else "fs.write")]}
@@ -106,6 +116,7 @@ def measure(n: int, changes: int) -> dict[str, float]:
         times.append((time.perf_counter() - started) * 1e3)
         assert "result" in answer, answer
     grown = (store_bytes(db) - size_before) / changes
+    used = (used_bytes(db) - used_before) / changes
     call = {"tool": {"name": f"tool-{target}", "id": f"tool-{target}"}, "arguments": {}}
     calls = []
     for _ in range(200):
@@ -118,6 +129,7 @@ def measure(n: int, changes: int) -> dict[str, float]:
     return {
         "changed_ms": statistics.median(times),
         "bytes_per_change": grown,
+        "used_per_change": used,
         "tool_call_ms": statistics.median(calls),
         "floor_ms": floor_us(tool(target), 200) / 1e3,
     }
@@ -134,7 +146,8 @@ def main() -> None:
         results[n] = r
         print(
             f"{n:>7} components: agbom/changed median {r['changed_ms']:8.2f} ms, "
-            f"store +{r['bytes_per_change']:,.0f} bytes/change; anchors: toolCallRequest "
+            f"store +{r['used_per_change']:,.0f} bytes/change used "
+            f"(files +{r['bytes_per_change']:,.0f}); anchors: toolCallRequest "
             f"{r['tool_call_ms']:.3f} ms ({r['changed_ms'] / r['tool_call_ms']:.1f}x), "
             f"floor {r['floor_ms']:.3f} ms ({r['changed_ms'] / r['floor_ms']:.1f}x)",
             flush=True,

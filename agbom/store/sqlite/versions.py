@@ -1,4 +1,4 @@
-"""Content-addressed AgBOM versions (store schema 7): what a version stores, and how it is read.
+"""Content-addressed AgBOM versions (store schema 8): what a version stores, and how it is read.
 
 A version is its document's members other than ``components`` (``header``), plus which
 components it holds. Each distinct component is stored once, in ``agbom_components``, keyed
@@ -16,9 +16,9 @@ A document the Guardian never sends (components out of id order, repeated ids, m
 entries, no components list) is kept whole in ``document``, as before; its well-formed
 components still index the fleet.
 
-Reading a version assembles the same document the store kept before schema 7, member for
+Reading a version assembles the same document the store kept before schema 8, member for
 member and byte for byte: ``orjson.dumps(document, option=OPT_SORT_KEYS)`` is the text the
-old store held. The migration from schema 6 checks exactly that for every version, and keeps
+old store held. The migration (schema 8) checks exactly that for every version, and keeps
 whole any document it could not take apart and put back identically.
 
 Finding what changed needs no pass over the document: a store handle remembers the
@@ -460,11 +460,11 @@ def read_document(
     return dict(sorted(out.items()))
 
 
-# -- the migration from schema 6 -------------------------------------------------------------
+# -- the migration to schema 8 ---------------------------------------------------------------
 
 
 def migrate_v6_versions(conn: sqlite3.Connection) -> None:
-    """Migration 7's data step: re-store every schema-6 version (``agbom_versions_v6``, one
+    """Migration 8's data step: re-store every version stored whole (``agbom_versions_v6``, one
     whole document each, and one ``components`` index row per component per version) as
     pieces, session by session in version order, exactly as :func:`save_version` would have
     stored them then. A document whose sorted JSON is not exactly the text stored is kept
@@ -472,7 +472,7 @@ def migrate_v6_versions(conn: sqlite3.Connection) -> None:
     """
     remembered: Manifest | None = None
     session: str | None = None
-    # One document in memory at a time: a schema-6 store holds every version whole.
+    # One document in memory at a time: an older store holds every version whole.
     keys = conn.execute(
         "SELECT rowid, session_id, version FROM agbom_versions_v6 ORDER BY session_id, version"
     ).fetchall()
