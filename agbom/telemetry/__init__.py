@@ -2,10 +2,10 @@
 
 The Guardian calls one :class:`DecisionObserver` after a decision's chain entry is committed
 (and only then: a decision whose entry the store refused was never made). :class:`Telemetry`
-builds one :class:`~agbom.telemetry.record.DecisionRecord` and offers it to each sink without
-waiting; the sinks work on threads of their own with bounded queues, so a slow disk or an
-unreachable collector never delays nor changes a decision (ACS-Trace). Nothing here is
-imported unless telemetry is configured.
+offers what it is told to each sink without waiting: a tuple, from which each sink builds its
+:class:`~agbom.telemetry.record.DecisionRecord` on a thread of its own, fed by a bounded
+queue. So a slow disk or an unreachable collector never delays nor changes a decision
+(ACS-Trace). Nothing here is imported unless telemetry is configured.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """One committed decision, as every telemetry sink sees it.
 
 The Guardian hands the observer what it already holds (the request's params, the decision,
-the chain hash, the time it took); a record is built from them in one cheap step, and each
-sink turns it into its own form (a log line, a span, an OCSF event) off the decision path.
+the chain hash, the time it took) and the observer queues it as a tuple (:data:`Offered`);
+each sink builds the record on its own thread and turns it into its own form (a log line, a
+span, an OCSF event), off the decision path.
 Every string that came from the request is hostile: :func:`scrub` keeps credential-shaped
 values out of everything a sink writes.
 """
