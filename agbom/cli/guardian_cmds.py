@@ -409,8 +409,8 @@ def _telemetry_options(
         from agbom.telemetry.decision_log import check_log_path
 
         problem = check_log_path(decision_log)
-        if problem is not None:
-            raise InputError(f"--decision-log: {problem}")
+        if problem is not None:  # a usage error, like every bad option value (exit 2)
+            raise typer.BadParameter(problem, param_hint="--decision-log")
         settings["decision_log"] = str(decision_log.absolute())
     if otlp_endpoint is not None:
         from agbom.telemetry.otlp import otel_available, traces_url

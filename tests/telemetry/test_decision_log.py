@@ -257,7 +257,7 @@ def test_serve_refuses_a_log_it_cannot_open(tmp_path: Path) -> None:
     done = run_cli(
         "serve", "--db", str(tmp_path / "s.db"), "--decision-log", str(tmp_path / "no" / "x")
     )
-    assert done.returncode != 0
+    assert done.returncode == 2
     err = done.stderr.decode().strip()
     assert len(err.splitlines()) == 1 and "--decision-log" in err and "not a directory" in err
     small = run_cli("serve", "--decision-log-max-bytes", "10", "--db", str(tmp_path / "s.db"))
