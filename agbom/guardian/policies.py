@@ -7,8 +7,9 @@ session as it was.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.decision import Decision, DecisionCollector, PolicyReference
@@ -50,6 +51,10 @@ _CONTENT_STEPS = frozenset(
         "steps/postCompact",
     }
 )
+
+# Tools outside the session's inventory whose rule findings are remembered (per rule set and
+# UTC day); past this many distinct tools the memory starts over, so hostile names cannot grow it.
+MAX_REMEMBERED_TOOLS = 1024
 
 # Statuses of a skill verdict and the reason code each denial carries.
 _SKILL_DENIAL = {
@@ -104,6 +109,10 @@ class Policies:
     def __init__(self, guardian: Guardian) -> None:
         self.g = guardian
         self._pending: _Pending | None = None
+        # Findings of tools outside any inventory, by what the call said about the tool; valid
+        # for one rule set on one UTC day (the day decides which rule exceptions have expired).
+        self._observed_findings: dict[tuple[Any, ...], tuple[Finding, ...]] = {}
+        self._observed_scope: tuple[object, date] | None = None
 
     # -- dispatch ------------------------------------------------------------------------------
 
@@ -470,20 +479,8 @@ class Policies:
                 return Decision.deny(
                     f"tool {name!r} is not in this session's AgBOM", "unknown_component"
                 )
-            observed = Component(
-                id=f"tool:{name}",
-                type=ComponentType.TOOL,
-                data={
-                    "id": f"tool:{name}",
-                    "type": "tool",
-                    "name": name,
-                    "version": tool.get("version"),
-                    "provider": tool.get("provider"),
-                    "capability": payload.get("capability"),
-                },
-            )
-            findings = self.g.rules.evaluate_component(
-                observed, None, context=self._context(session, None)
+            findings = self._observed_tool_findings(
+                session, name, tool.get("version"), tool.get("provider"), payload.get("capability")
             )
             return self._findings_decision(
                 findings, what=f"tool {name}", extra_codes=("unknown_component",)
@@ -496,6 +493,48 @@ class Policies:
             if server is not None and server.type is ComponentType.MCP_SERVER:
                 findings.extend(self.g.rules.evaluate_component(server, graph, context=context))
         return self._findings_decision(findings, what=f"tool {name}")
+
+    def _observed_tool_findings(
+        self, session: SessionState, name: str, version: Any, provider: Any, capability: Any
+    ) -> Sequence[Finding]:
+        """The rule findings for a tool the session's inventory does not hold.
+
+        Without a graph they depend only on the tool as the call describes it, the rule set,
+        and the UTC day (rule exceptions expire by date; no skill approval applies outside a
+        graph), so they are remembered for calls that describe the tool in exactly the same
+        plain strings: the rules run once per tool and day, not on every call. Anything else
+        (a list of capabilities, a number for a version) is evaluated afresh each time.
+        """
+        now = datetime.now(UTC)
+        scope = (self.g.rules, now.date())
+        if self._observed_scope != scope:
+            self._observed_findings.clear()
+            self._observed_scope = scope
+        key = (name, version, provider, capability)
+        rememberable = all(type(part) is str or part is None for part in key)
+        if rememberable:
+            remembered = self._observed_findings.get(key)
+            if remembered is not None:
+                return remembered
+        observed = Component(
+            id=f"tool:{name}",
+            type=ComponentType.TOOL,
+            data={
+                "id": f"tool:{name}",
+                "type": "tool",
+                "name": name,
+                "version": version,
+                "provider": provider,
+                "capability": capability,
+            },
+        )
+        context = replace(self._context(session, None), now=now)
+        findings = tuple(self.g.rules.evaluate_component(observed, None, context=context))
+        if rememberable:
+            if len(self._observed_findings) >= MAX_REMEMBERED_TOOLS:
+                self._observed_findings.clear()
+            self._observed_findings[key] = findings
+        return findings
 
     def _tool_result(
         self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
