@@ -129,13 +129,20 @@ class Floor:
         self.conn.close()
 
 
-def _timed(step: Any, items: list[Any]) -> list[float]:
+def _timed(step: Any, items: list[Any], cpu: list[float] | None = None) -> list[float]:
+    """Wall-clock microseconds per item; with ``cpu``, the thread's CPU microseconds per item
+    are appended to it too (on a loaded machine a wall-clock median still counts the time a
+    request waited for a core, its CPU time does not)."""
     clock = time.perf_counter_ns
+    cpu_clock = time.thread_time_ns
     timings = []
     for item in items:
+        c0 = cpu_clock()
         t0 = clock()
         step(item)
         timings.append((clock() - t0) / 1000)
+        if cpu is not None:
+            cpu.append((cpu_clock() - c0) / 1000)
     return timings
 
 
@@ -170,19 +177,27 @@ def bench_inprocess(requests: int, rounds: int = 8) -> dict[str, float]:
         guardian_times: list[float] = []
         floor_times: list[float] = []
         ratios: list[float] = []
+        cpu_ratios: list[float] = []
+        guardian_cpu: list[float] = []
+        floor_cpu: list[float] = []
         guardian_wall = 0.0
         for _ in range(rounds):
             batch = bodies(per_round)
             floor_batch = bodies(per_round)
             responses.clear()
             t0 = time.perf_counter()
-            ours = _timed(decide, batch)
+            our_cpu: list[float] = []
+            their_cpu: list[float] = []
+            ours = _timed(decide, batch, our_cpu)
             guardian_wall += time.perf_counter() - t0
-            theirs = _timed(floor.one, floor_batch)
+            theirs = _timed(floor.one, floor_batch, their_cpu)
             bad = [r for r in responses if "error" in r]
             if bad:
                 raise SystemExit(f"unexpected error: {bad[0]}")
             ratios.append(statistics.median(ours) / statistics.median(theirs))
+            cpu_ratios.append(statistics.median(our_cpu) / statistics.median(their_cpu))
+            guardian_cpu += our_cpu
+            floor_cpu += their_cpu
             guardian_times += ours
             floor_times += theirs
         decision = responses[-1]["result"]["decision"]
@@ -201,6 +216,9 @@ def bench_inprocess(requests: int, rounds: int = 8) -> dict[str, float]:
         "floor_median_us": statistics.median(floor_times),
         "floor_p99_us": _percentile(floor_times, 0.99),
         "floor_ratio": statistics.median(ratios),
+        "cpu_median_us": statistics.median(guardian_cpu),
+        "floor_cpu_median_us": statistics.median(floor_cpu),
+        "floor_cpu_ratio": statistics.median(cpu_ratios),
     }
     print(
         f"in-process toolCallRequest ({decision}, parse to committed entry, {entries} entries): "
@@ -216,6 +234,11 @@ def bench_inprocess(requests: int, rounds: int = 8) -> dict[str, float]:
         f"in-process decision / floor: {result['floor_ratio']:.2f}x (median of {rounds} "
         f"alternating rounds, per-round ratios {min(ratios):.2f}-{max(ratios):.2f}x; "
         "target <= 2x)"
+    )
+    print(
+        f"CPU time per request (thread): decision {result['cpu_median_us']:.1f} us, floor "
+        f"{result['floor_cpu_median_us']:.1f} us, ratio {result['floor_cpu_ratio']:.2f}x "
+        f"(median of per-round ratios {min(cpu_ratios):.2f}-{max(cpu_ratios):.2f}x)"
     )
     return result
 
