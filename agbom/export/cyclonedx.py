@@ -756,12 +756,48 @@ def cyclonedx_xml(doc: Mapping[str, Any]) -> bytes:
         dep_el = _sub(deps, "dependency", ref=dep["ref"])
         for target in dep.get("dependsOn", ()):
             _sub(dep_el, "dependency", ref=target)
+    if doc.get("vulnerabilities"):
+        _xml_vulnerabilities(_sub(root, "vulnerabilities"), doc["vulnerabilities"])
     # Unqualified tags inherit the default namespace only when created inside it.
     for el in root.iter():
         if isinstance(el.tag, str) and not el.tag.startswith("{"):
             el.tag = f"{{{nsmap[None]}}}{el.tag}"
     result: bytes = etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
     return result
+
+
+def _xml_vulnerabilities(holder: Any, vulnerabilities: Iterable[Mapping[str, Any]]) -> None:
+    """``vulnerabilities[]`` in the XML schema's element order (id, source, references,
+    ratings, description, recommendation, affects)."""
+    for entry in vulnerabilities:
+        el = _sub(holder, "vulnerability", bom_ref=entry["bom-ref"])
+        _sub(el, "id", entry["id"])
+        _sub(_sub(el, "source"), "name", entry["source"]["name"])
+        if entry.get("references"):
+            refs = _sub(el, "references")
+            for ref in entry["references"]:
+                ref_el = _sub(refs, "reference")
+                _sub(ref_el, "id", ref["id"])
+                _sub(_sub(ref_el, "source"), "name", ref["source"]["name"])
+        ratings = _sub(el, "ratings")
+        for rating in entry["ratings"]:
+            rating_el = _sub(ratings, "rating")
+            _sub(_sub(rating_el, "source"), "name", rating["source"]["name"])
+            _sub(rating_el, "severity", rating["severity"])
+        if entry.get("description"):
+            _sub(el, "description", entry["description"])
+        if entry.get("recommendation"):
+            _sub(el, "recommendation", entry["recommendation"])
+        affects = _sub(el, "affects")
+        for affect in entry["affects"]:
+            target = _sub(affects, "target")
+            _sub(target, "ref", affect["ref"])
+            if affect.get("versions"):
+                versions = _sub(target, "versions")
+                for version in affect["versions"]:
+                    version_el = _sub(versions, "version")
+                    _sub(version_el, "version", version["version"])
+                    _sub(version_el, "status", version["status"])
 
 
 # -- exporters ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ What they cannot see is listed in docs/rules.md ("Content checks").
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import stat
@@ -150,37 +151,64 @@ def shown(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
+# Words one of the line patterns needs: only lines holding one are checked against them (a
+# huge generated file of other text costs one pass of this regex, not six per line).
+_TRIGGER = re.compile(
+    r"curl|wget|fetch|iwr|irm|invoke-|iex|webclient|base64|xxd|openssl|exec|eval|function|-e"
+    r"|ignore|disregard|forget|override|bypass|longer|system|tell|inform|notify|alert|let|hide"
+    r"|conceal|keep|user|requests|httpx|session|client|nc|netcat|scp|/dev/tcp"
+)  # matched against the text with ASCII letters lower-cased (same length, same offsets)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_BLANK_RUN = re.compile(rf"(?:^[^\S\n]*\n){{{BLANK_RUN},}}", re.MULTILINE)
+
+
 def check_lines(lines: Iterable[str], file: str) -> Iterator[ContentFinding]:
-    """The line checks (patterns, invisible characters, blank runs) over one text file."""
-    blank_run = 0
-    blank_start = 0
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            if blank_run == 0:
-                blank_start = number
-            blank_run += 1
-            continue
-        if blank_run >= BLANK_RUN:
-            yield ContentFinding(
-                "hidden-after-blank-lines",
-                file,
-                number,
-                shown(f"after {blank_run} blank lines from line {blank_start}: {line}"),
-            )
-        blank_run = 0
-        part = line[:MAX_LINE_CHARS]
-        invisible = _INVISIBLE.search(part)
-        if invisible is not None and not (
-            number == 1 and invisible.start() == 0 and part[0] == "\ufeff"
-        ):
-            yield ContentFinding("invisible-characters", file, number, shown(part))
+    """The line checks over one text file given as lines (see :func:`check_text`)."""
+    return check_text("\n".join(lines), file)
+
+
+def check_text(text: str, file: str) -> Iterator[ContentFinding]:
+    """The line checks (patterns, invisible characters, blank runs) over one text file,
+    in line order."""
+    starts = [0]
+    starts.extend(m.end() for m in re.finditer("\n", text))
+
+    def line_at(offset: int) -> int:  # 1-based
+        return bisect.bisect_right(starts, offset)
+
+    def line_text(number: int) -> str:
+        begin = starts[number - 1]
+        end = starts[number] - 1 if number < len(starts) else len(text)
+        return text[begin:end]
+
+    found: list[ContentFinding] = []
+    for run in _BLANK_RUN.finditer(text):
+        after = line_at(run.end())
+        if after > len(starts) or not line_text(after).strip():
+            continue  # blank lines at the end of the file hide nothing
+        blanks = text.count("\n", run.start(), run.end())
+        content = line_text(after)
+        message = f"after {blanks} blank lines from line {line_at(run.start())}: {content}"
+        found.append(ContentFinding("hidden-after-blank-lines", file, after, shown(message)))
+    for invisible in _INVISIBLE.finditer(text):
+        if invisible.start() == 0 and text[0] == "\ufeff":
+            continue  # a leading byte-order mark
+        number = line_at(invisible.start())
+        if not found or found[-1].check != "invisible-characters" or found[-1].line != number:
+            part = line_text(number)[:MAX_LINE_CHARS]
+            found.append(ContentFinding("invisible-characters", file, number, shown(part)))
+    lowered = text.translate(_ASCII_LOWER)
+    candidates = sorted({line_at(m.start()) for m in _TRIGGER.finditer(lowered)})
+    for number in candidates:
+        part = line_text(number)[:MAX_LINE_CHARS]
         for check, pattern in _LINE_CHECKS:
-            found = pattern.search(part)
-            if found is not None:
-                yield ContentFinding(check, file, number, shown(_around(part, found)))
-        secret = _SECRET_SOURCE.search(part)
-        if secret is not None and _SEND.search(part) is not None:
-            yield ContentFinding("secret-exfiltration", file, number, shown(part))
+            match = pattern.search(part)
+            if match is not None:
+                found.append(ContentFinding(check, file, number, shown(_around(part, match))))
+        if _SECRET_SOURCE.search(part) is not None and _SEND.search(part) is not None:
+            found.append(ContentFinding("secret-exfiltration", file, number, shown(part)))
+    found.sort(key=lambda f: (f.line, CHECKS.index(f.check)))
+    return iter(found)
 
 
 def _around(line: str, found: re.Match[str]) -> str:
@@ -230,7 +258,7 @@ def check_skill(folder: Path, files: Iterable[Any]) -> ContentReport:
             continue
         budget -= len(data)
         text = data.decode("utf-8", errors="replace")
-        found.extend(check_lines(text.split("\n"), path))
+        found.extend(check_text(text, path))
     found.sort(key=lambda f: (f.file, f.line, CHECKS.index(f.check)))
     omitted = max(0, len(found) - MAX_FINDINGS)
     return ContentReport(found[:MAX_FINDINGS], unchecked, omitted)

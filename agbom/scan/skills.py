@@ -22,6 +22,7 @@ from agbom.scan.allowed_tools import AllowedToolsError, capabilities_of, parse_a
 from agbom.scan.content import check_skill
 from agbom.scan.interface import FileError, ReadContext, ReadResult
 from agbom.scan.skill_index import MISMATCH_FIELD, index_digest_for
+from agbom.scan.skill_packages import declared_packages
 
 FRONTMATTER_MAX_BYTES = 256 * 1024
 NAME_MAX = 64
@@ -214,6 +215,9 @@ class SkillReader:
         metadata = meta.get("metadata")
         if isinstance(metadata, Mapping):
             component["metadata"] = {str(k): str(v) for k, v in metadata.items()}
+        packages = declared_packages(folder, (f.path for f in digest.files if not f.symlink))
+        if packages:  # exact pins the skill's scripts install (matched by --osv)
+            component["packages"] = packages
         published = index_digest_for(folder, name)
         if published is not None:
             # The index's digest (of SKILL.md or an archive) beside the folder digest.

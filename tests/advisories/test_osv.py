@@ -345,3 +345,45 @@ def test_live_database_reloads_on_sighup_and_keeps_the_old_one_on_a_bad_export(
         for thread in threading.enumerate():
             if thread.name == "osv-reload":
                 thread.join(timeout=60)
+
+
+def test_packages_a_skill_pins_are_matched(tmp_path: Path) -> None:
+    skill = tmp_path / "skills" / "fetcher"
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: fetcher\ndescription: Fetches.\n---\nBody.\n")
+    (skill / "requirements.txt").write_text(
+        "# pinned\nMCP_Server.Fetch[cli]==0.6.1  # the fetch server\nrequests>=2\n"
+    )
+    dependencies = {"@acme/mcp-filesystem": "1.4.1", "left-pad": "^1.3.0", "x": "git+https://x"}
+    (skill / "scripts" / "package.json").write_text(json.dumps({"dependencies": dependencies}))
+    proc = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "json", cwd=tmp_path)
+    report = json.loads(proc.stdout)
+    (component,) = [c for c in report["agbom"]["components"] if c["type"] == "skill"]
+    assert component["packages"] == [
+        "pkg:npm/%40acme/mcp-filesystem@1.4.1",
+        "pkg:pypi/mcp-server-fetch@0.6.1",
+    ]
+    assert sorted(v["id"] for v in component["vulnerabilities"]) == [FS_ADVISORY, FETCH_ADVISORY]
+    rules = {f["rule_id"] for f in report["findings"] if f["components"] == ["skill:fetcher"]}
+    assert {"AGB-VULN-001", "AGB-VULN-002"} <= rules
+    cdx = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-json", cwd=tmp_path)
+    assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(cdx.stdout) is None
+    affects = {a["ref"] for v in json.loads(cdx.stdout)["vulnerabilities"] for a in v["affects"]}
+    assert affects == {"skill:fetcher"}
+
+
+def test_scan_osv_cyclonedx_xml_carries_the_vulnerabilities(project: Path) -> None:
+    from cyclonedx.schema import OutputFormat
+    from cyclonedx.validation import make_schemabased_validator
+    from lxml import etree
+
+    for version, schema in (("1.6", SchemaVersion.V1_6), ("1.7", SchemaVersion.V1_7)):
+        proc = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-xml",
+                      "--spec-version", version, cwd=project)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        validator = make_schemabased_validator(OutputFormat.XML, schema)
+        assert validator.validate_str(proc.stdout) is None
+        ns = {"c": f"http://cyclonedx.org/schema/bom/{version}"}
+        root = etree.fromstring(proc.stdout.encode())
+        ids = root.xpath("/c:bom/c:vulnerabilities/c:vulnerability/c:id/text()", namespaces=ns)
+        assert sorted(ids) == [FS_ADVISORY, FETCH_ADVISORY]
