@@ -7,7 +7,6 @@ import sys
 import traceback
 from typing import Any
 
-import click
 import typer
 
 from agbom import __version__
@@ -17,15 +16,24 @@ from agbom.errors import AgbomError
 
 try:  # typer >= 0.2x vendors its own click: its usage errors are not click.ClickException
     from typer._click import exceptions as _typer_click
-
-    _CLICK_ERRORS: tuple[type[Any], ...] = (
-        click.ClickException,
-        _typer_click.ClickException,
-    )
-    _USAGE_ERRORS: tuple[type[Any], ...] = (click.UsageError, _typer_click.UsageError)
 except ImportError:  # pragma: no cover - older typer uses click itself
-    _CLICK_ERRORS = (click.ClickException,)
-    _USAGE_ERRORS = (click.UsageError,)
+    import click as _typer_click  # type: ignore[no-redef]
+
+
+def _click_classes(name: str, *also: type[Any]) -> tuple[type[Any], ...]:
+    """``also``, typer's click's exception class ``name``, and click's when click is loaded.
+
+    click itself (about 10 ms of imports) is loaded only by what uses it (sqlite-utils): an
+    exception of its kind cannot have been raised when it is not in ``sys.modules``. Used in
+    ``except`` clauses, which are evaluated only when an exception reaches them.
+    """
+    classes = list(also)
+    for module in (_typer_click, getattr(sys.modules.get("click"), "exceptions", None)):
+        found = getattr(module, name, None) if module is not None else None
+        if isinstance(found, type) and issubclass(found, BaseException) and found not in classes:
+            classes.append(found)
+    return tuple(classes)
+
 
 app = typer.Typer(
     name="agbom",
@@ -89,10 +97,10 @@ def run(args: list[str]) -> int:
         return result if isinstance(result, int) else 0
     except typer.Exit as exc:
         return exc.exit_code
-    except (click.exceptions.Abort, typer.Abort):
+    except _click_classes("Abort", typer.Abort):
         typer.echo("agbom: aborted", err=True)
         return 130
-    except _CLICK_ERRORS as exc:
+    except _click_classes("ClickException") as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             # A bare 'agbom' or 'agbom skills': the whole help, as click shows it (stderr, 2).
             typer.echo(exc.ctx.get_help(), err=True)
@@ -100,7 +108,7 @@ def run(args: list[str]) -> int:
         # Usage errors: keep click's wording, on one line, exit 2.
         message = visible(exc.format_message().replace("\n", " "))
         hint = ""
-        if isinstance(exc, _USAGE_ERRORS) and getattr(exc, "ctx", None) is not None:
+        if isinstance(exc, _click_classes("UsageError")) and getattr(exc, "ctx", None) is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
         typer.echo(f"agbom: error: {message}{hint}", err=True)
         return int(exc.exit_code)
