@@ -874,6 +874,9 @@ class Guardian:
             raise StaleSession(session.session_id) from exc
         except DuplicateRequest as exc:
             raise replay_error(exc) from exc
+        except StoreError as exc:
+            # Not stored: the decision must not stand (the same answer as a batched entry's).
+            raise AcsError(codes.INTERNAL_ERROR, "audit_append_failed", str(exc)) from exc
         session.head = digest
         session.seq = seq
         session.remember_request(request_id)
@@ -993,7 +996,11 @@ class Guardian:
     def _reloaded(
         self, session: SessionState, agent_id: str | None, tenant_id: str | None
     ) -> SessionState:
-        """``session`` as the store has it now (dropped from memory and restored)."""
+        """``session``, held with no handshake, as the store has it if another replica has
+        negotiated it since (else as it is: it may hold components observed by a hook)."""
+        stored = self.store.get_session(session.session_id)
+        if stored is None or stored.get("negotiated") is None:
+            return session
         self._forget(session.session_id)
         return self._session(session.session_id, agent_id, tenant_id)
 
