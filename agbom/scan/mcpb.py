@@ -155,6 +155,12 @@ class McpbReader:
                         "_path": ("tools", index),
                     }
                 )
+                # What the bundle tells the model the tool does: part of its tool-set pin.
+                described = result.components[-1]
+                if isinstance(tool.get("description"), str):
+                    described["description"] = tool["description"]
+                if isinstance(tool.get("inputSchema"), Mapping):
+                    described["inputSchema"] = tool["inputSchema"]
                 component["tools"].append(tool_id)
         result.components.insert(0, component)
         return result
