@@ -20,6 +20,7 @@ import ipaddress
 import os
 import socket
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,11 +37,13 @@ from agbom.adapters.headers import MAX_EVENT_BYTES, RUNTIME_HEADER, TOO_LARGE_CO
 from agbom.adapters.interface import HookReply
 from agbom.errors import AgbomError
 from agbom.guardian import Guardian
+from agbom.guardian.core import on_database_server
 from agbom.protocol import INTERNAL_ERROR
 from agbom.store import Store, open_store
 from agbom.transports.interface import Limits, error_body, handle_body_pipelined, too_large
 from agbom.transports.worker import (
     DEADLINE_S,
+    IDLE_PROBE_S,
     KIND_ACS,
     PROBE_INTERVAL_S,
     DecisionProcess,
@@ -257,10 +260,20 @@ class InProcessDecisions:
     async def _probe_store(self) -> None:
         # As the decision process does: while the store cannot write, try a write of our own
         # every PROBE_INTERVAL_S, so it is seen to recover even when no request arrives.
+        # On a database server, also every IDLE_PROBE_S while healthy: it can go away while no
+        # request arrives, and /healthz must say so.
+        guardian = self.guardian
+        guardian.store_probed_elsewhere = True
+        on_server = on_database_server(guardian.store)
+        next_idle_probe = 0.0
         while True:
             await asyncio.sleep(PROBE_INTERVAL_S)
-            if self._guardian is not None and self._guardian.store.write_failure is not None:
-                self._guardian.store.check_writable()
+            now = time.monotonic()
+            if guardian.store.write_failure is not None:
+                guardian.store.check_writable()
+            elif on_server and now >= next_idle_probe:
+                next_idle_probe = now + IDLE_PROBE_S
+                guardian.store.check_writable()
 
     async def stop(self) -> None:
         if self._probe is not None:

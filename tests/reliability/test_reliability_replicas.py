@@ -260,11 +260,12 @@ def own_cluster() -> Iterator[PgCluster]:
         cluster.destroy()
 
 
+@pytest.mark.parametrize("extra", [[], ["--single-process"]], ids=["decision-process", "single"])
 def test_while_postgresql_is_down_healthz_is_503_and_nothing_is_allowed(
-    own_cluster: PgCluster, tmp_path: Path
+    own_cluster: PgCluster, tmp_path: Path, extra: list[str]
 ) -> None:
     url = own_cluster.url(own_cluster.create_database())
-    replicas = start_replicas(url, tmp_path, 2)
+    replicas = start_replicas(url, tmp_path, 2, extra=extra)
     http = httpx.Client(timeout=60)
 
     def health(replica: Served) -> int:
@@ -277,7 +278,7 @@ def test_while_postgresql_is_down_healthz_is_503_and_nothing_is_allowed(
         assert post(replicas[1].url, start, client=http)["result"]["decision"] == "allow"
         port = own_cluster.port
         own_cluster.stop()
-        # No request needed: each replica's decision process probes the database while idle.
+        # No request needed: each replica probes the database while idle.
         deadline = time.monotonic() + 60
         while any(health(r) != 503 for r in replicas):
             assert time.monotonic() < deadline, [health(r) for r in replicas]
