@@ -176,6 +176,9 @@ def apply_diff(base: AgBOM, diff: AgBOMDiff, *, source: str = "agbom/changed pay
     if added:
         components = {cid: components[cid] for cid in sorted(components)}
     result = AgBOM._in_order(components, header)
+    result._derived_from(
+        base, (*diff.removed, *(c.id for c in diff.added), *(c.id for c in diff.changed))
+    )
     _carry_referrers(base, result, diff)
     return _checked(result, source)
 

@@ -21,6 +21,7 @@ import orjson
 from agbom._canonical import NotCanonicalizable, jcs_bytes, jcs_key_order
 from agbom._schema import compiled_validator, describe_failure
 from agbom.errors import AgbomError
+from agbom.inventory._layout import DocumentLayout
 
 
 class ComponentType(StrEnum):
@@ -237,7 +238,15 @@ class AgBOM:
 
     # __weakref__: a store remembers the AgBOM it last stored for a session only while the
     # Guardian still holds it (agbom/store/sqlite/versions.py).
-    __slots__ = ("__weakref__", "_components", "_hash", "_referrers", "header")
+    __slots__ = (
+        "__weakref__",
+        "_components",
+        "_hash",
+        "_layout",
+        "_origin",
+        "_referrers",
+        "header",
+    )
 
     def __init__(self, components: Mapping[str, Component], header: Mapping[str, Any]) -> None:
         # Callers outside this module go through from_document/from_components, which validate.
@@ -245,6 +254,10 @@ class AgBOM:
         self.header = dict(header)
         self._hash: str | None = None
         self._referrers: dict[str, frozenset[str]] | None = None
+        # The canonical document in hashed chunks (agbom/inventory/_layout.py), and for an
+        # AgBOM derived from another, that one's layout and the ids that differ.
+        self._layout: DocumentLayout | None = None
+        self._origin: tuple[DocumentLayout, frozenset[str]] | None = None
 
     @classmethod
     def _in_order(cls, components: dict[str, Component], header: Mapping[str, Any]) -> AgBOM:
@@ -254,7 +267,15 @@ class AgBOM:
         agbom.header = dict(header)
         agbom._hash = None
         agbom._referrers = None
+        agbom._layout = None
+        agbom._origin = None
         return agbom
+
+    def _derived_from(self, base: AgBOM, touched: Iterable[str]) -> None:
+        """Note that this AgBOM differs from ``base`` at most in the ids ``touched`` (and the
+        header), so its hash resumes from ``base``'s layout instead of the whole document."""
+        if self._hash is None and base._layout is not None:
+            self._origin = (base._layout, frozenset(touched))
 
     def referrers(self, component_id: str) -> frozenset[str]:
         """Ids of the components that reference ``component_id`` (index built once)."""
@@ -385,14 +406,20 @@ class AgBOM:
 
     @property
     def agbom_hash(self) -> str:
-        """``sha256:HEX`` over the RFC 8785 form of the canonical document (order-independent)."""
+        """``sha256:HEX`` over the RFC 8785 form of the canonical document (order-independent).
+
+        Kept as a layout of hashed chunks, so an AgBOM derived from another by a small diff
+        hashes from the first changed chunk on, not the whole document again."""
         if self._hash is None:
-            digest = hashlib.sha256()
-            for piece in document_pieces(
-                self.header, [c.canonical for c in self._components.values()]
-            ):
-                digest.update(piece)
-            self._hash = "sha256:" + digest.hexdigest()
+            prefix, suffix = document_frame(self.header)
+            origin = self._origin
+            if origin is not None:
+                layout = origin[0].derive(prefix, suffix, self._components, origin[1])
+            else:
+                layout = DocumentLayout.build(prefix, suffix, self._components)
+            self._origin = None
+            self._layout = layout
+            self._hash = layout.digest
         return self._hash
 
     def __eq__(self, other: object) -> bool:
@@ -427,6 +454,15 @@ def document_pieces(header: Mapping[str, Any], components: list[bytes]) -> list[
             pieces.append(jcs_bytes(header[name]))
     pieces.append(b"}")
     return pieces
+
+
+def document_frame(header: Mapping[str, Any]) -> tuple[bytes, bytes]:
+    """The RFC 8785 bytes of ``{**header, "components": [...]}`` before the first component
+    and after the last (see :func:`document_pieces`)."""
+    pieces = document_pieces(header, [])
+    # A member name is a JSON string and a member value a JSON value: neither is b":[".
+    at = pieces.index(b":[") + 1  # the (empty) joined components
+    return b"".join(pieces[:at]), b"".join(pieces[at + 1 :])
 
 
 def document_bytes(header: Mapping[str, Any], components: list[bytes]) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import pytest
 import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -100,3 +101,70 @@ def test_to_document_keeps_values_as_given_and_is_independent() -> None:
     document["agent"]["id"] = "changed"
     assert agbom.get(_tool(1, {})["id"]).name == "tool 1"  # type: ignore[union-attr]
     assert agbom.agent_id == "a"
+
+
+# A chain of diffs: each AgBOM's hash resumes from the previous one's chunked layout
+# (agbom/inventory/_layout.py). Small chunks make every case happen with few components:
+# a chunk split, emptied, the first and last chunk changed, the header changed.
+_steps = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "remove", "change", "header"]),
+        st.integers(min_value=0, max_value=40),
+        st.dictionaries(_keys, _values, max_size=2),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    start=st.integers(min_value=0, max_value=12),
+    chunk=st.integers(min_value=1, max_value=4),
+    steps=_steps,
+)
+def test_hash_along_a_chain_of_diffs_matches_recomputation(
+    start: int, chunk: int, steps: list[tuple[str, int, dict[str, Any]]]
+) -> None:
+    from agbom.inventory import _layout
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_layout, "CHUNK_TARGET", chunk)
+        current = AgBOM.from_document(
+            {"agent": {"id": "a"}, "components": [_tool(i, {}) for i in range(start)]}
+        )
+        assert current.agbom_hash == _reference_hash(current)
+        for action, index, extra in steps:
+            tool_id = _tool(index, {})["id"]
+            if action == "header":
+                payload: dict[str, Any] = {"header": {"agent": {"id": "a"}, **extra}}
+            elif action == "add" and tool_id not in current:
+                payload = {"added": [_tool(index, extra)]}
+            elif action == "remove" and tool_id in current:
+                payload = {"removed": [tool_id]}
+            elif tool_id in current:
+                payload = {"changed": [_tool(index, extra)]}
+            else:
+                continue
+            current, _ = apply_changed_payload(current, payload)
+            assert current.agbom_hash == _reference_hash(current)
+
+
+def test_hash_of_a_large_agbom_through_many_one_component_changes() -> None:
+    # Default chunk size, enough components for several chunks; changes at the start, in
+    # the middle, at the end, adds that split a chunk and removes that empty one.
+    count = 1_300
+    current = AgBOM.from_document({"components": [_tool(i, {}) for i in range(count)]})
+    payloads: list[dict[str, Any]] = [
+        {"changed": [_tool(0, {"x-a": 1})]},
+        {"changed": [_tool(650, {"x-a": "é"})]},
+        {"changed": [_tool(count - 1, {"x-a": [1.5]})]},
+        {"added": [{**_tool(i, {}), "id": f"t-500-{i:04d}"} for i in range(1_100)]},
+        {"removed": [_tool(i, {})["id"] for i in range(100, 700)]},
+        {"header": {"agent": {"id": "b"}}},
+        {"changed": [_tool(800, {"x-\U0001f600": None})]},
+    ]
+    for payload in payloads:
+        current, _ = apply_changed_payload(current, payload)
+        assert current.agbom_hash == _reference_hash(current)
+    assert current.agbom_hash == AgBOM.from_document(current.to_document()).agbom_hash
