@@ -232,6 +232,20 @@ def serve(
         "0600, 'agbom reviewers secret FILE'). Without it a per-process secret is used: a "
         "restart signs reviewers out, and replicas need the same FILE to share sign-ins.",
     ),
+    osv: Path | None = typer.Option(
+        None,
+        "--osv",
+        metavar="PATH",
+        help="Deny agbom/snapshot and agbom/changed by the OSV advisories (all.zip or a folder "
+        "of OSV JSON, read offline) that affect their packages (AGB-VULN-*). Reloaded on SIGHUP.",
+    ),
+    lock: Path | None = typer.Option(
+        None,
+        "--lock",
+        metavar="FILE",
+        help="Check MCP servers' tool sets in AgBOMs and wrapped tools/list results against "
+        "this lock file ('agbom lock'; AGB-LOCK-001). Reloaded on SIGHUP.",
+    ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
     from agbom.guardian import build_guardian
@@ -266,7 +280,11 @@ def serve(
             max_connections=max_connections,
             read_api_protected=api_token_file is not None or public_read_api,
         )
+    signals = _signals(osv, lock)  # a bad export or lock file: exit 2, before the store opens
     config = _guardian_config(
+        # Absolute: a decision process (re)started later reads the same files.
+        osv_path=None if osv is None else str(osv.absolute()),
+        lock_path=None if lock is None else str(lock.absolute()),
         require_signatures=require_signatures,
         strict_inventory=strict_inventory,
         max_body_bytes=max_body_bytes,
@@ -282,6 +300,7 @@ def serve(
         reviewers_file, reviewer_header, rules, with_default, allowed_origins, ui_secret_file
     )
     keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
+    loaded = [signals]  # this process's copy; dropped when a decision process loads its own
 
     def factory(transport: str = "http", *, observed: bool = True) -> Any:
         from dataclasses import replace
@@ -294,6 +313,7 @@ def serve(
             config=config if observed else replace(config, decision_log=None, otlp_endpoint=None),
             transport=transport,
             with_default_rules=with_default,
+            signals=loaded[0],
             **keys,
         )
 
@@ -301,6 +321,8 @@ def serve(
         from agbom.transports.stdio import serve_stdio
 
         guardian = factory("stdio")
+        if signals is not None:
+            signals.install_sighup()
         try:
             _, problem = serve_stdio(guardian, sys.stdin.buffer, sys.stdout.buffer, limits)
         finally:
@@ -322,6 +344,8 @@ def serve(
     decisions: InProcessDecisions | ProcessDecisions
     if single_process:
         decisions = InProcessDecisions(factory, limits)
+        if signals is not None:
+            signals.install_sighup()
     else:
         spec = WorkerSpec.of(
             db,
@@ -333,6 +357,11 @@ def serve(
             **keys,
         )
         decisions = ProcessDecisions(spec, limits, deadline_s=decision_timeout)
+        if signals is not None:
+            # The decision process loads the export itself (config.osv_path) and reloads it on
+            # the SIGHUP this process passes on to it.
+            loaded[0] = signals = None
+            _forward_sighup(decisions)
 
     def announce(bound_host: str, bound_port: int) -> None:
         from agbom.store import redact_location
@@ -353,6 +382,26 @@ def serve(
         announce=announce,
         review=review,
     )
+
+
+def _signals(osv: Path | None, lock: Path | None) -> Any:
+    """The loaded ``--osv`` export and ``--lock`` file, or exit 2 with one line."""
+    if osv is None and lock is None:
+        return None
+    from agbom.guardian.signals import GuardianSignals
+
+    try:
+        return GuardianSignals(osv, lock)
+    except InputError as exc:
+        typer.echo(f"agbom: error: {visible(exc.diagnostics())}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _forward_sighup(decisions: Any) -> None:
+    """SIGHUP to ``agbom serve`` reaches the decision process, which reloads."""
+    import signal
+
+    signal.signal(signal.SIGHUP, lambda _n, _f: decisions.process.send_signal(signal.SIGHUP))
 
 
 def _review_config(

@@ -12,6 +12,7 @@ from agbom.protocol import KeyRing
 from agbom.protocol.signatures import DEFAULT_KEY_ID
 
 if TYPE_CHECKING:
+    from agbom.guardian.signals import GuardianSignals
     from agbom.telemetry import DecisionObserver
 
 __all__ = [
@@ -36,6 +37,7 @@ def build_guardian(
     config: GuardianConfig | None = None,
     transport: str | None = None,
     with_default_rules: bool = False,
+    signals: GuardianSignals | None = None,
 ) -> Guardian:
     """Open the store, compile the rules and return a ready Guardian (the entry points' helper).
 
@@ -43,6 +45,7 @@ def build_guardian(
     several, for a rotation (``key_id`` then names the primary one). ``transport`` is what the
     Guardian is served over, checked against each ClientHello. ``with_default_rules`` adds
     the packaged default pack to the packs at ``rules`` (the CLI's ``--rules``).
+    ``signals`` are the loaded ``config.osv_path``/``lock_path`` (loaded here when not given).
     """
     from dataclasses import replace
 
@@ -52,14 +55,21 @@ def build_guardian(
     ruleset = load_rules(
         Path(rules) if rules is not None else None, with_default=with_default_rules
     )
+    base = config or GuardianConfig()
+    if signals is None and (base.osv_path is not None or base.lock_path is not None):
+        from agbom.guardian.signals import GuardianSignals
+
+        signals = GuardianSignals(
+            Path(base.osv_path) if base.osv_path is not None else None,
+            Path(base.lock_path) if base.lock_path is not None else None,
+        )
     store = open_store(db)
     keyring: KeyRing | None = None
     if keys_file is not None:
         keyring = KeyRing.from_keys_file(keys_file, key_id)
     elif secret_file is not None:
         keyring = KeyRing.from_file(secret_file, key_id or DEFAULT_KEY_ID)
-    base = config or GuardianConfig()
-    return Guardian(
+    guardian = Guardian(
         store=store,
         rules=ruleset,
         config=replace(base, mode=Mode(mode)),
@@ -67,6 +77,8 @@ def build_guardian(
         transport=transport,
         observer=_observer(base),
     )
+    guardian.policies.signals = signals
+    return guardian
 
 
 def _observer(config: GuardianConfig) -> DecisionObserver | None:

@@ -59,6 +59,10 @@ class GuardianConfig:
     decision_log_max_bytes: int = 100 * 1024 * 1024
     decision_log_keep: int = 5
     otlp_endpoint: str | None = None
+    # Supply-chain signals (guardian/signals.py, docs/scan.md): an OSV export whose advisories
+    # and a lock file whose tool-set pins every AgBOM is checked against. None: off.
+    osv_path: str | None = None
+    lock_path: str | None = None
 
     def __post_init__(self) -> None:
         if self.ask_fallback not in ("defer", "deny"):

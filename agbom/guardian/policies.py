@@ -35,6 +35,7 @@ from agbom.store import AgbomDocument, Digest, SkillRecord, StoreError
 if TYPE_CHECKING:
     from agbom.guardian.core import Guardian
     from agbom.guardian.session import SessionState
+    from agbom.guardian.signals import GuardianSignals
     from agbom.store import Store
 
 # Steps whose content may be rewritten (MODIFY) to redact credentials.
@@ -113,6 +114,9 @@ class Policies:
         # for one rule set on one UTC day (the day decides which rule exceptions have expired).
         self._observed_findings: dict[tuple[Any, ...], tuple[Finding, ...]] = {}
         self._observed_scope: tuple[object, date] | None = None
+        # `serve --osv/--lock`: advisories and tool-set drift put on each AgBOM as it is
+        # parsed (guardian/signals.py). None: nothing to annotate, one check per AgBOM.
+        self.signals: GuardianSignals | None = None
 
     # -- dispatch ------------------------------------------------------------------------------
 
@@ -128,7 +132,7 @@ class Policies:
         if handler is not None:
             decision = handler(self, payload, params, session)
         elif method.startswith(("protocols/", "wrapped:")):
-            decision = self._mcp_message(payload, params, session)
+            decision = self._mcp_message(payload, params, session, method)
         else:
             decision = Decision.allow()
         if (
@@ -319,6 +323,8 @@ class Policies:
         except InvalidAgBOM as exc:
             prepared.error = AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics())
             return prepared
+        if self.signals is not None:
+            agbom = self.signals.annotate(agbom)
         graph = ComponentGraph(agbom)
         context = self.context_for(agent_id, tenant_id, graph, store)
         prepared.agbom, prepared.graph = agbom, graph
@@ -341,6 +347,8 @@ class Policies:
                 agbom = AgBOM.from_payload(payload)
             except InvalidAgBOM as exc:
                 raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
+            if self.signals is not None:
+                agbom = self.signals.annotate(agbom)
             graph = ComponentGraph(agbom)
             findings = self.g.rules.evaluate(graph, context=self._context(session, graph))
         pending.agbom, pending.graph, pending.findings = agbom, graph, findings
@@ -354,17 +362,20 @@ class Policies:
             agbom, diff = apply_changed_payload(session.agbom, payload)
         except InvalidAgBOM as exc:
             raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
+        added, changed = diff.added, diff.changed
+        if self.signals is not None:
+            agbom, added, changed = _annotated_change(self.signals, session.agbom, agbom, diff)
         if session.agbom is not None and "agbom" not in payload:
             # Incremental: patch the session's graph in place (taken back unless the change is
             # committed as allowed), re-evaluate only what changed.
             graph = session.ensure_graph()
-            undo = graph.apply_undoable(diff.added, diff.removed, diff.changed)
+            undo = graph.apply_undoable(added, diff.removed, changed)
             try:
                 context = self._context(session, graph)
                 touched = [
-                    *(c.id for c in diff.added),
+                    *(c.id for c in added),
                     *diff.removed,
-                    *(c.id for c in diff.changed),
+                    *(c.id for c in changed),
                 ]
                 findings = self.g.rules.evaluate_incremental(
                     graph, touched, session.findings, context=context
@@ -491,8 +502,20 @@ class Policies:
         for parent in graph.graph.predecessors(component.id):
             server = graph.component(parent)
             if server is not None and server.type is ComponentType.MCP_SERVER:
+                if self.signals is not None:
+                    server = self._live_drift(session, server)
                 findings.extend(self.g.rules.evaluate_component(server, graph, context=context))
         return self._findings_decision(findings, what=f"tool {name}")
+
+    def _live_drift(self, session: SessionState, server: Component) -> Component:
+        """``server`` with the drift its live ``tools/list`` showed in this session, if any."""
+        from agbom.guardian.signals import with_drift
+
+        assert self.signals is not None
+        found = self.signals.drifted(session.session_id, server.id)
+        if found is None:
+            return server
+        return Component(id=server.id, type=server.type, data=with_drift(server.data, found))
 
     def _observed_tool_findings(
         self, session: SessionState, name: str, version: Any, provider: Any, capability: Any
@@ -555,14 +578,49 @@ class Policies:
         return Decision.allow()
 
     def _mcp_message(
-        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+        self,
+        payload: dict[str, Any],
+        params: dict[str, Any],
+        session: SessionState,
+        method: str = "",
     ) -> Decision:
         if payload.get("method") == "tools/call":
             inner = payload.get("params") or {}
             name = inner.get("name") if isinstance(inner, dict) else None
             if isinstance(name, str):
                 return self._tool_call({"tool": {"name": name}}, params, session)
+        if self.signals is not None and "result" in payload and method.endswith("/tools/list"):
+            return self._tools_list(payload, params, session)
         return Decision.allow()
+
+    def _tools_list(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        """A wrapped ``tools/list`` result against the lock (``serve --lock``): drift is
+        remembered for the session's tool calls to that server, and the result itself is
+        decided by the server's rules (AGB-LOCK-001 denies it: the model never reads it)."""
+        assert self.signals is not None
+        metadata = params.get("metadata") or {}
+        named = metadata.get("mcp_server") if isinstance(metadata, dict) else None
+        found = self.signals.tools_list_drift(
+            session.session_id, named if isinstance(named, str) else None, payload["result"]
+        )
+        if found is None:
+            return Decision.allow()
+        server_id, drifted = found
+        current = session.agbom.get(server_id) if session.agbom is not None else None
+        data = dict(current.data) if current is not None else {
+            "id": server_id, "type": "mcp_server", "name": server_id, "tools": [],
+        }  # fmt: skip
+        from agbom.guardian.signals import with_drift
+
+        server = Component(
+            id=server_id, type=ComponentType.MCP_SERVER, data=with_drift(data, drifted)
+        )
+        graph = session.graph
+        context = self._context(session, graph)
+        findings = self.g.rules.evaluate_component(server, graph, context=context)
+        return self._findings_decision(findings, what=f"the tools/list of {server_id}")
 
     def _redact(self, method: str, payload: dict[str, Any], decision: Decision) -> Decision:
         pointers = sorted(set(secret_pointers(payload)))
@@ -912,6 +970,33 @@ class Policies:
                 reasoning="final_chain_hash is not the Guardian's chain head",
             )
         return Decision.allow()
+
+
+def _annotated_change(
+    signals: GuardianSignals, before: AgBOM | None, agbom: AgBOM, diff: AgBOMDiff
+) -> tuple[AgBOM, tuple[Component, ...], tuple[Component, ...]]:
+    """``agbom`` annotated (``serve --osv/--lock``) and the diff's components as annotated.
+
+    A component the change did not name can still gain or lose a signal (a server whose tool
+    set drifted because one of its tools changed, every component after a reload of the
+    export): such components join ``changed``, so the incremental evaluation sees them.
+    """
+    from agbom.guardian.signals import SIGNAL_FIELDS
+
+    annotated = signals.annotate(agbom)
+    if annotated is agbom:
+        return agbom, diff.added, diff.changed
+    named = {c.id for c in diff.added} | {c.id for c in diff.changed}
+    added = tuple(annotated.get(c.id) or c for c in diff.added)
+    changed = [annotated.get(c.id) or c for c in diff.changed]
+    if before is not None:
+        for component in annotated:
+            was = before.get(component.id) if component.id not in named else None
+            if was is not None and any(
+                component.data.get(k) != was.data.get(k) for k in SIGNAL_FIELDS
+            ):
+                changed.append(component)
+    return annotated, added, tuple(changed)
 
 
 def _copy_graph(graph: ComponentGraph) -> ComponentGraph:

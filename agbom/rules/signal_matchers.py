@@ -225,7 +225,12 @@ class ToolsDriftIs(Predicate):
             names = drift.get(change)
             if isinstance(names, list) and names:
                 parts.append(f"{change} " + ", ".join(str(n) for n in names[:5]))
-        return [(True, "tools " + "; ".join(parts) if parts else self.describe())]
+        text = "tools " + "; ".join(parts) if parts else str(drift.get("detail") or "")
+        # What a changed tool now says against what was pinned (cut; see scan/lock.py).
+        differences = drift.get("differences")
+        if isinstance(differences, list) and differences:
+            text += ": " + _listed([str(d) for d in differences])
+        return [(True, text or self.describe())]
 
 
 SIGNAL_PREDICATES: dict[str, Callable[[Any], Predicate]] = {

@@ -484,6 +484,8 @@ def main(argv: list[str]) -> int:
         with contextlib.suppress(OSError):
             sock.sendall(REPLY.pack(len(message), CONTROL_TAG) + message)
         return 2
+    if guardian.policies.signals is not None:  # serve --osv/--lock: the front forwards SIGHUP
+        guardian.policies.signals.install_sighup()
     guardian.store.start_background_checkpoints()
     try:
         served = DecisionServer(guardian, Limits(**spec.limits)).serve(sock)
@@ -666,6 +668,13 @@ class DecisionProcess:
                 file=sys.stderr,
             )
             self._proc.kill()
+
+    def send_signal(self, signum: int) -> None:
+        """Pass ``signum`` on to the decision process, if it runs (SIGHUP: reload what the
+        Guardian decides with; see ``agbom serve --osv``)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signum)
 
     async def hook(
         self, runtime: str, body: bytes, *, env: dict[str, str], fail_open: bool

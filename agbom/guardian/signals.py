@@ -1,0 +1,228 @@
+"""Supply-chain signals at run time: ``agbom serve --osv PATH`` and ``--lock FILE``.
+
+A :class:`GuardianSignals` annotates each AgBOM the Guardian accepts for evaluation, right
+after it is parsed: components get the ``vulnerabilities`` the OSV export names for their
+exact package versions, and MCP servers whose tool set differs from the lock file's pin get
+``tools_drift``. The rules (AGB-VULN-*, AGB-LOCK-001 in the default pack) then decide, as
+``agbom check --osv/--locked`` does in CI. A wrapped ``tools/list`` result is compared with
+the lock too, and the drift it shows is remembered for the session's later tool calls.
+
+Loaded once; :meth:`GuardianSignals.reload` (SIGHUP) reads both files again and keeps the
+previous ones when a new one cannot be used (fail closed: never an empty database).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from agbom.advisories import VULNERABILITIES_FIELD
+from agbom.advisories.live import LiveAdvisories
+from agbom.scan.lock import (
+    TOOLS_DRIFT,
+    Change,
+    LockError,
+    canonical_tool,
+    drift,
+    mark_drift,
+    read_lock,
+    tool_set_pin,
+)
+
+if TYPE_CHECKING:
+    from agbom.inventory import AgBOM
+
+SIGNAL_FIELDS = (VULNERABILITIES_FIELD, TOOLS_DRIFT)
+"""The component fields the signals set (and the Guardian compares across versions)."""
+MAX_DRIFTED = 4096
+"""(session, server) pairs whose live ``tools/list`` drifted, remembered at most (oldest go)."""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _stderr(message: str) -> None:
+    print(f"agbom: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+class GuardianSignals:
+    """The OSV database and the lock file one Guardian decides with."""
+
+    def __init__(
+        self,
+        osv: Path | None,
+        lock: Path | None,
+        *,
+        report: Callable[[str], None] = _stderr,
+    ) -> None:
+        self._report = report
+        # Either load raises AdvisoryError/LockError (InputError): the caller's usage error.
+        self.advisories = LiveAdvisories(osv, report=report) if osv is not None else None
+        self.lock_path = lock
+        self.lock: Mapping[str, Any] | None = read_lock(lock) if lock is not None else None
+        self._drifted: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+        self._reload_lock = threading.Lock()
+
+    # -- reloading ---------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Read the export and the lock file again; keep the old one of each that fails."""
+        with self._reload_lock:
+            if self.advisories is not None:
+                self.advisories.reload()  # reports either way, keeps the old one on failure
+            if self.lock_path is not None:
+                try:
+                    self.lock = read_lock(self.lock_path)
+                except LockError as exc:
+                    self._report(f"lock reload failed, keeping the loaded lock: {exc}")
+                else:
+                    self._report(f"lock file reloaded from {self.lock_path}")
+
+    def install_sighup(self) -> None:
+        """Reload on SIGHUP, in a thread (a large export takes seconds to load)."""
+
+        def handler(_signum: int, _frame: FrameType | None) -> None:
+            threading.Thread(target=self.reload, name="agbom-signals-reload", daemon=True).start()
+
+        signal.signal(signal.SIGHUP, handler)
+
+    # -- annotation --------------------------------------------------------------------------
+
+    def annotate(self, agbom: AgBOM) -> AgBOM:
+        """``agbom`` with advisories on its components and tool drift on its servers."""
+        if self.advisories is not None:
+            agbom = self.advisories.annotate(agbom)
+        lock = self.lock
+        if lock is not None:
+            agbom = _exact_drift(agbom, self.tool_drift(lock, agbom))
+        return agbom
+
+    @staticmethod
+    def tool_drift(lock: Mapping[str, Any], agbom: AgBOM) -> list[Change]:
+        """The tool-set drifts of ``agbom``'s servers that the lock pins (a server the lock
+        does not name, or a package change, is not a tool drift; ``agbom check --locked``
+        reports those in CI)."""
+        return [c for c in drift(lock, agbom) if c.kind == "tools"]
+
+    # -- live tools/list results --------------------------------------------------------------
+
+    def tools_list_drift(
+        self, session_id: str, server: str | None, result: Any
+    ) -> tuple[str, dict[str, Any]] | None:
+        """The drift a wrapped ``tools/list`` result shows against the lock, as
+        ``(server id, tools_drift)``; ``None`` when it matches, or names no locked server.
+
+        ``server`` is the step's ``metadata.mcp_server`` (a lock server id, else its name);
+        without it a lock of exactly one pinned server is that server. A result that cannot be
+        read as a tool list (no ``tools``, a tool without a name) is drift: it is not the set
+        that was pinned.
+        """
+        lock = self.lock
+        if lock is None:
+            return None
+        server_id = _locked_server(lock, server)
+        if server_id is None:
+            return None
+        entry = lock["servers"][server_id]
+        pinned = entry.get("tools")
+        if not isinstance(pinned, Mapping):
+            return None
+        tools = result.get("tools") if isinstance(result, Mapping) else None
+        try:
+            if not isinstance(tools, list):
+                raise LockError("the result has no 'tools' list")
+            current = [canonical_tool(t if isinstance(t, Mapping) else {}, "tools/list")
+                       for t in tools]  # fmt: skip
+            pin = tool_set_pin(current)
+        except LockError as exc:
+            found: dict[str, Any] = {"detail": f"tool set unreadable: {exc}"}
+        else:
+            if pin["value"] == pinned.get("value"):
+                self._drifted.pop((session_id, server_id), None)  # back to the pinned set
+                return None
+            pin["definitions"] = sorted(current, key=lambda t: str(t["name"]))
+            changes = _pin_drift(server_id, lock, pin)
+            found = {"detail": changes.detail, **changes.tools}
+        key = (session_id, server_id)
+        self._drifted[key] = found
+        self._drifted.move_to_end(key)
+        while len(self._drifted) > MAX_DRIFTED:
+            self._drifted.popitem(last=False)
+        return server_id, found
+
+    def drifted(self, session_id: str, server_id: str) -> dict[str, Any] | None:
+        """The drift this session's live ``tools/list`` showed for ``server_id``, if any."""
+        return self._drifted.get((session_id, server_id))
+
+
+def _exact_drift(agbom: AgBOM, changes: Sequence[Change]) -> AgBOM:
+    """``agbom`` with ``tools_drift`` on exactly the servers in ``changes``: one sent by the
+    client, or carried over from an earlier version of the session's AgBOM, is dropped (only
+    the lock decides)."""
+    from agbom.inventory import AgBOM
+
+    if any(TOOLS_DRIFT in c.data for c in agbom):
+        document = agbom.to_document()
+        for component in document["components"]:
+            component.pop(TOOLS_DRIFT, None)
+        agbom = AgBOM.from_document(document, source="AgBOM")
+    marked: AgBOM = mark_drift(agbom, changes)
+    return marked
+
+
+def _locked_server(lock: Mapping[str, Any], server: str | None) -> str | None:
+    servers: Mapping[str, Any] = lock["servers"]
+    if server is None:
+        pinned = [sid for sid, entry in servers.items() if isinstance(entry.get("tools"), Mapping)]
+        return pinned[0] if len(pinned) == 1 else None
+    if server in servers:
+        return server
+    wanted = server.casefold()
+    named = [
+        sid for sid, entry in servers.items() if str(entry.get("name", "")).casefold() == wanted
+    ]
+    return named[0] if len(named) == 1 else None
+
+
+def _pin_drift(server_id: str, lock: Mapping[str, Any], pin: Mapping[str, Any]) -> Change:
+    """The ``tools`` change between the lock's pin of ``server_id`` and ``pin``."""
+    from agbom.inventory import AgBOM
+
+    entry = lock["servers"][server_id]
+    # A one-server AgBOM carrying the live definitions: drift() then compares exactly as
+    # `agbom check --locked` does, renames and per-part differences included.
+    document = {
+        "agbom_version": "0.1.0",
+        "agent": {"id": "tools-list"},
+        "components": [
+            {
+                "id": server_id,
+                "type": "mcp_server",
+                "name": entry.get("name") or server_id,
+                "version": entry.get("version"),
+                "purl": entry.get("purl"),
+                "endpoint": None,
+                "tools": [],
+                "tool_definitions": list(pin["definitions"]),
+            }
+        ],
+    }
+    one = {"lock_version": lock["lock_version"], "servers": {server_id: entry}, "skills": {}}
+    changes = drift(one, AgBOM.from_document(document, source="tools/list result"))
+    tools = [c for c in changes if c.kind == "tools"]
+    return tools[0] if tools else Change("tools", server_id, "tool set changed")
+
+
+def with_drift(component_data: Mapping[str, Any], found: Mapping[str, Any]) -> dict[str, Any]:
+    """A server's data with the live ``tools_drift`` (for the rules at a tool call)."""
+    return {**component_data, TOOLS_DRIFT: dict(found)}
+
+
+__all__: Sequence[str] = ("MAX_DRIFTED", "SIGNAL_FIELDS", "GuardianSignals", "with_drift")
