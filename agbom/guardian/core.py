@@ -64,7 +64,7 @@ STORE_PROBE_S = 0.25
 """While the database server is unreachable, how often a request may try a write of its own
 to see whether it is back (the others are refused at once)."""
 
-STALE_ATTEMPTS = 3
+STALE_ATTEMPTS = 5
 """How many times one request is decided when its session's chain keeps moving under it
 (another replica on the same store appending to the same session): each attempt reloads the
 session from the store and decides again; after the last, the client gets ``chain_conflict``."""
@@ -207,8 +207,10 @@ class Guardian:
         for index in stale:
             pipelined = queued[index]
             pipelined.attempts += 1
-            if not restored or pipelined.attempts >= STALE_ATTEMPTS:
-                redecided[index] = self._redecide(pipelined.request)
+            if not restored or pipelined.attempts >= STALE_ATTEMPTS - 1:
+                # The attempts left, each committed at once (a refusal is answered at once).
+                left = STALE_ATTEMPTS - pipelined.attempts
+                redecided[index] = self._redecide(pipelined.request, attempts=left)
                 continue
             response = self._requeue(pipelined)
             if response is None:
@@ -258,14 +260,14 @@ class Guardian:
         pipelined.answer(response)
         return None
 
-    def _redecide(self, request: Any) -> dict[str, Any]:
+    def _redecide(self, request: Any, *, attempts: int) -> dict[str, Any]:
         """Decide ``request`` again, committing its entry at once (not queued). May run in the
         middle of another request's pipeline (a restore commits the queue first): that
         request's context is kept aside meanwhile."""
         saved = self._request, self._pipelined, self._prepared
         self._request = self._pipelined = self._prepared = None
         try:
-            return self._answer(request)
+            return self._answer(request, attempts=attempts)
         finally:
             self._request, self._pipelined, self._prepared = saved
 
@@ -361,8 +363,8 @@ class Guardian:
         session = self._sessions.get(_session_of(request) or "")
         return session is not None and session.started
 
-    def _answer(self, request: Any) -> dict[str, Any]:
-        for _attempt in range(STALE_ATTEMPTS):
+    def _answer(self, request: Any, *, attempts: int = STALE_ATTEMPTS) -> dict[str, Any]:
+        for _attempt in range(max(1, attempts)):
             self._request = context = RequestContext()
             try:
                 return self._handle(request)
