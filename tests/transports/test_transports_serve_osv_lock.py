@@ -116,6 +116,33 @@ def test_a_snapshot_holding_a_critical_advisory_is_denied_naming_it(with_osv: Se
     assert _snapshot(with_osv, _with(version="1.4.2"))["decision"] == "allow"
 
 
+def test_what_the_client_says_about_advisories_is_replaced(with_osv: Served) -> None:
+    claimed = copy.deepcopy(AGBOM)
+    claimed["components"][1]["vulnerabilities"] = []  # "nothing known": only the export speaks
+    assert _snapshot(with_osv, claimed)["decision"] == "deny"
+
+
+def test_a_big_snapshot_prepared_beside_the_decision_loop_is_annotated_too(
+    with_osv: Served,
+) -> None:
+    big = copy.deepcopy(AGBOM)
+    for i in range(900):  # past the 256 KiB at which a snapshot is prepared in the bulk thread
+        big["components"].append(
+            {
+                "id": f"pad-{i}",
+                "type": "tool",
+                "name": f"pad_{i}",
+                "version": "1.0.0",
+                "provider": "fs",
+                "capability": "fs.read",
+                "description": "padding " * 30,
+            }
+        )
+    assert len(orjson.dumps({"agbom": big})) > 256 * 1024
+    got = _snapshot(with_osv, big)
+    assert got["decision"] == "deny" and CRITICAL in got["reasoning"], got
+
+
 def test_an_agbom_change_that_brings_in_a_vulnerable_version_is_denied(with_osv: Served) -> None:
     sid = open_session(with_osv.url)
     fixed = _with(version="1.4.2")
@@ -260,6 +287,12 @@ def test_a_snapshot_whose_tools_drifted_from_the_lock_is_denied_with_the_diff(
         "read_file.description: 'Read a file under the roots' -> 'Read a file."
         in (got["reasoning"])
     )
+
+
+def test_a_drift_mark_the_client_sends_is_dropped_under_a_lock(with_lock: Served) -> None:
+    claimed = copy.deepcopy(AGBOM)
+    claimed["components"][1]["tools_drift"] = {"detail": "claimed by the client"}
+    assert _snapshot(with_lock, claimed)["decision"] == "allow"  # the lock decides
 
 
 def test_an_agbom_change_that_redefines_a_tool_is_denied(with_lock: Served) -> None:
