@@ -101,26 +101,43 @@ def _depths_within(graph: _Graph, nodes: set[str]) -> dict[str, int] | None:
     ``nodes`` must be closed under predecessors (the changed nodes and their ancestors), so
     these are the distances in the whole graph. ``None`` if the edges among them close a
     cycle.
+
+    The cost follows ``nodes``, not the graph: a node's children inside ``nodes`` are found
+    from whichever side is smaller, its successors or ``nodes`` (asking each whether the
+    node is its predecessor), so the root's 100,000 children are not walked for one change.
     """
     succ = graph.succ
+    pred = graph.pred
+    ordered = sorted(nodes)
+    inside: dict[str, list[str]] = {}
+
+    def children_within(node: str) -> list[str]:
+        found = inside.get(node)
+        if found is None:
+            below = succ[node]
+            if len(below) <= len(ordered):
+                found = [child for child in below if child in nodes]
+            else:
+                found = [child for child in ordered if node in pred[child]]
+            inside[node] = found
+        return found
+
     order: list[str] = []
     state: dict[str, int] = {}
-    for start in sorted(nodes):
+    for start in ordered:
         if start in state:
             continue
         state[start] = 1
-        stack = [(start, iter(succ[start]))]
+        stack = [(start, iter(children_within(start)))]
         while stack:
             node, children = stack[-1]
             for child in children:
-                if child not in nodes:
-                    continue
                 mark = state.get(child)
                 if mark == 1:
                     return None
                 if mark is None:
                     state[child] = 1
-                    stack.append((child, iter(succ[child])))
+                    stack.append((child, iter(children_within(child))))
                     break
             else:
                 state[node] = 2
@@ -131,8 +148,8 @@ def _depths_within(graph: _Graph, nodes: set[str]) -> dict[str, int] | None:
         here = depth.get(node)
         if here is None:
             continue
-        for child in succ[node]:
-            if child in nodes and depth.get(child, -1) < here + 1:
+        for child in inside[node]:
+            if depth.get(child, -1) < here + 1:
                 depth[child] = here + 1
     return depth
 
