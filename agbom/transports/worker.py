@@ -477,6 +477,10 @@ def main(argv: list[str]) -> int:
     )  # Ctrl-C reaches the whole group: the front stops us
     sock = socket.socket(fileno=int(argv[0]))
     spec = WorkerSpec.from_json(argv[1])
+    reloads: list[int] = []
+    if spec.config.get("osv_path") or spec.config.get("lock_path"):
+        # A SIGHUP passed on while the export still loads is a reload for later, not an exit.
+        signal.signal(signal.SIGHUP, lambda signum, _frame: reloads.append(signum))
     try:
         guardian = spec.build()
     except Exception as exc:  # noqa: BLE001 - reported to the front process as one line
@@ -486,6 +490,8 @@ def main(argv: list[str]) -> int:
         return 2
     if guardian.policies.signals is not None:  # serve --osv/--lock: the front forwards SIGHUP
         guardian.policies.signals.install_sighup()
+        if reloads:
+            threading.Thread(target=guardian.policies.signals.reload, daemon=True).start()
     guardian.store.start_background_checkpoints()
     try:
         served = DecisionServer(guardian, Limits(**spec.limits)).serve(sock)
