@@ -346,3 +346,28 @@ def test_a_bad_lock_file_at_start_is_one_line_and_exit_2(tmp_path: Path) -> None
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and "not an agbom lock file" in lines[0], lines
+
+
+def test_sighup_reloads_the_lock_and_a_bad_one_keeps_the_old(
+    with_lock: Served, lock_file: Path, tmp_path: Path
+) -> None:
+    assert with_lock.proc is not None
+    rewritten = _with(description=REWRITTEN)
+    assert _snapshot(with_lock, rewritten)["decision"] == "deny"
+    # Reviewed and locked again: the new definitions are the pin once the server reloads.
+    inventory = tmp_path / "reviewed.json"
+    inventory.write_bytes(orjson.dumps(rewritten))
+    assert run_cli("lock", str(inventory), "-o", str(lock_file)).returncode == 0
+    with_lock.proc.send_signal(signal.SIGHUP)
+    allowed = _until(
+        RELOAD_DEADLINE_S, lambda: _snapshot(with_lock, rewritten)["decision"] == "allow"
+    )
+    assert allowed, with_lock.logs()
+    assert _snapshot(with_lock, AGBOM)["decision"] == "deny"  # the old text is drift now
+
+    lock_file.write_bytes(b"{}")
+    with_lock.proc.send_signal(signal.SIGHUP)
+    failed = _until(RELOAD_DEADLINE_S, lambda: "lock reload failed" in with_lock.logs())
+    assert failed, with_lock.logs()
+    assert _snapshot(with_lock, rewritten)["decision"] == "allow"
+    assert _snapshot(with_lock, AGBOM)["decision"] == "deny"
