@@ -18,6 +18,20 @@ from agbom.rules.matchers import MatchSpecError, Predicate, Subject, TextMatcher
 
 VULNERABILITY_SEVERITIES = ("critical", "high", "medium", "low", "unknown")
 SIGNATURE_STATES = ("valid", "unsigned", "invalid", "unknown_key", "unverified")
+CONTENT_CHECKS: tuple[str, ...] = (
+    "download-to-shell",
+    "decode-and-execute",
+    "secret-exfiltration",
+    "hidden-after-blank-lines",
+    "invisible-characters",
+    "instruction-override",
+    "hide-from-user",
+    "executable-outside-scripts",
+    "symlink",
+)
+"""The names ``content:`` accepts: ``agbom.scan.content.CHECKS``, spelled out here so that
+compiling a rule pack (every standalone hook process) does not import the scan layer. A test
+checks the two are the same."""
 MAX_SHOWN = 3  # entries named in one reason; the rest are counted
 
 
@@ -126,16 +140,15 @@ class ContentIs(Predicate):
     key = "content"
 
     def __init__(self, value: Any) -> None:
-        from agbom.scan.content import CHECKS
-
         self.checks: frozenset[str] | None = None
         if value is True:
             return
         names = _strings(value, "content")
         for name in names:
-            if name not in CHECKS:
+            if name not in CONTENT_CHECKS:
                 raise MatchSpecError(
-                    "content", f"unknown content check {name!r} (one of {', '.join(CHECKS)})"
+                    "content",
+                    f"unknown content check {name!r} (one of {', '.join(CONTENT_CHECKS)})",
                 )
         self.checks = frozenset(names)
 
