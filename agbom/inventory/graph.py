@@ -3,18 +3,280 @@
 Edges point from the user of a component to what it uses, so "what can X reach" is the set
 of descendants of X. Path searches are always bounded: on large graphs an unbounded
 ``all_simple_paths`` can run forever and ``find_cycle`` is super-linear on acyclic graphs.
+
+The adjacency is a :class:`DiGraph` of this module, laid out exactly as networkx lays out its
+own (``_node``, ``_succ``, ``_pred``), so building, patching and reading a graph never imports
+networkx (about 0.1 s, a third of a standalone hook process). networkx is imported only for
+what it computes and this module does not: shortest paths, cycles, the longest path and the
+condensation of nodes the agent cannot reach; it then works on a networkx graph that shares
+these very dicts (:meth:`DiGraph.to_networkx`), so both always see the same graph.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from enum import StrEnum
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from agbom.inventory.model import ROOT_ID, AgBOM, Component, ComponentType
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+
+def _networkx() -> Any:
+    import networkx
+
+    return networkx
+
+
+class _NodeView:
+    """``DiGraph.nodes``: a mapping of node to attributes, called for ``(node, data)`` pairs."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, nodes: dict[str, dict[str, Any]]) -> None:
+        self._node = nodes
+
+    def __call__(self, data: bool = False) -> Iterator[Any]:
+        return iter(self._node.items()) if data else iter(self._node)
+
+    def __getitem__(self, node: str) -> dict[str, Any]:
+        return self._node[node]
+
+    def get(self, node: str, default: Any = None) -> Any:
+        return self._node.get(node, default)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._node
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._node)
+
+    def __len__(self) -> int:
+        return len(self._node)
+
+
+class DiGraph:
+    """The part of ``networkx.DiGraph`` the component graph uses, in networkx's own layout.
+
+    ``_node[n]`` holds a node's attributes, ``_succ[u][v]`` and ``_pred[v][u]`` the same edge
+    attribute dict; every method keeps them as networkx would (insertion order included), so
+    :meth:`to_networkx` can hand the very same dicts to networkx's algorithms.
+    """
+
+    __slots__ = ("_node", "_succ", "_pred", "_nx")
+
+    def __init__(self) -> None:
+        self._node: dict[str, dict[str, Any]] = {}
+        self._succ: dict[str, dict[str, dict[str, Any]]] = {}
+        self._pred: dict[str, dict[str, dict[str, Any]]] = {}
+        self._nx: Any = None
+
+    @property
+    def _adj(self) -> dict[str, dict[str, dict[str, Any]]]:
+        return self._succ
+
+    def to_networkx(self) -> nx.DiGraph:
+        """A ``networkx.DiGraph`` over the same dicts (not a copy: changes show both ways)."""
+        if self._nx is None:
+            graph = _networkx().DiGraph()
+            graph._node, graph._adj, graph._succ, graph._pred = (
+                self._node,
+                self._succ,
+                self._succ,
+                self._pred,
+            )
+            self._nx = graph
+        else:
+            # Anything networkx cached about the graph may be stale after a change made here.
+            cache = getattr(self._nx, "__networkx_cache__", None)
+            if isinstance(cache, dict):
+                cache.clear()
+        return self._nx
+
+    # -- building ------------------------------------------------------------------------------
+
+    def add_node(self, node: str, **attrs: Any) -> None:
+        if node not in self._succ:
+            self._succ[node] = {}
+            self._pred[node] = {}
+            self._node[node] = dict(attrs)
+        else:
+            self._node[node].update(attrs)
+
+    def add_nodes_from(self, nodes: Iterable[Any]) -> None:
+        for item in nodes:
+            if isinstance(item, tuple):
+                node, attrs = item
+                self.add_node(node, **attrs)
+            else:
+                self.add_node(item)
+
+    def add_edge(self, source: str, target: str, **attrs: Any) -> None:
+        succ, pred = self._succ, self._pred
+        for node in (source, target):
+            if node not in succ:
+                succ[node] = {}
+                pred[node] = {}
+                self._node[node] = {}
+        data = succ[source].get(target, {})
+        data.update(attrs)
+        succ[source][target] = data
+        pred[target][source] = data
+
+    def add_edges_from(self, edges: Iterable[tuple[Any, ...]]) -> None:
+        for edge in edges:
+            if len(edge) == 3:
+                self.add_edge(edge[0], edge[1], **edge[2])
+            else:
+                self.add_edge(edge[0], edge[1])
+
+    def remove_edge(self, source: str, target: str) -> None:
+        try:
+            del self._succ[source][target]
+            del self._pred[target][source]
+        except KeyError:
+            raise KeyError(f"the edge {source}-{target} is not in the graph") from None
+
+    def remove_edges_from(self, edges: Iterable[tuple[Any, ...]]) -> None:
+        succ, pred = self._succ, self._pred
+        for edge in edges:
+            source, target = edge[0], edge[1]
+            if source in succ and target in succ[source]:
+                del succ[source][target]
+                del pred[target][source]
+
+    def remove_node(self, node: str) -> None:
+        try:
+            targets = self._succ[node]
+        except KeyError:
+            raise KeyError(f"the node {node} is not in the graph") from None
+        del self._node[node]
+        for target in targets:
+            del self._pred[target][node]
+        del self._succ[node]
+        for parent in self._pred[node]:
+            del self._succ[parent][node]
+        del self._pred[node]
+
+    def copy(self) -> DiGraph:
+        """An independent copy: new attribute dicts, the same attribute values (as networkx)."""
+        clone = DiGraph()
+        clone._node = {n: dict(attrs) for n, attrs in self._node.items()}
+        clone._succ = {n: {} for n in self._node}
+        clone._pred = {n: {} for n in self._node}
+        for source, targets in self._succ.items():
+            for target, data in targets.items():
+                copied = dict(data)
+                clone._succ[source][target] = copied
+                clone._pred[target][source] = copied
+        return clone
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def nodes(self) -> _NodeView:
+        return _NodeView(self._node)
+
+    @property
+    def succ(self) -> Mapping[str, Mapping[str, dict[str, Any]]]:
+        return self._succ
+
+    @property
+    def pred(self) -> Mapping[str, Mapping[str, dict[str, Any]]]:
+        return self._pred
+
+    def __contains__(self, node: object) -> bool:
+        try:
+            return node in self._node
+        except TypeError:
+            return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._node)
+
+    def __len__(self) -> int:
+        return len(self._node)
+
+    def __getitem__(self, node: str) -> Mapping[str, dict[str, Any]]:
+        return self._succ[node]
+
+    def has_edge(self, source: str, target: str) -> bool:
+        try:
+            return target in self._succ[source]
+        except KeyError:
+            return False
+
+    def successors(self, node: str) -> Iterator[str]:
+        try:
+            return iter(self._succ[node])
+        except KeyError:
+            raise KeyError(f"the node {node} is not in the graph") from None
+
+    def predecessors(self, node: str) -> Iterator[str]:
+        try:
+            return iter(self._pred[node])
+        except KeyError:
+            raise KeyError(f"the node {node} is not in the graph") from None
+
+    def out_edges(self, nodes: Any = None) -> Iterator[tuple[str, str]]:
+        """``(source, target)`` for the edges out of ``nodes`` (one node or several; all)."""
+        if nodes is None:
+            sources: Iterable[str] = self._succ
+        elif nodes in self:
+            sources = (nodes,)
+        else:
+            sources = [n for n in nodes if n in self._succ]
+        return ((source, target) for source in sources for target in self._succ[source])
+
+    def edges(self, data: bool = False) -> Iterator[tuple[Any, ...]]:
+        if data:
+            return (
+                (source, target, attrs)
+                for source, targets in self._succ.items()
+                for target, attrs in targets.items()
+            )
+        return self.out_edges()
+
+    def number_of_nodes(self) -> int:
+        return len(self._node)
+
+    def number_of_edges(self) -> int:
+        return sum(len(targets) for targets in self._succ.values())
+
+    def descendants(self, node: str) -> set[str]:
+        """Every node a path leads to from ``node``, without ``node`` itself even on a cycle
+        (as ``networkx.descendants``)."""
+        succ = self._succ
+        seen: set[str] = set()
+        stack = [node]
+        while stack:
+            for child in succ[stack.pop()]:
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+        seen.discard(node)
+        return seen
+
+    def distances_to(self, target: str, cutoff: int) -> dict[str, int]:
+        """Edges from each node to ``target``, for the nodes within ``cutoff`` (a BFS up the
+        predecessors: what ``single_source_shortest_path_length`` gives on the reverse)."""
+        pred = self._pred
+        distance = {target: 0}
+        frontier = [target]
+        level = 0
+        while frontier and level < cutoff:
+            level += 1
+            following = []
+            for node in frontier:
+                for parent in pred[node]:
+                    if parent not in distance:
+                        distance[parent] = level
+                        following.append(parent)
+            frontier = following
+        return distance
 
 
 class EdgeKind(StrEnum):
@@ -108,7 +370,7 @@ class GraphUndo:
 
 
 class ComponentGraph:
-    """A networkx DiGraph over an AgBOM, kept in step with it by :meth:`apply`.
+    """A :class:`DiGraph` over an AgBOM, kept in step with it by :meth:`apply`.
 
     Node attributes: ``type`` (a :class:`ComponentType`, or ``"agent"`` for the root) and
     ``component`` (the :class:`Component`, absent on the root and on placeholder nodes for
@@ -116,7 +378,7 @@ class ComponentGraph:
     """
 
     def __init__(self, agbom: AgBOM | None = None) -> None:
-        self.graph: nx.DiGraph = nx.DiGraph()
+        self.graph = DiGraph()
         self.agent: dict[str, Any] = {}
         self.graph.add_node(ROOT_ID, type="agent")
         self._journal: _Journal | None = None
@@ -158,12 +420,13 @@ class ComponentGraph:
             journal.root_edges.extend((n, dict(g._succ[ROOT_ID][n])) for n in stale)
         g.remove_edges_from((ROOT_ID, n) for n in stale)
         self._entry_count = 0
-        reachable = nx.descendants(g, ROOT_ID)
+        reachable = g.descendants(ROOT_ID)
         if len(reachable) == g.number_of_nodes() - 1:
             return
         entries = 0
         unreachable = [n for n in g if n != ROOT_ID and n not in reachable]
-        condensed = nx.condensation(g.subgraph(unreachable))
+        # Rare (a cycle nothing outside it uses): networkx finds the groups.
+        condensed = _networkx().condensation(g.to_networkx().subgraph(unreachable))
         members = condensed.graph["mapping"]
         groups: dict[int, list[str]] = {}
         for node, group in members.items():
@@ -350,7 +613,7 @@ class ComponentGraph:
         """Every node ``node`` can reach (not including itself unless on a cycle)."""
         if node not in self.graph:
             return set()
-        return set(nx.descendants(self.graph, node))
+        return self.graph.descendants(node)
 
     def reachable_matching(
         self, node: str, predicate: Callable[[str, dict[str, Any]], bool]
@@ -360,8 +623,9 @@ class ComponentGraph:
         return sorted(n for n in self.reachable(node) if predicate(n, nodes[n]))
 
     def shortest_path(self, source: str, target: str) -> list[str] | None:
+        nx = _networkx()
         try:
-            return list(nx.shortest_path(self.graph, source, target))
+            return list(nx.shortest_path(self.graph.to_networkx(), source, target))
         except (nx.NetworkXNoPath, nx.NodeNotFound):
             return None
 
@@ -387,9 +651,7 @@ class ComponentGraph:
         if source == target:
             return [[source]]
         # Edges from each node to the target, within max_length (BFS on the reversed graph).
-        distance = nx.single_source_shortest_path_length(
-            g.reverse(copy=False), target, cutoff=max_length
-        )
+        distance = g.distances_to(target, max_length)
         if source not in distance:
             return []
         found: list[list[str]] = []
@@ -428,7 +690,8 @@ class ComponentGraph:
         copy built in sorted order, and each cycle is rotated to start at its smallest node (a
         subgraph view would iterate a set, so the cycle found changed with PYTHONHASHSEED).
         """
-        g = self.graph
+        nx = _networkx()
+        g = self.graph.to_networkx()
         if nx.is_directed_acyclic_graph(g):
             return []
         cyclic = [
@@ -449,9 +712,11 @@ class ComponentGraph:
 
     def longest_path_length(self) -> int:
         """Longest path (in edges) when acyclic; raises ValueError on a cyclic graph."""
-        if not nx.is_directed_acyclic_graph(self.graph):
+        nx = _networkx()
+        g = self.graph.to_networkx()
+        if not nx.is_directed_acyclic_graph(g):
             raise ValueError("graph has a cycle")
-        return int(nx.dag_longest_path_length(self.graph))
+        return int(nx.dag_longest_path_length(g))
 
     def edges(self) -> Iterator[tuple[str, str, EdgeKind]]:
         for source, target, data in self.graph.edges(data=True):

@@ -202,7 +202,8 @@ def test_paths_match_networkx_simple_paths(document: Any) -> None:
             if source == target:
                 continue
             expected = {
-                tuple(p) for p in nx.all_simple_paths(graph.graph, source, target, cutoff=3)
+                tuple(p)
+                for p in nx.all_simple_paths(graph.graph.to_networkx(), source, target, cutoff=3)
             }
             assert {tuple(p) for p in graph.paths(source, target, max_length=3)} == expected
 
