@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -244,6 +245,7 @@ class AgBOM:
         "_hash",
         "_layout",
         "_origin",
+        "_parent",
         "_referrers",
         "header",
     )
@@ -258,6 +260,7 @@ class AgBOM:
         # AgBOM derived from another, that one's layout and the ids that differ.
         self._layout: DocumentLayout | None = None
         self._origin: tuple[DocumentLayout, frozenset[str]] | None = None
+        self._parent: tuple[weakref.ref[AgBOM], frozenset[str]] | None = None
 
     @classmethod
     def _in_order(cls, components: dict[str, Component], header: Mapping[str, Any]) -> AgBOM:
@@ -269,13 +272,26 @@ class AgBOM:
         agbom._referrers = None
         agbom._layout = None
         agbom._origin = None
+        agbom._parent = None
         return agbom
 
     def _derived_from(self, base: AgBOM, touched: Iterable[str]) -> None:
         """Note that this AgBOM differs from ``base`` at most in the ids ``touched`` (and the
         header), so its hash resumes from ``base``'s layout instead of the whole document."""
+        ids = frozenset(touched)
+        # Weakly: a chain of versions must not keep every earlier AgBOM alive.
+        self._parent = (weakref.ref(base), ids)
         if self._hash is None and base._layout is not None:
-            self._origin = (base._layout, frozenset(touched))
+            self._origin = (base._layout, ids)
+
+    def changed_since(self, other: AgBOM) -> frozenset[str] | None:
+        """The ids that can differ between ``other`` and this AgBOM (added, removed or
+        changed) when this one was derived from ``other`` by a diff, else ``None``: then
+        any may. Lets a store compare only these instead of every component."""
+        parent = self._parent
+        if parent is None or parent[0]() is not other:
+            return None
+        return parent[1]
 
     def referrers(self, component_id: str) -> frozenset[str]:
         """Ids of the components that reference ``component_id`` (index built once)."""

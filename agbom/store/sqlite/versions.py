@@ -224,6 +224,7 @@ def _diff(
     by_id: Mapping[str, Any],
     previous: Mapping[str, Member],
     objects: Mapping[str, object] | None,
+    touched: frozenset[str] | None = None,
 ) -> tuple[list[_Change], list[str]]:
     """``(changes, ids no longer there)`` against ``previous``.
 
@@ -232,7 +233,11 @@ def _diff(
     serialized, nor hashed, nor even looked up when the ids are the previous version's: the
     objects are compared in one pass at C speed.
     """
-    if objects is not None and len(objects) == len(by_id) and all(map(eq, objects, by_id)):
+    if objects is not None and touched is not None:
+        # The new AgBOM was derived from the one ``objects`` came from by a diff naming
+        # ``touched``: nothing else can differ, so nothing else is looked at.
+        candidates = [cid for cid in sorted(touched) if cid in by_id]
+    elif objects is not None and len(objects) == len(by_id) and all(map(eq, objects, by_id)):
         candidates = list(compress(by_id, map(is_not, objects.values(), by_id.values())))
     else:
         candidates = list(by_id)
@@ -252,9 +257,20 @@ def _diff(
         changes.append(_Change(cid, source, key, body.decode(), ctype, name, version_str, old))
     added = sum(1 for change in changes if change.old is None)
     removed: list[str] = []
-    if len(by_id) - added != len(previous):
+    if len(by_id) - added != len(previous) and objects is not None and touched is not None:
+        removed = [cid for cid in sorted(touched) if cid in previous and cid not in by_id]
+    if len(by_id) - added + len(removed) != len(previous):
         removed = [cid for cid in previous if cid not in by_id]
     return changes, removed
+
+
+def _touched(document: Mapping[str, Any], base: Manifest | None) -> frozenset[str] | None:
+    """The ids that can differ from the base version's AgBOM, when the document's AgBOM was
+    derived from that very AgBOM (still held) by a diff; else ``None``."""
+    if not isinstance(document, AgbomDocument) or base is None or base.agbom is None:
+        return None
+    held = base.agbom()
+    return None if held is None else document.agbom.changed_since(held)
 
 
 # -- storing a version ------------------------------------------------------------------------
@@ -342,7 +358,9 @@ def save_version(
             ),
         )
         if whole:
-            changes, removed = _diff(by_id, previous, base.components() if base else None)
+            changes, removed = _diff(
+                by_id, previous, base.components() if base else None, _touched(document, base)
+            )
             conn.executemany(_INSERT_COMPONENT_SQL, [(c.key, c.body) for c in changes])
             conn.executemany(
                 _INSERT_DELTA_SQL,
@@ -372,7 +390,7 @@ def save_version(
         conn.execute(_CLOSE_ALL_SQL, (version, base.created_at, session_id))
         previous = {}
     objects = base.components() if base is not None and same_agent else None
-    changes, removed = _diff(by_id, previous, objects)
+    changes, removed = _diff(by_id, previous, objects, _touched(document, base))
     if base is not None:
         conn.executemany(
             _CLOSE_SQL,
