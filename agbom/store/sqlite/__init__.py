@@ -1,4 +1,4 @@
-"""The embedded store: one SQLite file, opened through sqlite-utils.
+"""The embedded store: one SQLite file, opened with the standard library's ``sqlite3``.
 
 One class, :class:`SqliteStore`, put together from one piece per concern: the connection
 (:mod:`.connection`), approvals (:mod:`.approvals`), the GitOps file (:mod:`.gitops`), audit
