@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
 import typer
 
 from agbom.display import visible
@@ -192,6 +190,8 @@ def read_json(path: Path, *, limit: int = MAX_INPUT_BYTES) -> Any:
     data = read_bytes(path, limit=limit)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    import orjson  # here, not at import: `agbom --help` reads no JSON
+
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -231,6 +231,8 @@ def write_output(data: str | bytes, output: Path | None) -> None:
         except OSError as exc:
             raise InputError(f"cannot write {output}: {exc.strerror or exc}") from exc
         return
+    import tempfile  # with random and shutil: only for a file written atomically
+
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
