@@ -1,6 +1,6 @@
 """Fixed start-up cost and peak memory of whole agbom processes, each against an anchor.
 
-    python benchmarks/bench_startup.py [--runs 15]
+    python benchmarks/bench_startup.py [--runs 15] [--before TREE]
 
 Every command below runs as a fresh process, interleaved round by round (so background load
 on the machine hits all alike), through the installed ``agbom`` console script:
@@ -11,6 +11,10 @@ on the machine hits all alike), through the installed ``agbom`` console script:
   * ``agbom hook claude-code --db PATH``, one PreToolUse event on stdin (standalone hook);
   * a one-file scan (one MCP client config) with ``-f json`` and ``-f cyclonedx-json``,
     for the peak resident set size of each (``ru_maxrss`` of that very child).
+
+With ``--before TREE`` (a folder holding another ``agbom`` package, e.g. ``git archive`` of an
+earlier commit), ``--help`` and the standalone hook also run from that tree (``PYTHONPATH``),
+interleaved with the rest, so a change is measured before and after in the same run.
 
 Prints the median (and min) of each, then each target as a ratio with its anchor. Issue 16
 targets: cyclonedx/json <= 1.3x, --help <= 4x, hook <= 8x, CycloneDX peak RSS <= 1.5x JSON.
@@ -80,6 +84,7 @@ def run_once(cmd: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--before", type=Path, help="another tree's agbom, timed alongside")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -105,6 +110,14 @@ def main(argv: list[str] | None = None) -> int:
         ).stdout.strip()  # fmt: skip
         subprocess.run([sys.executable, "-m", "compileall", "-q", where], env=env, check=False)
         print(f"package: {where}")
+        before_env = dict(env)
+        if args.before is not None:
+            tree = str(args.before.resolve())
+            subprocess.run(
+                [sys.executable, "-m", "compileall", "-q", str(Path(tree) / "agbom")], check=False
+            )
+            before_env["PYTHONPATH"] = tree
+            print(f"before: {tree}/agbom")
         commands: dict[str, tuple[list[str], bytes]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], b""),
             "agbom --help": ([*a, "--help"], b""),
@@ -117,15 +130,22 @@ def main(argv: list[str] | None = None) -> int:
             "scan ONE -f json": ([*a, "scan", str(one), "-f", "json"], b""),
             "scan ONE -f cyclonedx-json": ([*a, "scan", str(one), "-f", "cyclonedx-json"], b""),
         }
+        if args.before is not None:
+            commands["agbom --help (before)"] = commands["agbom --help"]
+            commands["hook claude-code (before)"] = (
+                [*a, "hook", "claude-code", "--db", str(root / "hook-before.db")],
+                EVENT,
+            )
+        envs = {name: before_env if name.endswith("(before)") else env for name in commands}
         cold_ms, _, _ = run_once(commands["scan EMPTY -f cyclonedx-json"][0], b"", env)
-        for cmd, stdin in commands.values():  # warm the OS caches and the store file
-            run_once(cmd, stdin, env)
+        for name, (cmd, stdin) in commands.items():  # warm the OS caches and the store file
+            run_once(cmd, stdin, envs[name])
         times: dict[str, list[float]] = {name: [] for name in commands}
         rss: dict[str, list[int]] = {name: [] for name in commands}
         cpu: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
             for name, (cmd, stdin) in commands.items():
-                elapsed, peak, used = run_once(cmd, stdin, env)
+                elapsed, peak, used = run_once(cmd, stdin, envs[name])
                 times[name].append(elapsed)
                 rss[name].append(peak)
                 cpu[name].append(used)
@@ -169,6 +189,19 @@ def main(argv: list[str] | None = None) -> int:
         ("standalone hook / python -c pass", "hook claude-code (standalone)", "python -c pass"),
     ):
         print(f"  {label:34s} {used[name] / used[anchor]:5.2f}x")
+    if args.before is not None:
+        print("before (--before tree) and after, same run, against python -c pass:")
+        for label, name in (
+            ("agbom --help", "agbom --help"),
+            ("standalone hook", "hook claude-code (standalone)"),
+        ):
+            was = f"{name.split(' (')[0]} (before)"
+            print(
+                f"  {label:16s} wall {med[was] / med['python -c pass']:5.2f}x -> "
+                f"{med[name] / med['python -c pass']:5.2f}x, CPU "
+                f"{used[was] / used['python -c pass']:5.2f}x -> "
+                f"{used[name] / used['python -c pass']:5.2f}x"
+            )
     return 0 if ok else 1
 
 
