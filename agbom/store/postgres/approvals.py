@@ -15,6 +15,15 @@ from typing import Any
 
 import orjson
 
+from agbom.store._approval_logic import (
+    DECISION_COLUMNS,
+    EXPORT_SQL,
+    approvals_document,
+    import_changes_nothing,
+    import_entries,
+    imported_decision,
+    verdict_of,
+)
 from agbom.store.interface import (
     MAX_ACTOR,
     MAX_REASON,
@@ -31,19 +40,15 @@ from agbom.store.interface import (
 )
 from agbom.store.postgres._base import APPROVALS_CHANNEL, Connection, PostgresBase
 from agbom.store.postgres._values import (
-    IMPORT_FORMAT,
-    IMPORT_VERSION,
     MAX_REF,
     PAIR,
     SKILL_COLUMNS,
     capabilities_text,
     check_id,
     dumps,
-    in_scope,
     now_or,
     record_from_row,
     stamp,
-    validate_import,
 )
 
 MAX_DEFINITION_BYTES = 4 << 20
@@ -228,17 +233,7 @@ class ApprovalsMixin(PostgresBase):
         _check_pair(skill_id, digest)
         with self._read() as conn:
             record = _fetch(conn, skill_id, digest)
-        if record is None:
-            return Verdict("unknown", None)
-        if record.status is not SkillStatus.APPROVED:
-            return Verdict(str(record.status), record)
-        if record.is_expired(now_or(now)):
-            return Verdict("expired", record)
-        if not (
-            in_scope(record.scope_agents, agent_id) and in_scope(record.scope_tenants, tenant_id)
-        ):
-            return Verdict("out_of_scope", record)
-        return Verdict("approved", record)
+        return verdict_of(record, agent_id=agent_id, tenant_id=tenant_id, now=now)
 
     def approved_digests(self, skill_id: str, *, now: datetime | None = None) -> list[Digest]:
         """Digests of ``skill_id`` that are approved and unexpired (scope not considered)."""
@@ -324,8 +319,7 @@ class ApprovalsMixin(PostgresBase):
         key = (skill_id, digest.algorithm, digest.value)
         _lock_pair(conn, key)
         row = conn.execute(
-            "SELECT status, decided_by, decided_at, reason, expires_at, scope_agents, "
-            f"scope_tenants, ref, declared_capabilities FROM skills WHERE {PAIR}",
+            f"SELECT {DECISION_COLUMNS} FROM skills WHERE {PAIR}",
             key,
         ).fetchone()
         if row is None:
@@ -347,13 +341,8 @@ class ApprovalsMixin(PostgresBase):
             )
             previous = None
         else:
-            same = (str(status), decided_by, decided_at, reason, expires, agents, tenants)
-            if (
-                source == "import"
-                and tuple(row[:7]) == same
-                and (ref is None or row[7] == ref)
-                and (caps is None or row[8] == caps)
-            ):
+            decision = (str(status), decided_by, decided_at, reason, expires, agents, tenants)
+            if source == "import" and import_changes_nothing(row, decision, ref=ref, caps=caps):
                 return False
             conn.execute(
                 "UPDATE skills SET status = %s, decided_by = %s, decided_at = %s, reason = %s, "
@@ -430,58 +419,17 @@ class ApprovalsMixin(PostgresBase):
     def export_approvals(self) -> dict[str, Any]:
         """Every decided pair as a deterministic document (see SqliteStore)."""
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT skill_id, digest_alg, digest_value, status, decided_by, decided_at, "
-                "reason, expires_at, scope_agents, scope_tenants, ref, declared_capabilities "
-                "FROM skills WHERE status IN ('approved', 'denied', 'revoked') "
-                "ORDER BY skill_id, digest_alg, digest_value"
-            ).fetchall()
-        approvals = []
-        for row in rows:
-            entry: dict[str, Any] = {
-                "skill_id": row[0],
-                "digest": f"{row[1]}:{row[2]}",
-                "status": row[3],
-                "decided_by": row[4],
-                "decided_at": row[5],
-            }
-            if row[6] is not None:
-                entry["reason"] = row[6]
-            if row[7] is not None:
-                entry["expires_at"] = row[7]
-            agents, tenants = orjson.loads(row[8]), orjson.loads(row[9])
-            if agents or tenants:
-                entry["scope"] = {"agents": agents, "tenants": tenants}
-            if row[10] is not None:
-                entry["ref"] = row[10]
-            capabilities = orjson.loads(row[11])
-            if capabilities:
-                entry["capabilities"] = capabilities
-            approvals.append({k: v for k, v in entry.items() if v is not None})
-        return {"format": IMPORT_FORMAT, "version": IMPORT_VERSION, "approvals": approvals}
+            rows = conn.execute(EXPORT_SQL).fetchall()
+        return approvals_document(rows)
 
     def import_approvals(self, doc: Mapping[str, Any], *, actor: str) -> int:
         """Apply a reviewed approvals document in one transaction (see SqliteStore)."""
-        check_text(actor, "actor", MAX_ACTOR)
-        entries = validate_import(doc)
+        entries = import_entries(doc, actor=actor)
         changed = 0
         with self._write() as conn:
             for e in entries:
                 changed += self._apply_decision(
-                    conn,
-                    e["skill_id"],
-                    e["digest"],
-                    status=e["status"],
-                    decided_by=e["decided_by"] or actor,
-                    decided_at=e["decided_at"] or stamp(None),
-                    reason=e["reason"],
-                    expires=e["expires_at"],
-                    agents=e["agents"],
-                    tenants=e["tenants"],
-                    ref=e["ref"],
-                    caps=e["capabilities"],
-                    history_actor=actor,
-                    source="import",
+                    conn, e["skill_id"], e["digest"], **imported_decision(e, actor=actor)
                 )
         return changed
 

@@ -10,15 +10,20 @@ from typing import Any
 
 import orjson
 
+from agbom.store._approval_logic import (
+    DECISION_COLUMNS,
+    SKILL_COLUMNS,
+    import_changes_nothing,
+    record_from_row,
+    verdict_of,
+)
 from agbom.store._shared import (
     MAX_REF,
     _capabilities_text,
     _check_id,
     _dumps,
-    _in_scope,
     _now,
     _stamp,
-    _ts,
 )
 from agbom.store.interface import (
     MAX_ACTOR,
@@ -36,11 +41,6 @@ from agbom.store.interface import (
 )
 from agbom.store.sqlite.connection import SqliteBase, _guarded
 
-_SKILL_COLUMNS = (
-    "skill_id, digest_alg, digest_value, ref, declared_capabilities, composition, provenance, "
-    "status, decided_by, decided_at, reason, expires_at, scope_agents, scope_tenants, "
-    "first_seen, last_seen, registered_by_agent, registered_by_tenant"
-)
 _PAIR = "skill_id = ? AND digest_alg = ? AND digest_value = ?"
 MAX_DEFINITION_BYTES = 4 << 20  # what a registration carried for review (agbom/review)
 
@@ -48,33 +48,12 @@ MAX_DEFINITION_BYTES = 4 << 20  # what a registration carried for review (agbom/
 class ApprovalsMixin(SqliteBase):
     """Approvals and skill churn (:class:`~agbom.store.interface.ApprovalStore`)."""
 
-    def _row_to_record(self, row: Sequence[Any]) -> SkillRecord:
-        return SkillRecord(
-            skill_id=row[0],
-            digest=Digest(algorithm=row[1], value=row[2]),
-            ref=row[3],
-            declared_capabilities=tuple(orjson.loads(row[4])),
-            composition=orjson.loads(row[5]),
-            provenance=None if row[6] is None else orjson.loads(row[6]),
-            status=SkillStatus(row[7]),
-            decided_by=row[8],
-            decided_at=_ts(row[9]),
-            reason=row[10],
-            expires_at=_ts(row[11]),
-            scope_agents=tuple(orjson.loads(row[12])),
-            scope_tenants=tuple(orjson.loads(row[13])),
-            first_seen=_ts(row[14]),
-            last_seen=_ts(row[15]),
-            registered_by_agent=row[16],
-            registered_by_tenant=row[17],
-        )
-
     def _fetch(self, conn: sqlite3.Connection, skill_id: str, digest: Digest) -> SkillRecord | None:
         row = conn.execute(
-            f"SELECT {_SKILL_COLUMNS} FROM skills WHERE {_PAIR}",
+            f"SELECT {SKILL_COLUMNS} FROM skills WHERE {_PAIR}",
             (skill_id, digest.algorithm, digest.value),
         ).fetchone()
-        return None if row is None else self._row_to_record(row)
+        return None if row is None else record_from_row(row)
 
     @staticmethod
     def _check_pair(skill_id: Any, digest: Any) -> None:
@@ -162,7 +141,7 @@ class ApprovalsMixin(SqliteBase):
             ).fetchone()
             if row is None:
                 conn.execute(
-                    f"INSERT INTO skills ({_SKILL_COLUMNS}) "
+                    f"INSERT INTO skills ({SKILL_COLUMNS}) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, NULL, '[]', '[]', "
                     "?, ?, ?, ?)",
                     (*pair, *facts),
@@ -208,11 +187,11 @@ class ApprovalsMixin(SqliteBase):
         """Every digest known for ``skill_id``, ordered by digest."""
         check_text(skill_id, "skill_id", MAX_SKILL_ID)
         rows = self._require().execute(
-            f"SELECT {_SKILL_COLUMNS} FROM skills WHERE skill_id = ? "
+            f"SELECT {SKILL_COLUMNS} FROM skills WHERE skill_id = ? "
             "ORDER BY digest_alg, digest_value",
             (skill_id,),
         )
-        return [self._row_to_record(row) for row in rows]
+        return [record_from_row(row) for row in rows]
 
     @_guarded
     def record_definition(
@@ -270,17 +249,7 @@ class ApprovalsMixin(SqliteBase):
         """
         self._check_pair(skill_id, digest)
         record = self._fetch(self._require(), skill_id, digest)
-        if record is None:
-            return Verdict("unknown", None)
-        if record.status is not SkillStatus.APPROVED:
-            return Verdict(str(record.status), record)
-        if record.is_expired(_now(now)):
-            return Verdict("expired", record)
-        if not (
-            _in_scope(record.scope_agents, agent_id) and _in_scope(record.scope_tenants, tenant_id)
-        ):
-            return Verdict("out_of_scope", record)
-        return Verdict("approved", record)
+        return verdict_of(record, agent_id=agent_id, tenant_id=tenant_id, now=now)
 
     @_guarded
     def approved_digests(self, skill_id: str, *, now: datetime | None = None) -> list[Digest]:
@@ -387,13 +356,12 @@ class ApprovalsMixin(SqliteBase):
         """
         key = (skill_id, digest.algorithm, digest.value)
         row = conn.execute(
-            "SELECT status, decided_by, decided_at, reason, expires_at, scope_agents, "
-            f"scope_tenants, ref, declared_capabilities FROM skills WHERE {_PAIR}",
+            f"SELECT {DECISION_COLUMNS} FROM skills WHERE {_PAIR}",
             key,
         ).fetchone()
         if row is None:
             conn.execute(
-                f"INSERT INTO skills ({_SKILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, '{{}}', NULL, "
+                f"INSERT INTO skills ({SKILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, '{{}}', NULL, "
                 "?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)",
                 (
                     *key,
@@ -410,13 +378,8 @@ class ApprovalsMixin(SqliteBase):
             )
             previous = None
         else:
-            same = (str(status), decided_by, decided_at, reason, expires, agents, tenants)
-            if (
-                source == "import"
-                and tuple(row[:7]) == same
-                and (ref is None or row[7] == ref)
-                and (caps is None or row[8] == caps)
-            ):
+            decision = (str(status), decided_by, decided_at, reason, expires, agents, tenants)
+            if source == "import" and import_changes_nothing(row, decision, ref=ref, caps=caps):
                 return False
             conn.execute(
                 "UPDATE skills SET status = ?, decided_by = ?, decided_at = ?, reason = ?, "
@@ -494,7 +457,7 @@ class ApprovalsMixin(SqliteBase):
         conn = self._require()
         order = " ORDER BY skill_id, digest_alg, digest_value"
         if status is None:
-            rows = conn.execute(f"SELECT {_SKILL_COLUMNS} FROM skills{order}")
+            rows = conn.execute(f"SELECT {SKILL_COLUMNS} FROM skills{order}")
         else:
             try:
                 status = SkillStatus(status)
@@ -502,9 +465,9 @@ class ApprovalsMixin(SqliteBase):
                 known = ", ".join(s.value for s in SkillStatus)
                 raise StoreError(f"unknown status {status!r} (known: {known})") from None
             rows = conn.execute(
-                f"SELECT {_SKILL_COLUMNS} FROM skills WHERE status = ?{order}", (str(status),)
+                f"SELECT {SKILL_COLUMNS} FROM skills WHERE status = ?{order}", (str(status),)
             )
-        return [self._row_to_record(row) for row in rows]
+        return [record_from_row(row) for row in rows]
 
     @_guarded
     def record_skill_event(

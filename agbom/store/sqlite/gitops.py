@@ -5,17 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
-from agbom.store._shared import (
-    IMPORT_FORMAT,
-    IMPORT_VERSION,
-    _stamp,
-    _validate_import,
-)
-from agbom.store.interface import (
-    MAX_ACTOR,
-    check_text,
+from agbom.store._approval_logic import (
+    EXPORT_SQL,
+    approvals_document,
+    import_entries,
+    imported_decision,
 )
 from agbom.store.sqlite.approvals import ApprovalsMixin
 from agbom.store.sqlite.connection import _guarded
@@ -32,35 +26,7 @@ class GitopsMixin(ApprovalsMixin):
         digest; absent optional fields are omitted rather than written as null, and so is an
         empty ``capabilities`` list (an entry without it covers no capabilities).
         """
-        rows = self._require().execute(
-            "SELECT skill_id, digest_alg, digest_value, status, decided_by, decided_at, reason, "
-            "expires_at, scope_agents, scope_tenants, ref, declared_capabilities FROM skills "
-            "WHERE status IN "
-            "('approved', 'denied', 'revoked') ORDER BY skill_id, digest_alg, digest_value"
-        )
-        approvals = []
-        for row in rows:
-            entry: dict[str, Any] = {
-                "skill_id": row[0],
-                "digest": f"{row[1]}:{row[2]}",
-                "status": row[3],
-                "decided_by": row[4],
-                "decided_at": row[5],
-            }
-            if row[6] is not None:
-                entry["reason"] = row[6]
-            if row[7] is not None:
-                entry["expires_at"] = row[7]
-            agents, tenants = orjson.loads(row[8]), orjson.loads(row[9])
-            if agents or tenants:
-                entry["scope"] = {"agents": agents, "tenants": tenants}
-            if row[10] is not None:
-                entry["ref"] = row[10]
-            capabilities = orjson.loads(row[11])
-            if capabilities:
-                entry["capabilities"] = capabilities
-            approvals.append({k: v for k, v in entry.items() if v is not None})
-        return {"format": IMPORT_FORMAT, "version": IMPORT_VERSION, "approvals": approvals}
+        return approvals_document(self._require().execute(EXPORT_SQL))
 
     @_guarded
     def import_approvals(self, doc: Mapping[str, Any], *, actor: str) -> int:
@@ -74,25 +40,11 @@ class GitopsMixin(ApprovalsMixin):
         Each entry's ``capabilities`` (absent means none) replace the stored ones: the file is
         what was reviewed, so a pair cannot keep capabilities its reviewed entry does not list.
         """
-        check_text(actor, "actor", MAX_ACTOR)
-        entries = _validate_import(doc)
+        entries = import_entries(doc, actor=actor)
         changed = 0
         with self._write() as conn:
             for e in entries:
                 changed += self._apply_decision(
-                    conn,
-                    e["skill_id"],
-                    e["digest"],
-                    status=e["status"],
-                    decided_by=e["decided_by"] or actor,
-                    decided_at=e["decided_at"] or _stamp(None),
-                    reason=e["reason"],
-                    expires=e["expires_at"],
-                    agents=e["agents"],
-                    tenants=e["tenants"],
-                    ref=e["ref"],
-                    caps=e["capabilities"],
-                    history_actor=actor,
-                    source="import",
+                    conn, e["skill_id"], e["digest"], **imported_decision(e, actor=actor)
                 )
         return changed
