@@ -246,3 +246,12 @@ def _validate_import_entry(raw: Any, where: str) -> dict[str, Any]:
         "ref": ref,
         "capabilities": caps,
     }
+
+
+def pyformat_sql(sql: str) -> str:
+    """``sql`` written with ``?`` placeholders (sqlite3) in psycopg's ``%s`` style.
+
+    A literal ``%`` is doubled first, or psycopg would read it as a placeholder. Only for
+    statements without ``?`` or ``%`` inside string literals: call it once, at definition time.
+    """
+    return sql.replace("%", "%%").replace("?", "%s")

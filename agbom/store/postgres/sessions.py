@@ -10,31 +10,19 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-import orjson
-
-from agbom.store.interface import check_text, format_timestamp
-from agbom.store.postgres._base import PostgresBase
-from agbom.store.postgres._values import check_id, dumps, stamp
-
-_SESSION_COLUMNS = (
-    "session_id, agent_id, tenant_id, parent_session_id, status, started_at, ended_at, "
-    "negotiated, updated_at, sealed_head"
+from agbom.store._session_logic import (
+    SEAL_SESSION_SQL,
+    SESSION_COLUMNS,
+    UPSERT_SESSION_SQL,
+    seal_session_params,
+    session_dict,
+    upsert_session_params,
 )
+from agbom.store._shared import pyformat_sql
+from agbom.store.postgres._base import PostgresBase
 
-
-def _session_dict(row: tuple[Any, ...]) -> dict[str, Any]:
-    return {
-        "session_id": row[0],
-        "agent_id": row[1],
-        "tenant_id": row[2],
-        "parent_session_id": row[3],
-        "status": row[4],
-        "started_at": row[5],
-        "ended_at": row[6],
-        "negotiated": None if row[7] is None else orjson.loads(row[7]),
-        "updated_at": row[8],
-        "sealed_head": row[9],
-    }
+_UPSERT_SESSION = pyformat_sql(UPSERT_SESSION_SQL)
+_SEAL_SESSION = pyformat_sql(SEAL_SESSION_SQL)
 
 
 class SessionsMixin(PostgresBase):
@@ -54,65 +42,40 @@ class SessionsMixin(PostgresBase):
     ) -> None:
         """Create or update a session. ``None`` arguments keep what is stored; ``started_at``
         keeps its first value (defaults to now on creation)."""
-        check_id(session_id, "session_id")
-        check_id(agent_id, "agent_id")
-        check_id(tenant_id, "tenant_id", optional=True)
-        check_id(parent_session_id, "parent_session_id", optional=True)
-        check_text(status, "session status", 64)
-        neg = None if negotiated is None else dumps(dict(negotiated), "negotiated")
-        now = stamp(None)
-        started = format_timestamp(started_at) or now
+        params = upsert_session_params(
+            session_id,
+            agent_id=agent_id,
+            tenant_id=tenant_id,
+            parent_session_id=parent_session_id,
+            status=status,
+            started_at=started_at,
+            ended_at=ended_at,
+            negotiated=negotiated,
+        )
         with self._write() as conn:
-            conn.execute(
-                "INSERT INTO sessions (session_id, agent_id, tenant_id, parent_session_id, "
-                "status, started_at, ended_at, negotiated, updated_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (session_id) DO UPDATE "
-                "SET agent_id = excluded.agent_id, "
-                "tenant_id = COALESCE(excluded.tenant_id, sessions.tenant_id), "
-                "parent_session_id = COALESCE(excluded.parent_session_id, "
-                "sessions.parent_session_id), status = excluded.status, "
-                "ended_at = COALESCE(excluded.ended_at, sessions.ended_at), "
-                "negotiated = COALESCE(excluded.negotiated, sessions.negotiated), "
-                "updated_at = excluded.updated_at",
-                (
-                    session_id,
-                    agent_id,
-                    tenant_id,
-                    parent_session_id,
-                    status,
-                    started,
-                    format_timestamp(ended_at),
-                    neg,
-                    now,
-                ),
-            )
+            conn.execute(_UPSERT_SESSION, params)
 
     def seal_session(self, session_id: str, head: str | None) -> None:
         """Record the chain head a session ended with (kept once set: a seal is final)."""
-        check_id(session_id, "session_id")
-        check_text(head, "head", 256, optional=True)
+        params = seal_session_params(session_id, head)
         with self._write() as conn:
-            conn.execute(
-                "UPDATE sessions SET sealed_head = COALESCE(sealed_head, %s), updated_at = %s "
-                "WHERE session_id = %s",
-                (head, stamp(None), session_id),
-            )
+            conn.execute(_SEAL_SESSION, params)
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """One session as a dict, or ``None``."""
         with self._read() as conn:
             row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_id = %s", (session_id,)
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = %s", (session_id,)
             ).fetchone()
-        return None if row is None else _session_dict(row)
+        return None if row is None else session_dict(row)
 
     def list_sessions(self, agent_id: str | None = None) -> list[dict[str, Any]]:
         """Sessions (of one agent, or all), oldest first."""
         with self._read() as conn:
             rows = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions "
+                f"SELECT {SESSION_COLUMNS} FROM sessions "
                 "WHERE (%(a)s::text IS NULL OR agent_id = %(a)s) "
                 "ORDER BY started_at, session_id",
                 {"a": agent_id},
             ).fetchall()
-        return [_session_dict(row) for row in rows]
+        return [session_dict(row) for row in rows]

@@ -1,0 +1,100 @@
+"""Session records both backends share, free of any database driver: the checked values of
+an upsert, its statement, and how a stored row reads back.
+
+Both dialects accept the same ``INSERT ... ON CONFLICT ... DO UPDATE`` here, so the statement
+is written once with ``?`` placeholders; the PostgreSQL store converts it once, at import
+(:func:`agbom.store._shared.pyformat_sql`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from agbom.store._shared import _check_id, _dumps, _stamp
+from agbom.store.interface import check_text, format_timestamp
+
+SESSION_COLUMNS = (
+    "session_id, agent_id, tenant_id, parent_session_id, status, started_at, ended_at, "
+    "negotiated, updated_at, sealed_head"
+)
+"""The columns of a session row, in the order :func:`session_dict` reads them."""
+
+UPSERT_SESSION_SQL = (
+    "INSERT INTO sessions (session_id, agent_id, tenant_id, parent_session_id, "
+    "status, started_at, ended_at, negotiated, updated_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+    "agent_id = excluded.agent_id, "
+    "tenant_id = COALESCE(excluded.tenant_id, sessions.tenant_id), "
+    "parent_session_id = COALESCE(excluded.parent_session_id, "
+    "sessions.parent_session_id), status = excluded.status, "
+    "ended_at = COALESCE(excluded.ended_at, sessions.ended_at), "
+    "negotiated = COALESCE(excluded.negotiated, sessions.negotiated), "
+    "updated_at = excluded.updated_at"
+)
+"""Create or update a session: ``None`` keeps what is stored, ``started_at`` its first value."""
+
+SEAL_SESSION_SQL = (
+    "UPDATE sessions SET sealed_head = COALESCE(sealed_head, ?), updated_at = ? "
+    "WHERE session_id = ?"
+)
+"""Record the head a session ended with, once (a seal is final)."""
+
+
+def upsert_session_params(
+    session_id: str,
+    *,
+    agent_id: str,
+    tenant_id: str | None,
+    parent_session_id: str | None,
+    status: str,
+    started_at: datetime | None,
+    ended_at: datetime | None,
+    negotiated: Mapping[str, Any] | None,
+) -> tuple[Any, ...]:
+    """The checked parameters of :data:`UPSERT_SESSION_SQL` (``started_at`` defaults to now)."""
+    _check_id(session_id, "session_id")
+    _check_id(agent_id, "agent_id")
+    _check_id(tenant_id, "tenant_id", optional=True)
+    _check_id(parent_session_id, "parent_session_id", optional=True)
+    check_text(status, "session status", 64)
+    neg = None if negotiated is None else _dumps(dict(negotiated), "negotiated")
+    now = _stamp(None)
+    started = format_timestamp(started_at) or now
+    return (
+        session_id,
+        agent_id,
+        tenant_id,
+        parent_session_id,
+        status,
+        started,
+        format_timestamp(ended_at),
+        neg,
+        now,
+    )
+
+
+def seal_session_params(session_id: str, head: str | None) -> tuple[Any, ...]:
+    """The checked parameters of :data:`SEAL_SESSION_SQL`."""
+    _check_id(session_id, "session_id")
+    check_text(head, "head", 256, optional=True)
+    return (head, _stamp(None), session_id)
+
+
+def session_dict(row: Sequence[Any]) -> dict[str, Any]:
+    """A session as the store interface returns it, from a row of :data:`SESSION_COLUMNS`."""
+    return {
+        "session_id": row[0],
+        "agent_id": row[1],
+        "tenant_id": row[2],
+        "parent_session_id": row[3],
+        "status": row[4],
+        "started_at": row[5],
+        "ended_at": row[6],
+        "negotiated": None if row[7] is None else orjson.loads(row[7]),
+        "updated_at": row[8],
+        "sealed_head": row[9],
+    }
