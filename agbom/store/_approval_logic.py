@@ -1,22 +1,30 @@
 """Approval logic both backends share, free of any database driver: how a stored skill row
 reads back as a :class:`SkillRecord`, what a record's verdict is, when an imported decision
-changes nothing, and the approvals file (GitOps) out and in.
+changes nothing, the approvals file (GitOps) out and in, and the registration and decision
+flows themselves over either driver's connection (:class:`ApprovalSql` holds their statements
+in one placeholder style).
 
-The SQL around these (placeholders, locking, notifications) stays in each backend; what is
-decided from the values is decided here once, so the two stores cannot drift apart.
+What really differs stays in each backend: its transactions, PostgreSQL's per-pair lock and
+NOTIFY, and the statements one dialect spells its own way. What is decided from the values is
+decided here once, so the two stores cannot drift apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from agbom.store._shared import (
     IMPORT_FORMAT,
     IMPORT_VERSION,
+    MAX_REF,
+    _capabilities_text,
+    _check_id,
+    _dumps,
     _in_scope,
     _now,
     _stamp,
@@ -25,11 +33,17 @@ from agbom.store._shared import (
 )
 from agbom.store.interface import (
     MAX_ACTOR,
+    MAX_REASON,
+    MAX_SKILL_ID,
     Digest,
     SkillRecord,
     SkillStatus,
+    StoreError,
     Verdict,
+    as_utc,
+    check_patterns,
     check_text,
+    format_timestamp,
 )
 
 SKILL_COLUMNS = (
@@ -176,4 +190,318 @@ def imported_decision(entry: Mapping[str, Any], *, actor: str) -> dict[str, Any]
         "caps": entry["capabilities"],
         "history_actor": actor,
         "source": "import",
+    }
+
+
+# -- the decision and registration flows, over either driver's connection ---------------------
+
+
+class _Rows(Protocol):
+    def fetchone(self) -> Any: ...
+
+
+class SqlConnection(Protocol):
+    """What the shared flows need of a connection: ``sqlite3.Connection`` and psycopg's
+    ``Connection`` both execute a statement with positional parameters this way."""
+
+    def execute(self, sql: Any, params: Any = ..., /) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalSql:
+    """The statements of the shared flows in one driver's placeholder style.
+
+    Written once with ``?``; :meth:`in_style` converts them all at definition time, so a
+    backend holds one instance and never rewrites SQL per call.
+    """
+
+    select_registered: str
+    insert_registered: str
+    update_registered: str
+    touch: str
+    select_decision: str
+    insert_decided: str
+    update_decided: str
+    insert_history: str
+
+    @classmethod
+    def in_style(cls, convert: Callable[[str], str]) -> ApprovalSql:
+        pair = "skill_id = ? AND digest_alg = ? AND digest_value = ?"
+        return cls(
+            select_registered=convert(f"SELECT status, first_seen FROM skills WHERE {pair}"),
+            insert_registered=convert(
+                f"INSERT INTO skills ({SKILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', "
+                "NULL, NULL, NULL, NULL, '[]', '[]', ?, ?, ?, ?)"
+            ),
+            # Only an undecided pair takes the declared capabilities (see record_registration).
+            update_registered=convert(
+                "UPDATE skills SET ref = COALESCE(ref, ?), declared_capabilities = "
+                "CASE WHEN status = 'pending' THEN ? ELSE declared_capabilities END, "
+                "composition = ?, provenance = ?, first_seen = ?, last_seen = ?, "
+                f"registered_by_agent = ?, registered_by_tenant = ? WHERE {pair}"
+            ),
+            touch=convert(f"UPDATE skills SET last_seen = ? WHERE {pair}"),
+            select_decision=convert(f"SELECT {DECISION_COLUMNS} FROM skills WHERE {pair}"),
+            insert_decided=convert(
+                f"INSERT INTO skills ({SKILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, '{{}}', NULL, "
+                "?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)"
+            ),
+            update_decided=convert(
+                "UPDATE skills SET status = ?, decided_by = ?, decided_at = ?, reason = ?, "
+                "expires_at = ?, scope_agents = ?, scope_tenants = ?, ref = COALESCE(ref, ?), "
+                f"declared_capabilities = COALESCE(?, declared_capabilities) WHERE {pair}"
+            ),
+            insert_history=convert(
+                "INSERT INTO skill_history (skill_id, digest_alg, digest_value, from_status, "
+                "to_status, actor, reason, expires_at, at, source, scope_agents, scope_tenants, "
+                "capabilities) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ),
+        )
+
+
+def check_pair(skill_id: Any, digest: Any) -> None:
+    """Refuse a pair that is not a bounded skill id and a :class:`Digest`."""
+    check_text(skill_id, "skill_id", MAX_SKILL_ID)
+    if not isinstance(digest, Digest):
+        raise StoreError("digest must be a Digest (use Digest.parse or Digest.from_wire)")
+
+
+def skill_status(status: SkillStatus | str) -> SkillStatus:
+    """``status`` as a :class:`SkillStatus`, or a one-line error naming the known ones."""
+    try:
+        return SkillStatus(status)
+    except ValueError:
+        known = ", ".join(s.value for s in SkillStatus)
+        raise StoreError(f"unknown status {status!r} (known: {known})") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """The checked values of one registration, as stored."""
+
+    pair: tuple[str, str, str]
+    # ref, declared_capabilities, composition, provenance, first_seen, last_seen,
+    # registered_by_agent, registered_by_tenant: the column order of the INSERT and UPDATE
+    facts: tuple[Any, ...]
+    agent_id: str | None
+    capabilities: str
+    at: str
+
+
+def registration(
+    *,
+    skill_id: Any,
+    digest: Any,
+    ref: Any,
+    declared_capabilities: Any,
+    composition: Any,
+    provenance: Any,
+    agent_id: Any,
+    tenant_id: Any,
+    now: datetime | None,
+) -> Registration:
+    """Check a registration's inputs and give the values it stores."""
+    check_pair(skill_id, digest)
+    check_text(ref, "definition ref", MAX_REF, optional=True)
+    _check_id(agent_id, "agent_id", optional=True)
+    _check_id(tenant_id, "tenant_id", optional=True)
+    caps = _capabilities_text(declared_capabilities, "declared_capabilities")
+    comp = _dumps(dict(composition or {}), "composition")
+    prov = None if provenance is None else _dumps(dict(provenance), "registration_provenance")
+    ts = _stamp(now)
+    return Registration(
+        pair=(skill_id, digest.algorithm, digest.value),
+        facts=(ref, caps, comp, prov, ts, ts, agent_id, tenant_id),
+        agent_id=agent_id,
+        capabilities=caps,
+        at=ts,
+    )
+
+
+def apply_registration(conn: SqlConnection, sql: ApprovalSql, reg: Registration) -> bool:
+    """Store one registration; ``True`` when the record changed (not only ``last_seen``).
+
+    A pair never seen becomes ``pending`` with a history row; a pair decided ahead of its
+    first registration gains the registration facts; a known pair only moves ``last_seen``.
+    The caller holds the write transaction (and any lock its backend needs).
+    """
+    row = conn.execute(sql.select_registered, reg.pair).fetchone()
+    if row is None:
+        conn.execute(sql.insert_registered, (*reg.pair, *reg.facts))
+        conn.execute(
+            sql.insert_history,
+            (
+                *reg.pair,
+                None,
+                "pending",
+                reg.agent_id or "unknown-agent",
+                "registered",
+                None,
+                reg.at,
+                "registration",
+                "[]",
+                "[]",
+                reg.capabilities,
+            ),
+        )
+        return True
+    if row[1] is None:
+        conn.execute(sql.update_registered, (*reg.facts, *reg.pair))
+        return True
+    conn.execute(sql.touch, (reg.at, *reg.pair))
+    return False
+
+
+def decision_values(
+    status: SkillStatus | str,
+    *,
+    actor: Any,
+    reason: Any,
+    expires_at: datetime | None,
+    scope_agents: Sequence[str],
+    scope_tenants: Sequence[str],
+    capabilities: Sequence[str] | None,
+) -> dict[str, Any]:
+    """Check a decision's inputs (after its pair) and give the stored values, as keyword
+    arguments of :func:`apply_decision` less ``decided_at``, ``ref`` and the history fields."""
+    decided = skill_status(status)
+    check_text(actor, "actor", MAX_ACTOR)
+    check_text(reason, "reason", MAX_REASON, optional=True)
+    agents = _dumps(list(check_patterns(scope_agents, "agent scope")), "agent scope")
+    tenants = _dumps(list(check_patterns(scope_tenants, "tenant scope")), "tenant scope")
+    expires = format_timestamp(None if expires_at is None else as_utc(expires_at))
+    caps = None if capabilities is None else _capabilities_text(capabilities, "capabilities")
+    return {
+        "status": decided,
+        "reason": reason,
+        "expires": expires,
+        "agents": agents,
+        "tenants": tenants,
+        "caps": caps,
+    }
+
+
+def apply_decision(
+    conn: SqlConnection,
+    sql: ApprovalSql,
+    skill_id: str,
+    digest: Digest,
+    *,
+    status: SkillStatus,
+    decided_by: str,
+    decided_at: str,
+    reason: str | None,
+    expires: str | None,
+    agents: str,
+    tenants: str,
+    ref: str | None,
+    caps: str | None,
+    history_actor: str,
+    source: str,
+) -> bool:
+    """Write one decision and its history row; ``False`` when an imported entry would change
+    nothing. The caller holds the write transaction (and any lock its backend needs).
+
+    ``caps`` (JSON text) replaces the record's capabilities; ``None`` keeps them.
+    """
+    key = (skill_id, digest.algorithm, digest.value)
+    row = conn.execute(sql.select_decision, key).fetchone()
+    if row is None:
+        conn.execute(
+            sql.insert_decided,
+            (
+                *key,
+                ref,
+                "[]" if caps is None else caps,
+                str(status),
+                decided_by,
+                decided_at,
+                reason,
+                expires,
+                agents,
+                tenants,
+            ),
+        )
+        previous = None
+    else:
+        decision = (str(status), decided_by, decided_at, reason, expires, agents, tenants)
+        if source == "import" and import_changes_nothing(row, decision, ref=ref, caps=caps):
+            return False
+        conn.execute(sql.update_decided, (*decision, ref, caps, *key))
+        previous = row[0]
+    conn.execute(
+        sql.insert_history,
+        (
+            *key,
+            previous,
+            str(status),
+            history_actor,
+            reason,
+            expires,
+            decided_at if source != "import" else _stamp(None),
+            source,
+            agents,
+            tenants,
+            # what the record covers after this decision
+            caps if caps is not None else (row[8] if row is not None else "[]"),
+        ),
+    )
+    return True
+
+
+HISTORY_COLUMNS = (
+    "id, skill_id, digest_alg, digest_value, from_status, to_status, actor, reason, "
+    "expires_at, scope_agents, scope_tenants, at, source, capabilities"
+)
+"""The columns of a history row, in the order :func:`history_entry` reads them."""
+
+
+def history_entry(row: Sequence[Any]) -> dict[str, Any]:
+    """One status change as :meth:`history` returns it, from a row of :data:`HISTORY_COLUMNS`."""
+    return {
+        "id": row[0],
+        "skill_id": row[1],
+        "digest": f"{row[2]}:{row[3]}",
+        "from_status": row[4],
+        "to_status": row[5],
+        "actor": row[6],
+        "reason": row[7],
+        "expires_at": row[8],
+        "scope": {"agents": orjson.loads(row[9]), "tenants": orjson.loads(row[10])},
+        "at": row[11],
+        "source": row[12],
+        # None: decided before agbom recorded capabilities in the history (store v6)
+        "capabilities": None if row[13] is None else orjson.loads(row[13]),
+    }
+
+
+def unexpired_digests(rows: Iterable[Sequence[Any]], now: datetime | None) -> list[Digest]:
+    """The digests of ``(digest_alg, digest_value, expires_at)`` rows not expired at ``now``."""
+    moment = _now(now)
+    # Compare as datetimes, not strings: stored stamps may or may not carry microseconds.
+    return [
+        Digest(algorithm=alg, value=value)
+        for alg, value, expires in rows
+        if expires is None or datetime.fromisoformat(expires) > moment
+    ]
+
+
+def check_skill_event(session_id: Any, skill_id: Any, event: Any) -> None:
+    """Refuse a skill event that is not a load or unload of a bounded skill in a session."""
+    _check_id(session_id, "session_id")
+    check_text(skill_id, "skill_id", MAX_SKILL_ID)
+    if event not in ("load", "unload"):
+        raise StoreError(f"skill event must be 'load' or 'unload', not {event!r}")
+
+
+def churn_entry(row: Sequence[Any]) -> dict[str, Any]:
+    """One (session, skill) of :meth:`skill_churn`: session, skill, loads, unloads, first
+    and last event."""
+    return {
+        "session_id": row[0],
+        "skill_id": row[1],
+        "loads": row[2],
+        "unloads": row[3],
+        "first_at": row[4],
+        "last_at": row[5],
     }

@@ -16,37 +16,38 @@ from typing import Any
 import orjson
 
 from agbom.store._approval_logic import (
-    DECISION_COLUMNS,
     EXPORT_SQL,
+    HISTORY_COLUMNS,
+    ApprovalSql,
+    apply_decision,
+    apply_registration,
     approvals_document,
-    import_changes_nothing,
+    check_pair,
+    check_skill_event,
+    churn_entry,
+    decision_values,
+    history_entry,
     import_entries,
     imported_decision,
+    registration,
+    skill_status,
+    unexpired_digests,
     verdict_of,
 )
+from agbom.store._shared import pyformat_sql
 from agbom.store.interface import (
-    MAX_ACTOR,
-    MAX_REASON,
     MAX_SKILL_ID,
     Digest,
     SkillRecord,
     SkillStatus,
-    StoreError,
     Verdict,
-    as_utc,
-    check_patterns,
     check_text,
-    format_timestamp,
 )
 from agbom.store.postgres._base import APPROVALS_CHANNEL, Connection, PostgresBase
 from agbom.store.postgres._values import (
-    MAX_REF,
     PAIR,
     SKILL_COLUMNS,
-    capabilities_text,
-    check_id,
     dumps,
-    now_or,
     record_from_row,
     stamp,
 )
@@ -54,25 +55,7 @@ from agbom.store.postgres._values import (
 MAX_DEFINITION_BYTES = 4 << 20
 """What a registration carried for review, as the SQLite store bounds it."""
 
-_HISTORY_INSERT = (
-    "INSERT INTO skill_history (skill_id, digest_alg, digest_value, from_status, to_status, "
-    "actor, reason, expires_at, at, source, scope_agents, scope_tenants, capabilities) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-)
-
-
-def _check_pair(skill_id: Any, digest: Any) -> None:
-    check_text(skill_id, "skill_id", MAX_SKILL_ID)
-    if not isinstance(digest, Digest):
-        raise StoreError("digest must be a Digest (use Digest.parse or Digest.from_wire)")
-
-
-def _status(status: SkillStatus | str) -> SkillStatus:
-    try:
-        return SkillStatus(status)
-    except ValueError:
-        known = ", ".join(s.value for s in SkillStatus)
-        raise StoreError(f"unknown status {status!r} (known: {known})") from None
+_SQL = ApprovalSql.in_style(pyformat_sql)
 
 
 def _notify(conn: Connection, skill_id: str) -> None:
@@ -113,62 +96,28 @@ class ApprovalsMixin(PostgresBase):
         now: datetime | None = None,
     ) -> SkillRecord:
         """Note that an agent registered ``(skill_id, digest)`` (see SqliteStore)."""
-        _check_pair(skill_id, digest)
-        check_text(ref, "definition ref", MAX_REF, optional=True)
-        check_id(agent_id, "agent_id", optional=True)
-        check_id(tenant_id, "tenant_id", optional=True)
-        caps = capabilities_text(declared_capabilities, "declared_capabilities")
-        comp = dumps(dict(composition or {}), "composition")
-        prov = None if provenance is None else dumps(dict(provenance), "registration_provenance")
-        ts = stamp(now)
-        pair = (skill_id, digest.algorithm, digest.value)
-        facts = (ref, caps, comp, prov, ts, ts, agent_id, tenant_id)
+        reg = registration(
+            skill_id=skill_id,
+            digest=digest,
+            ref=ref,
+            declared_capabilities=declared_capabilities,
+            composition=composition,
+            provenance=provenance,
+            agent_id=agent_id,
+            tenant_id=tenant_id,
+            now=now,
+        )
         with self._write() as conn:
-            _lock_pair(conn, pair)
-            row = conn.execute(
-                f"SELECT status, first_seen FROM skills WHERE {PAIR}", pair
-            ).fetchone()
-            if row is None:
-                conn.execute(
-                    f"INSERT INTO skills ({SKILL_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, "
-                    "'pending', NULL, NULL, NULL, NULL, '[]', '[]', %s, %s, %s, %s)",
-                    (*pair, *facts),
-                )
-                conn.execute(
-                    _HISTORY_INSERT,
-                    (
-                        *pair,
-                        None,
-                        "pending",
-                        agent_id or "unknown-agent",
-                        "registered",
-                        None,
-                        ts,
-                        "registration",
-                        "[]",
-                        "[]",
-                        caps,
-                    ),
-                )
+            _lock_pair(conn, reg.pair)
+            if apply_registration(conn, _SQL, reg):
                 _notify(conn, skill_id)
-            elif row[1] is None:
-                conn.execute(
-                    "UPDATE skills SET ref = COALESCE(ref, %s), declared_capabilities = "
-                    "CASE WHEN status = 'pending' THEN %s ELSE declared_capabilities END, "
-                    "composition = %s, provenance = %s, first_seen = %s, last_seen = %s, "
-                    f"registered_by_agent = %s, registered_by_tenant = %s WHERE {PAIR}",
-                    (*facts, *pair),
-                )
-                _notify(conn, skill_id)
-            else:
-                conn.execute(f"UPDATE skills SET last_seen = %s WHERE {PAIR}", (ts, *pair))
             record = _fetch(conn, skill_id, digest)
         assert record is not None
         return record
 
     def get_skill(self, skill_id: str, digest: Digest) -> SkillRecord | None:
         """The record of one pair, or ``None``."""
-        _check_pair(skill_id, digest)
+        check_pair(skill_id, digest)
         with self._read() as conn:
             return _fetch(conn, skill_id, digest)
 
@@ -194,7 +143,7 @@ class ApprovalsMixin(PostgresBase):
     ) -> bool:
         """Keep what a registration of the pair carried for review; False when one is kept
         already and ``replace`` is not set."""
-        _check_pair(skill_id, digest)
+        check_pair(skill_id, digest)
         text = dumps(dict(definition), "skill definition", MAX_DEFINITION_BYTES)
         on_conflict = (
             "DO UPDATE SET definition = excluded.definition, recorded_at = excluded.recorded_at"
@@ -212,7 +161,7 @@ class ApprovalsMixin(PostgresBase):
 
     def skill_definition(self, skill_id: str, digest: Digest) -> dict[str, Any] | None:
         """What a registration of the pair carried for review, or None."""
-        _check_pair(skill_id, digest)
+        check_pair(skill_id, digest)
         with self._read() as conn:
             row = conn.execute(
                 f"SELECT definition FROM skill_definitions WHERE {PAIR}",
@@ -230,7 +179,7 @@ class ApprovalsMixin(PostgresBase):
         now: datetime | None = None,
     ) -> Verdict:
         """May ``agent_id`` (of ``tenant_id``) use this pair now? (see SqliteStore)."""
-        _check_pair(skill_id, digest)
+        check_pair(skill_id, digest)
         with self._read() as conn:
             record = _fetch(conn, skill_id, digest)
         return verdict_of(record, agent_id=agent_id, tenant_id=tenant_id, now=now)
@@ -238,18 +187,13 @@ class ApprovalsMixin(PostgresBase):
     def approved_digests(self, skill_id: str, *, now: datetime | None = None) -> list[Digest]:
         """Digests of ``skill_id`` that are approved and unexpired (scope not considered)."""
         check_text(skill_id, "skill_id", MAX_SKILL_ID)
-        moment = now_or(now)
         with self._read() as conn:
             rows = conn.execute(
                 "SELECT digest_alg, digest_value, expires_at FROM skills WHERE skill_id = %s "
                 "AND status = 'approved' ORDER BY digest_alg, digest_value",
                 (skill_id,),
             ).fetchall()
-        return [
-            Digest(algorithm=alg, value=value)
-            for alg, value, expires in rows
-            if expires is None or datetime.fromisoformat(expires) > moment
-        ]
+        return unexpired_digests(rows, now)
 
     def set_status(
         self,
@@ -267,28 +211,25 @@ class ApprovalsMixin(PostgresBase):
         capabilities: Sequence[str] | None = None,
     ) -> SkillRecord:
         """Decide a pair: approve, deny, revoke (or put back to pending) (see SqliteStore)."""
-        _check_pair(skill_id, digest)
-        status = _status(status)
-        check_text(actor, "actor", MAX_ACTOR)
-        check_text(reason, "reason", MAX_REASON, optional=True)
-        agents = dumps(list(check_patterns(scope_agents, "agent scope")), "agent scope")
-        tenants = dumps(list(check_patterns(scope_tenants, "tenant scope")), "tenant scope")
-        expires = format_timestamp(None if expires_at is None else as_utc(expires_at))
-        caps = None if capabilities is None else capabilities_text(capabilities, "capabilities")
+        check_pair(skill_id, digest)
+        values = decision_values(
+            status,
+            actor=actor,
+            reason=reason,
+            expires_at=expires_at,
+            scope_agents=scope_agents,
+            scope_tenants=scope_tenants,
+            capabilities=capabilities,
+        )
         with self._write() as conn:
             self._apply_decision(
                 conn,
                 skill_id,
                 digest,
-                status=status,
+                **values,
                 decided_by=actor,
                 decided_at=stamp(now),
-                reason=reason,
-                expires=expires,
-                agents=agents,
-                tenants=tenants,
                 ref=None,
-                caps=caps,
                 history_actor=actor,
                 source=source,
             )
@@ -316,97 +257,44 @@ class ApprovalsMixin(PostgresBase):
     ) -> bool:
         """Write one decision, its history row and its notification; ``False`` when an
         imported entry would change nothing."""
-        key = (skill_id, digest.algorithm, digest.value)
-        _lock_pair(conn, key)
-        row = conn.execute(
-            f"SELECT {DECISION_COLUMNS} FROM skills WHERE {PAIR}",
-            key,
-        ).fetchone()
-        if row is None:
-            conn.execute(
-                f"INSERT INTO skills ({SKILL_COLUMNS}) VALUES (%s, %s, %s, %s, %s, '{{}}', NULL, "
-                "%s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL)",
-                (
-                    *key,
-                    ref,
-                    "[]" if caps is None else caps,
-                    str(status),
-                    decided_by,
-                    decided_at,
-                    reason,
-                    expires,
-                    agents,
-                    tenants,
-                ),
-            )
-            previous = None
-        else:
-            decision = (str(status), decided_by, decided_at, reason, expires, agents, tenants)
-            if source == "import" and import_changes_nothing(row, decision, ref=ref, caps=caps):
-                return False
-            conn.execute(
-                "UPDATE skills SET status = %s, decided_by = %s, decided_at = %s, reason = %s, "
-                "expires_at = %s, scope_agents = %s, scope_tenants = %s, ref = COALESCE(ref, %s), "
-                f"declared_capabilities = COALESCE(%s, declared_capabilities) WHERE {PAIR}",
-                (str(status), decided_by, decided_at, reason, expires, agents, tenants, ref, caps)
-                + key,
-            )
-            previous = row[0]
-        conn.execute(
-            _HISTORY_INSERT,
-            (
-                *key,
-                previous,
-                str(status),
-                history_actor,
-                reason,
-                expires,
-                decided_at if source != "import" else stamp(None),
-                source,
-                agents,
-                tenants,
-                caps if caps is not None else (row[8] if row is not None else "[]"),
-            ),
+        _lock_pair(conn, (skill_id, digest.algorithm, digest.value))
+        changed = apply_decision(
+            conn,
+            _SQL,
+            skill_id,
+            digest,
+            status=status,
+            decided_by=decided_by,
+            decided_at=decided_at,
+            reason=reason,
+            expires=expires,
+            agents=agents,
+            tenants=tenants,
+            ref=ref,
+            caps=caps,
+            history_actor=history_actor,
+            source=source,
         )
-        _notify(conn, skill_id)
-        return True
+        if changed:
+            _notify(conn, skill_id)
+        return changed
 
     def history(self, skill_id: str, digest: Digest | None = None) -> list[dict[str, Any]]:
         """Every status change of ``skill_id`` (or of one pair), oldest first."""
         check_text(skill_id, "skill_id", MAX_SKILL_ID)
-        sql = (
-            "SELECT id, skill_id, digest_alg, digest_value, from_status, to_status, actor, "
-            "reason, expires_at, scope_agents, scope_tenants, at, source, capabilities "
-            "FROM skill_history WHERE skill_id = %s"
-        )
+        sql = f"SELECT {HISTORY_COLUMNS} FROM skill_history WHERE skill_id = %s"
         params: tuple[Any, ...] = (skill_id,)
         if digest is not None:
             sql += " AND digest_alg = %s AND digest_value = %s"
             params += (digest.algorithm, digest.value)
         with self._read() as conn:
             rows = conn.execute(sql + " ORDER BY id", params).fetchall()
-        return [
-            {
-                "id": row[0],
-                "skill_id": row[1],
-                "digest": f"{row[2]}:{row[3]}",
-                "from_status": row[4],
-                "to_status": row[5],
-                "actor": row[6],
-                "reason": row[7],
-                "expires_at": row[8],
-                "scope": {"agents": orjson.loads(row[9]), "tenants": orjson.loads(row[10])},
-                "at": row[11],
-                "source": row[12],
-                "capabilities": None if row[13] is None else orjson.loads(row[13]),
-            }
-            for row in rows
-        ]
+        return [history_entry(row) for row in rows]
 
     def list_skills(self, status: SkillStatus | str | None = None) -> list[SkillRecord]:
         """All records, or those with ``status``, ordered by skill id and digest."""
         order = " ORDER BY skill_id, digest_alg, digest_value"
-        wanted = None if status is None else _status(status)
+        wanted = None if status is None else skill_status(status)
         with self._read() as conn:
             if wanted is None:
                 rows = conn.execute(f"SELECT {SKILL_COLUMNS} FROM skills{order}").fetchall()
@@ -439,10 +327,7 @@ class ApprovalsMixin(PostgresBase):
         self, session_id: str, skill_id: str, event: str, now: datetime | None = None
     ) -> int:
         """Record a load or unload; return how many of that event the skill has in the session."""
-        check_id(session_id, "session_id")
-        check_text(skill_id, "skill_id", MAX_SKILL_ID)
-        if event not in ("load", "unload"):
-            raise StoreError(f"skill event must be 'load' or 'unload', not {event!r}")
+        check_skill_event(session_id, skill_id, event)
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO skill_events (session_id, skill_id, event, at) "
@@ -466,14 +351,4 @@ class ApprovalsMixin(PostgresBase):
                 "ORDER BY COUNT(*) DESC, session_id, skill_id",
                 {"s": session_id},
             ).fetchall()
-        return [
-            {
-                "session_id": r[0],
-                "skill_id": r[1],
-                "loads": r[2],
-                "unloads": r[3],
-                "first_at": r[4],
-                "last_at": r[5],
-            }
-            for r in rows
-        ]
+        return [churn_entry(r) for r in rows]
