@@ -172,32 +172,28 @@ def import_entries(doc: Any, *, actor: Any) -> list[dict[str, Any]]:
     return _validate_import(doc)
 
 
-def imported_decision(entry: Mapping[str, Any], *, actor: str) -> dict[str, Any]:
-    """The keyword arguments of a backend's ``_apply_decision`` for one checked entry.
+def imported_decision(entry: Mapping[str, Any], *, actor: str) -> Decision:
+    """The decision one checked entry of an approvals file makes.
 
     An entry without ``decided_by``/``decided_at`` is decided by the importing actor, now
     (taken here, as the entry is applied).
     """
-    return {
-        "status": entry["status"],
-        "decided_by": entry["decided_by"] or actor,
-        "decided_at": entry["decided_at"] or _stamp(None),
-        "reason": entry["reason"],
-        "expires": entry["expires_at"],
-        "agents": entry["agents"],
-        "tenants": entry["tenants"],
-        "ref": entry["ref"],
-        "caps": entry["capabilities"],
-        "history_actor": actor,
-        "source": "import",
-    }
+    return Decision(
+        status=entry["status"],
+        decided_by=entry["decided_by"] or actor,
+        decided_at=entry["decided_at"] or _stamp(None),
+        reason=entry["reason"],
+        expires=entry["expires_at"],
+        agents=entry["agents"],
+        tenants=entry["tenants"],
+        ref=entry["ref"],
+        caps=entry["capabilities"],
+        history_actor=actor,
+        source="import",
+    )
 
 
 # -- the decision and registration flows, over either driver's connection ---------------------
-
-
-class _Rows(Protocol):
-    def fetchone(self) -> Any: ...
 
 
 class SqlConnection(Protocol):
@@ -352,7 +348,26 @@ def apply_registration(conn: SqlConnection, sql: ApprovalSql, reg: Registration)
     return False
 
 
-def decision_values(
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One decision on a pair, in stored form (JSON text for scopes and capabilities)."""
+
+    status: SkillStatus
+    decided_by: str
+    decided_at: str
+    reason: str | None
+    expires: str | None
+    agents: str
+    tenants: str
+    # set only by an import: the definition ref it names (a stored ref is kept)
+    ref: str | None
+    # JSON text that replaces the record's capabilities; None keeps them
+    caps: str | None
+    history_actor: str
+    source: str
+
+
+def decision(
     status: SkillStatus | str,
     *,
     actor: Any,
@@ -361,9 +376,10 @@ def decision_values(
     scope_agents: Sequence[str],
     scope_tenants: Sequence[str],
     capabilities: Sequence[str] | None,
-) -> dict[str, Any]:
-    """Check a decision's inputs (after its pair) and give the stored values, as keyword
-    arguments of :func:`apply_decision` less ``decided_at``, ``ref`` and the history fields."""
+    now: datetime | None,
+    source: str,
+) -> Decision:
+    """Check the inputs of :meth:`set_status` (after its pair) and give its decision."""
     decided = skill_status(status)
     check_text(actor, "actor", MAX_ACTOR)
     check_text(reason, "reason", MAX_REASON, optional=True)
@@ -371,79 +387,67 @@ def decision_values(
     tenants = _dumps(list(check_patterns(scope_tenants, "tenant scope")), "tenant scope")
     expires = format_timestamp(None if expires_at is None else as_utc(expires_at))
     caps = None if capabilities is None else _capabilities_text(capabilities, "capabilities")
-    return {
-        "status": decided,
-        "reason": reason,
-        "expires": expires,
-        "agents": agents,
-        "tenants": tenants,
-        "caps": caps,
-    }
+    return Decision(
+        status=decided,
+        decided_by=actor,
+        decided_at=_stamp(now),
+        reason=reason,
+        expires=expires,
+        agents=agents,
+        tenants=tenants,
+        ref=None,
+        caps=caps,
+        history_actor=actor,
+        source=source,
+    )
 
 
 def apply_decision(
-    conn: SqlConnection,
-    sql: ApprovalSql,
-    skill_id: str,
-    digest: Digest,
-    *,
-    status: SkillStatus,
-    decided_by: str,
-    decided_at: str,
-    reason: str | None,
-    expires: str | None,
-    agents: str,
-    tenants: str,
-    ref: str | None,
-    caps: str | None,
-    history_actor: str,
-    source: str,
+    conn: SqlConnection, sql: ApprovalSql, skill_id: str, digest: Digest, d: Decision
 ) -> bool:
     """Write one decision and its history row; ``False`` when an imported entry would change
-    nothing. The caller holds the write transaction (and any lock its backend needs).
-
-    ``caps`` (JSON text) replaces the record's capabilities; ``None`` keeps them.
-    """
+    nothing. The caller holds the write transaction (and any lock its backend needs)."""
     key = (skill_id, digest.algorithm, digest.value)
     row = conn.execute(sql.select_decision, key).fetchone()
+    status = str(d.status)
     if row is None:
         conn.execute(
             sql.insert_decided,
             (
                 *key,
-                ref,
-                "[]" if caps is None else caps,
-                str(status),
-                decided_by,
-                decided_at,
-                reason,
-                expires,
-                agents,
-                tenants,
+                d.ref,
+                "[]" if d.caps is None else d.caps,
+                status,
+                d.decided_by,
+                d.decided_at,
+                d.reason,
+                d.expires,
+                d.agents,
+                d.tenants,
             ),
         )
         previous = None
     else:
-        decision = (str(status), decided_by, decided_at, reason, expires, agents, tenants)
-        if source == "import" and import_changes_nothing(row, decision, ref=ref, caps=caps):
+        stored = (status, d.decided_by, d.decided_at, d.reason, d.expires, d.agents, d.tenants)
+        if d.source == "import" and import_changes_nothing(row, stored, ref=d.ref, caps=d.caps):
             return False
-        conn.execute(sql.update_decided, (*decision, ref, caps, *key))
+        conn.execute(sql.update_decided, (*stored, d.ref, d.caps, *key))
         previous = row[0]
     conn.execute(
         sql.insert_history,
         (
             *key,
             previous,
-            str(status),
-            history_actor,
-            reason,
-            expires,
-            decided_at if source != "import" else _stamp(None),
-            source,
-            agents,
-            tenants,
+            status,
+            d.history_actor,
+            d.reason,
+            d.expires,
+            d.decided_at if d.source != "import" else _stamp(None),
+            d.source,
+            d.agents,
+            d.tenants,
             # what the record covers after this decision
-            caps if caps is not None else (row[8] if row is not None else "[]"),
+            d.caps if d.caps is not None else (row[8] if row is not None else "[]"),
         ),
     )
     return True

@@ -19,13 +19,14 @@ from agbom.store._approval_logic import (
     EXPORT_SQL,
     HISTORY_COLUMNS,
     ApprovalSql,
+    Decision,
     apply_decision,
     apply_registration,
     approvals_document,
     check_pair,
     check_skill_event,
     churn_entry,
-    decision_values,
+    decision,
     history_entry,
     import_entries,
     imported_decision,
@@ -212,7 +213,7 @@ class ApprovalsMixin(PostgresBase):
     ) -> SkillRecord:
         """Decide a pair: approve, deny, revoke (or put back to pending) (see SqliteStore)."""
         check_pair(skill_id, digest)
-        values = decision_values(
+        decided = decision(
             status,
             actor=actor,
             reason=reason,
@@ -220,61 +221,22 @@ class ApprovalsMixin(PostgresBase):
             scope_agents=scope_agents,
             scope_tenants=scope_tenants,
             capabilities=capabilities,
+            now=now,
+            source=source,
         )
         with self._write() as conn:
-            self._apply_decision(
-                conn,
-                skill_id,
-                digest,
-                **values,
-                decided_by=actor,
-                decided_at=stamp(now),
-                ref=None,
-                history_actor=actor,
-                source=source,
-            )
+            self._apply_decision(conn, skill_id, digest, decided)
             record = _fetch(conn, skill_id, digest)
         assert record is not None
         return record
 
     def _apply_decision(
-        self,
-        conn: Connection,
-        skill_id: str,
-        digest: Digest,
-        *,
-        status: SkillStatus,
-        decided_by: str,
-        decided_at: str,
-        reason: str | None,
-        expires: str | None,
-        agents: str,
-        tenants: str,
-        ref: str | None,
-        caps: str | None,
-        history_actor: str,
-        source: str,
+        self, conn: Connection, skill_id: str, digest: Digest, decided: Decision
     ) -> bool:
         """Write one decision, its history row and its notification; ``False`` when an
         imported entry would change nothing."""
         _lock_pair(conn, (skill_id, digest.algorithm, digest.value))
-        changed = apply_decision(
-            conn,
-            _SQL,
-            skill_id,
-            digest,
-            status=status,
-            decided_by=decided_by,
-            decided_at=decided_at,
-            reason=reason,
-            expires=expires,
-            agents=agents,
-            tenants=tenants,
-            ref=ref,
-            caps=caps,
-            history_actor=history_actor,
-            source=source,
-        )
+        changed = apply_decision(conn, _SQL, skill_id, digest, decided)
         if changed:
             _notify(conn, skill_id)
         return changed
@@ -316,9 +278,8 @@ class ApprovalsMixin(PostgresBase):
         changed = 0
         with self._write() as conn:
             for e in entries:
-                changed += self._apply_decision(
-                    conn, e["skill_id"], e["digest"], **imported_decision(e, actor=actor)
-                )
+                decided = imported_decision(e, actor=actor)
+                changed += self._apply_decision(conn, e["skill_id"], e["digest"], decided)
         return changed
 
     # -- skill churn -----------------------------------------------------------------------

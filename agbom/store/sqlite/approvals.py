@@ -14,12 +14,13 @@ from agbom.store._approval_logic import (
     HISTORY_COLUMNS,
     SKILL_COLUMNS,
     ApprovalSql,
+    Decision,
     apply_decision,
     apply_registration,
     check_pair,
     check_skill_event,
     churn_entry,
-    decision_values,
+    decision,
     history_entry,
     record_from_row,
     registration,
@@ -213,7 +214,7 @@ class ApprovalsMixin(SqliteBase):
         record held after its decision.
         """
         check_pair(skill_id, digest)
-        values = decision_values(
+        decided = decision(
             status,
             actor=actor,
             reason=reason,
@@ -221,63 +222,20 @@ class ApprovalsMixin(SqliteBase):
             scope_agents=scope_agents,
             scope_tenants=scope_tenants,
             capabilities=capabilities,
+            now=now,
+            source=source,
         )
-        decided_at = _stamp(now)
         with self._write() as conn:
-            self._apply_decision(
-                conn,
-                skill_id,
-                digest,
-                **values,
-                decided_by=actor,
-                decided_at=decided_at,
-                ref=None,
-                history_actor=actor,
-                source=source,
-            )
+            self._apply_decision(conn, skill_id, digest, decided)
             record = self._fetch(conn, skill_id, digest)
         assert record is not None
         return record
 
     def _apply_decision(
-        self,
-        conn: sqlite3.Connection,
-        skill_id: str,
-        digest: Digest,
-        *,
-        status: SkillStatus,
-        decided_by: str,
-        decided_at: str,
-        reason: str | None,
-        expires: str | None,
-        agents: str,
-        tenants: str,
-        ref: str | None,
-        caps: str | None,
-        history_actor: str,
-        source: str,
+        self, conn: sqlite3.Connection, skill_id: str, digest: Digest, decided: Decision
     ) -> bool:
-        """Write one decision and its history row; ``False`` when nothing would change.
-
-        ``caps`` (JSON text) replaces the record's capabilities; ``None`` keeps them.
-        """
-        return apply_decision(
-            conn,
-            _SQL,
-            skill_id,
-            digest,
-            status=status,
-            decided_by=decided_by,
-            decided_at=decided_at,
-            reason=reason,
-            expires=expires,
-            agents=agents,
-            tenants=tenants,
-            ref=ref,
-            caps=caps,
-            history_actor=history_actor,
-            source=source,
-        )
+        """Write one decision and its history row; ``False`` when nothing would change."""
+        return apply_decision(conn, _SQL, skill_id, digest, decided)
 
     @_guarded
     def history(self, skill_id: str, digest: Digest | None = None) -> list[dict[str, Any]]:

@@ -44,7 +44,6 @@ class GitopsMixin(ApprovalsMixin):
         changed = 0
         with self._write() as conn:
             for e in entries:
-                changed += self._apply_decision(
-                    conn, e["skill_id"], e["digest"], **imported_decision(e, actor=actor)
-                )
+                decided = imported_decision(e, actor=actor)
+                changed += self._apply_decision(conn, e["skill_id"], e["digest"], decided)
         return changed
