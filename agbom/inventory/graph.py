@@ -31,6 +31,38 @@ def _networkx() -> Any:
     return networkx
 
 
+_SHARED_DIGRAPH: Any = None
+
+
+def _shared_digraph_class() -> Any:
+    """A ``networkx.DiGraph`` subclass built on dicts it is given, through the factories
+    networkx documents for subclasses (``node_dict_factory``, ``adjlist_outer_dict_factory``):
+    its ``__init__`` asks them for the node dict, then the successor and predecessor dicts.
+    A graph networkx itself creates from the class (a subgraph view, a copy) gets fresh ones.
+    """
+    global _SHARED_DIGRAPH
+    if _SHARED_DIGRAPH is None:
+        import networkx
+
+        class SharedDiGraph(networkx.DiGraph):  # type: ignore[misc]
+            def __init__(self, *parts: Any) -> None:
+                # (node, succ, pred) when we build it; nothing when networkx does.
+                self._given = list(parts[:1]), list(parts[1:3])
+                super().__init__()
+                del self._given
+
+            def node_dict_factory(self) -> dict[str, Any]:
+                given = getattr(self, "_given", None)
+                return given[0].pop(0) if given and given[0] else {}
+
+            def adjlist_outer_dict_factory(self) -> dict[str, Any]:
+                given = getattr(self, "_given", None)
+                return given[1].pop(0) if given and given[1] else {}
+
+        _SHARED_DIGRAPH = SharedDiGraph
+    return _SHARED_DIGRAPH
+
+
 class _NodeView:
     """``DiGraph.nodes``: a mapping of node to attributes, called for ``(node, data)`` pairs."""
 
@@ -79,16 +111,10 @@ class DiGraph:
         return self._succ
 
     def to_networkx(self) -> nx.DiGraph:
-        """A ``networkx.DiGraph`` over the same dicts (not a copy: changes show both ways)."""
+        """A ``networkx.DiGraph`` over the same dicts (not a copy: changes show both ways), made
+        through the dict factories networkx documents for subclasses, not its private fields."""
         if self._nx is None:
-            graph = _networkx().DiGraph()
-            graph._node, graph._adj, graph._succ, graph._pred = (
-                self._node,
-                self._succ,
-                self._succ,
-                self._pred,
-            )
-            self._nx = graph
+            self._nx = _shared_digraph_class()(self._node, self._succ, self._pred)
         else:
             # Anything networkx cached about the graph may be stale after a change made here.
             cache = getattr(self._nx, "__networkx_cache__", None)
