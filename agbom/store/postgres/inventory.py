@@ -14,9 +14,14 @@ from typing import Any
 
 import orjson
 
-from agbom.store.interface import StoreError, check_text
+from agbom.store._inventory_logic import (
+    agent_entry,
+    change_text,
+    check_version,
+    component_entry,
+)
 from agbom.store.postgres._base import Connection, PostgresBase
-from agbom.store.postgres._values import MAX_ENTRY_BYTES, check_id, component_rows, dumps, stamp
+from agbom.store.postgres._values import MAX_ENTRY_BYTES, component_rows, dumps, stamp
 
 _VERSION_COLUMNS = (
     "session_id, version, agent_id, document, agbom_hash, change, created_at, accepted"
@@ -83,13 +88,9 @@ class InventoryMixin(PostgresBase):
     ) -> int:
         """Store the session's next AgBOM version (1, 2, 3...) and index its components
         (see SqliteStore)."""
-        check_id(session_id, "session_id")
-        check_id(agent_id, "agent_id")
-        check_text(agbom_hash, "agbom_hash", 256)
-        if not isinstance(document, Mapping):
-            raise StoreError("AgBOM document must be an object")
+        check_version(session_id, agent_id, agbom_hash, document)
         text = dumps(dict(document), "AgBOM document", MAX_ENTRY_BYTES)
-        change_text = None if change is None else dumps(dict(change), "AgBOM change")
+        change_json = change_text(change)
         ts = stamp(now)
         components = component_rows(document)
         with self._write() as conn:
@@ -103,7 +104,7 @@ class InventoryMixin(PostgresBase):
             conn.execute(
                 "INSERT INTO agbom_versions (session_id, version, agent_id, document, "
                 "agbom_hash, change, created_at, accepted) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                (session_id, version, agent_id, text, agbom_hash, change_text, ts, accepted),
+                (session_id, version, agent_id, text, agbom_hash, change_json, ts, accepted),
             )
             if not accepted:
                 return version
@@ -147,10 +148,7 @@ class InventoryMixin(PostgresBase):
                 " UNION ALL SELECT agent_id, session_id, created_at FROM agbom_versions"
                 ") AS seen GROUP BY agent_id ORDER BY agent_id"
             ).fetchall()
-        return [
-            {"agent_id": r[0], "sessions": r[1], "first_seen": r[2], "last_seen": r[3]}
-            for r in rows
-        ]
+        return [agent_entry(r) for r in rows]
 
     def list_components(
         self, type: str | None = None, name: str | None = None
@@ -173,16 +171,4 @@ class InventoryMixin(PostgresBase):
             ).fetchall()
         if name is not None and exact is None:
             rows = [r for r in rows if fnmatch.fnmatchcase(r[2], name)]
-        return [
-            {
-                "component_id": r[1],
-                "type": r[0],
-                "name": r[2],
-                "version": r[3],
-                "agents": sorted(r[4].split(",")) if r[4] else [],
-                "sessions": r[5],
-                "first_seen": r[6],
-                "last_seen": r[7],
-            }
-            for r in rows
-        ]
+        return [component_entry(r) for r in rows]

@@ -9,14 +9,14 @@ from typing import Any
 
 import orjson
 
-from agbom.store._shared import (
-    _check_id,
-    _dumps,
-    _stamp,
+from agbom.store._inventory_logic import (
+    agent_entry,
+    change_text,
+    check_version,
+    component_entry,
 )
-from agbom.store.interface import (
-    StoreError,
-    check_text,
+from agbom.store._shared import (
+    _stamp,
 )
 from agbom.store.sqlite.connection import SqliteBase, _guarded
 from agbom.store.sqlite.versions import Manifest, read_document, save_version
@@ -56,12 +56,8 @@ class InventoryMixin(SqliteBase):
         :class:`~agbom.store.AgbomDocument` to let unchanged components be recognized
         without serializing them.
         """
-        _check_id(session_id, "session_id")
-        _check_id(agent_id, "agent_id")
-        check_text(agbom_hash, "agbom_hash", 256)
-        if not isinstance(document, Mapping):
-            raise StoreError("AgBOM document must be an object")
-        change_text = None if change is None else _dumps(dict(change), "AgBOM change")
+        check_version(session_id, agent_id, agbom_hash, document)
+        change_json = change_text(change)
         ts = _stamp(now)
         # Forgotten first: if the transaction does not commit, nothing stale is remembered.
         remembered = self._manifests.pop(session_id, None)
@@ -77,7 +73,7 @@ class InventoryMixin(SqliteBase):
                 agent_id=agent_id,
                 document=document,
                 agbom_hash=agbom_hash,
-                change_text=change_text,
+                change_text=change_json,
                 created_at=ts,
                 accepted=accepted,
                 remembered=remembered,
@@ -163,10 +159,7 @@ class InventoryMixin(SqliteBase):
             " UNION ALL SELECT agent_id, session_id, created_at FROM agbom_versions"
             ") GROUP BY agent_id ORDER BY agent_id"
         )
-        return [
-            {"agent_id": r[0], "sessions": r[1], "first_seen": r[2], "last_seen": r[3]}
-            for r in rows
-        ]
+        return [agent_entry(r) for r in rows]
 
     @_guarded
     def list_components(
@@ -191,16 +184,4 @@ class InventoryMixin(SqliteBase):
             "ORDER BY m.type, m.name, m.component_id, m.version_str",
             (type, name),
         )
-        return [
-            {
-                "component_id": r[1],
-                "type": r[0],
-                "name": r[2],
-                "version": r[3],
-                "agents": sorted(r[4].split(",")) if r[4] else [],
-                "sessions": r[5],
-                "first_seen": r[6],
-                "last_seen": r[7],
-            }
-            for r in rows
-        ]
+        return [component_entry(r) for r in rows]

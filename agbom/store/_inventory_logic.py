@@ -1,0 +1,49 @@
+"""Fleet inventory values both backends share, free of any database driver: the checks of a
+stored AgBOM version and the rows of the fleet index as the store interface returns them.
+
+How versions are stored differs (SQLite keeps what changed from the previous version,
+PostgreSQL the whole document), so the statements stay in each backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agbom.store._shared import _check_id, _dumps
+from agbom.store.interface import StoreError, check_text
+
+
+def check_version(session_id: Any, agent_id: Any, agbom_hash: Any, document: Any) -> None:
+    """Refuse what :meth:`save_agbom_version` must not store (its change is checked apart,
+    by :func:`change_text`, after a backend that stores the whole document has bounded it)."""
+    _check_id(session_id, "session_id")
+    _check_id(agent_id, "agent_id")
+    check_text(agbom_hash, "agbom_hash", 256)
+    if not isinstance(document, Mapping):
+        raise StoreError("AgBOM document must be an object")
+
+
+def change_text(change: Any) -> str | None:
+    """The change an AgBOM version records, as stored JSON text (``None`` when none)."""
+    return None if change is None else _dumps(dict(change), "AgBOM change")
+
+
+def agent_entry(row: Sequence[Any]) -> dict[str, Any]:
+    """One agent of :meth:`list_agents` from (agent, sessions, first seen, last seen)."""
+    return {"agent_id": row[0], "sessions": row[1], "first_seen": row[2], "last_seen": row[3]}
+
+
+def component_entry(row: Sequence[Any]) -> dict[str, Any]:
+    """One component of :meth:`list_components` from (type, id, name, version, agents joined
+    by commas, sessions, first seen, last seen)."""
+    return {
+        "component_id": row[1],
+        "type": row[0],
+        "name": row[2],
+        "version": row[3],
+        "agents": sorted(row[4].split(",")) if row[4] else [],
+        "sessions": row[5],
+        "first_seen": row[6],
+        "last_seen": row[7],
+    }
