@@ -1,10 +1,11 @@
 """Skill approvals on PostgreSQL: registrations, decisions, history, GitOps, skill churn.
 
 Same contract as the SQLite store (the docstrings there are the specification). What differs:
-a read-modify-write locks the pair's row (``SELECT ... FOR UPDATE``, or the unique key of a
-new pair), so two replicas deciding the same pair at once apply one decision after the
-other; and every change NOTIFYs :data:`~agbom.store.postgres._base.APPROVALS_CHANNEL` with
-the skill id in the same transaction, so other replicas hear of it when it is visible.
+a read-modify-write first takes a transaction-scoped advisory lock on the pair's hash (a row
+lock cannot cover a pair whose row is still to be inserted), so two replicas deciding the
+same pair at once apply one decision after the other; and every change NOTIFYs
+:data:`~agbom.store.postgres._base.APPROVALS_CHANNEL` with the skill id in the same
+transaction, so other replicas hear of it when it is visible.
 """
 
 from __future__ import annotations
