@@ -234,7 +234,45 @@ _V8: list[Step] = [
     "DROP TABLE components",
 ]
 
-MIGRATIONS: Sequence[Sequence[Step]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
+_V9: list[Step] = [
+    # Approved MCP servers and the pin of their tool set (agbom/store/sqlite/servers.py): one
+    # row per server, keyed by the casefolded name the approval gave; the pin is the JSON of
+    # agbom.scan.lock.tool_set_pin with the canonical definitions.
+    """CREATE TABLE server_pins (
+        server_key TEXT PRIMARY KEY,
+        server TEXT NOT NULL,
+        purl TEXT,
+        version TEXT,
+        pin_value TEXT NOT NULL,
+        pin TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('approved', 'revoked')),
+        decided_by TEXT NOT NULL,
+        decided_at TEXT NOT NULL,
+        reason TEXT
+    ) WITHOUT ROWID""",
+    # Every approval and revocation, appended and never rewritten (the triggers enforce it).
+    """CREATE TABLE server_pin_history (
+        id INTEGER PRIMARY KEY,
+        server_key TEXT NOT NULL,
+        server TEXT NOT NULL,
+        purl TEXT,
+        version TEXT,
+        pin_value TEXT NOT NULL,
+        pin TEXT NOT NULL,
+        from_status TEXT,
+        to_status TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        reason TEXT,
+        at TEXT NOT NULL
+    )""",
+    "CREATE INDEX server_pin_history_by_key ON server_pin_history (server_key, id)",
+    """CREATE TRIGGER server_pin_history_no_update BEFORE UPDATE ON server_pin_history
+       BEGIN SELECT RAISE(ABORT, 'server_pin_history is append-only'); END""",
+    """CREATE TRIGGER server_pin_history_no_delete BEFORE DELETE ON server_pin_history
+       BEGIN SELECT RAISE(ABORT, 'server_pin_history is append-only'); END""",
+]
+
+MIGRATIONS: Sequence[Sequence[Step]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -5,7 +5,8 @@ These types carry no I/O. The Guardian, the transports and the CLI speak only th
 they take a :class:`Store` and get one from :func:`agbom.store.open_store`, which picks the
 backend from the location (a SQLite file, embedded and the default; or a PostgreSQL URL).
 The protocols are split by concern (:class:`ApprovalStore`, :class:`ChainStore`,
-:class:`SessionStore`, :class:`InventoryStore`, :class:`StoreLifecycle`) so that each backend
+:class:`SessionStore`, :class:`InventoryStore`, :class:`ServerApprovalStore`,
+:class:`StoreLifecycle`) so that each backend
 implements the same small pieces and the contract tests can exercise each piece.
 """
 
@@ -500,6 +501,72 @@ class InventoryStore(Protocol):
     ) -> list[dict[str, Any]]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class ServerPin:
+    """An MCP server's approved tool set: the pin the Guardian compares its tools with.
+
+    ``server`` is what the approval named (a component id, else a name; matched without
+    regard to case); ``pin`` is :func:`agbom.scan.lock.tool_set_pin` of the canonical tool
+    definitions, with those definitions under ``"definitions"`` (a diff then shows what a
+    changed tool now says). A revoked pin pins nothing.
+    """
+
+    server: str
+    status: str  # approved | revoked
+    pin: Mapping[str, Any]
+    purl: str | None
+    version: str | None
+    decided_by: str
+    decided_at: datetime
+    reason: str | None
+
+    @property
+    def approved(self) -> bool:
+        return self.status == "approved"
+
+    @property
+    def value(self) -> str:
+        """The tool-set pin's SHA-256 (hex)."""
+        return str(self.pin.get("value", ""))
+
+
+class ServerApprovalStore(Protocol):
+    """Approved MCP servers with the pin of their tool set, and the append-only history of
+    every approval and revocation."""
+
+    def approve_server(
+        self,
+        server: str,
+        *,
+        pin: Mapping[str, Any],
+        actor: str,
+        reason: str | None = None,
+        purl: str | None = None,
+        version: str | None = None,
+        now: datetime | None = None,
+    ) -> ServerPin: ...
+
+    def revoke_server(
+        self, server: str, *, actor: str, reason: str | None = None, now: datetime | None = None
+    ) -> ServerPin: ...
+
+    def server_pin(self, server: str) -> ServerPin | None: ...
+
+    def server_pins_for(self, names: Sequence[str]) -> list[ServerPin]: ...
+
+    def list_server_pins(self) -> list[ServerPin]: ...
+
+    def server_history(self, server: str | None = None) -> list[dict[str, Any]]: ...
+
+
 @runtime_checkable
-class Store(StoreLifecycle, ApprovalStore, ChainStore, SessionStore, InventoryStore, Protocol):
+class Store(
+    StoreLifecycle,
+    ApprovalStore,
+    ChainStore,
+    SessionStore,
+    InventoryStore,
+    ServerApprovalStore,
+    Protocol,
+):
     """A whole store: what the Guardian, the transports and the CLI are given."""

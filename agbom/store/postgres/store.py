@@ -20,6 +20,7 @@ from agbom.store.postgres._base import (
 from agbom.store.postgres.approvals import ApprovalsMixin
 from agbom.store.postgres.chains import ChainsMixin
 from agbom.store.postgres.inventory import InventoryMixin
+from agbom.store.postgres.servers import ServersMixin
 from agbom.store.postgres.sessions import SessionsMixin
 
 RECENTLY_USED_S = 1.0
@@ -45,7 +46,7 @@ def _liveness_checks() -> tuple[psycopg_pool.abc.ConnectionCB[Connection], ...]:
     return check, reset
 
 
-class PostgresStore(ApprovalsMixin, ChainsMixin, SessionsMixin, InventoryMixin):
+class PostgresStore(ApprovalsMixin, ChainsMixin, SessionsMixin, InventoryMixin, ServersMixin):
     """Skill approvals, audit chains, sessions and AgBOM versions in one PostgreSQL database.
 
     Open it with :meth:`open` (or :func:`agbom.store.open_store` on a ``postgresql://`` URL).

@@ -2,7 +2,8 @@
 
 One class, :class:`SqliteStore`, put together from one piece per concern: the connection
 (:mod:`.connection`), approvals (:mod:`.approvals`), the GitOps file (:mod:`.gitops`), audit
-chains (:mod:`.chains`), sessions (:mod:`.sessions`) and the inventory (:mod:`.inventory`).
+chains (:mod:`.chains`), sessions (:mod:`.sessions`), the inventory (:mod:`.inventory`) and
+server approvals (:mod:`.servers`).
 
 Concurrency model (measured, see the library notes): WAL journal, ``synchronous=NORMAL``, a
 busy timeout, and every read-modify-write inside ``BEGIN IMMEDIATE`` so that concurrent
@@ -47,6 +48,7 @@ from agbom.store.sqlite.connection import (
 )
 from agbom.store.sqlite.gitops import GitopsMixin
 from agbom.store.sqlite.inventory import InventoryMixin
+from agbom.store.sqlite.servers import ServersMixin
 from agbom.store.sqlite.sessions import SessionsMixin
 
 # The private helpers stay importable from here for the other backend (agbom.store.postgres).
@@ -78,5 +80,5 @@ __all__ = [
 ]
 
 
-class SqliteStore(GitopsMixin, ChainsMixin, SessionsMixin, InventoryMixin):
+class SqliteStore(GitopsMixin, ChainsMixin, SessionsMixin, InventoryMixin, ServersMixin):
     """Skill approvals, audit chains, sessions and AgBOM versions in one SQLite file."""
