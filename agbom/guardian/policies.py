@@ -115,8 +115,21 @@ class Policies:
         self._observed_findings: dict[tuple[Any, ...], tuple[Finding, ...]] = {}
         self._observed_scope: tuple[object, date] | None = None
         # `serve --osv/--lock`: advisories and tool-set drift put on each AgBOM as it is
-        # parsed (guardian/signals.py). None: nothing to annotate, one check per AgBOM.
+        # parsed (guardian/signals.py). None: no export and no lock; the servers' approved
+        # pins are still read from the store (_pins()).
         self.signals: GuardianSignals | None = None
+        self._approvals_only: GuardianSignals | None = None
+
+    def _pins(self) -> GuardianSignals:
+        """The signals to annotate with: ``serve``'s, else ones with no export and no lock
+        that judge only the servers approved in the store (imported on first use)."""
+        if self.signals is not None:
+            return self.signals
+        if self._approvals_only is None:
+            from agbom.guardian.signals import GuardianSignals
+
+            self._approvals_only = GuardianSignals(None, None)
+        return self._approvals_only
 
     # -- dispatch ------------------------------------------------------------------------------
 
@@ -323,8 +336,7 @@ class Policies:
         except InvalidAgBOM as exc:
             prepared.error = AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics())
             return prepared
-        if self.signals is not None:
-            agbom = self.signals.annotate(agbom)
+        agbom = self._pins().annotate(agbom, store)
         graph = ComponentGraph(agbom)
         context = self.context_for(agent_id, tenant_id, graph, store)
         prepared.agbom, prepared.graph = agbom, graph
@@ -347,8 +359,7 @@ class Policies:
                 agbom = AgBOM.from_payload(payload)
             except InvalidAgBOM as exc:
                 raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
-            if self.signals is not None:
-                agbom = self.signals.annotate(agbom)
+            agbom = self._pins().annotate(agbom, self.g.store)
             graph = ComponentGraph(agbom)
             findings = self.g.rules.evaluate(graph, context=self._context(session, graph))
         pending.agbom, pending.graph, pending.findings = agbom, graph, findings
@@ -362,9 +373,9 @@ class Policies:
             agbom, diff = apply_changed_payload(session.agbom, payload)
         except InvalidAgBOM as exc:
             raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
-        added, changed = diff.added, diff.changed
-        if self.signals is not None:
-            agbom, added, changed = _annotated_change(self.signals, session.agbom, agbom, diff)
+        agbom, added, changed = _annotated_change(
+            self._pins(), self.g.store, session.agbom, agbom, diff
+        )
         if session.agbom is not None and "agbom" not in payload:
             # Incremental: patch the session's graph in place (taken back unless the change is
             # committed as allowed), re-evaluate only what changed.
@@ -502,18 +513,24 @@ class Policies:
         for parent in graph.graph.predecessors(component.id):
             server = graph.component(parent)
             if server is not None and server.type is ComponentType.MCP_SERVER:
-                if self.signals is not None:
-                    server = self._live_drift(session, server)
+                server = self._live_drift(session, server)
                 findings.extend(self.g.rules.evaluate_component(server, graph, context=context))
         return self._findings_decision(findings, what=f"tool {name}")
 
     def _live_drift(self, session: SessionState, server: Component) -> Component:
-        """``server`` with the drift its live ``tools/list`` showed in this session, if any."""
-        from agbom.guardian.signals import with_drift
+        """``server`` with the drift its live ``tools/list`` showed in this session, if any;
+        drift an approval judged counts only while that approval stands (read now: a revoked
+        approval stops pinning at once, on every replica)."""
+        from agbom.guardian.signals import approval_stands, with_drift
+        from agbom.scan.lock import TOOLS_DRIFT
 
-        assert self.signals is not None
-        found = self.signals.drifted(session.session_id, server.id)
+        store = self.g.store
+        found = self._pins().drifted(session.session_id, server.id, store)
         if found is None:
+            judged = server.data.get(TOOLS_DRIFT)
+            if isinstance(judged, Mapping) and not approval_stands(store, judged):
+                data = {k: v for k, v in server.data.items() if k != TOOLS_DRIFT}
+                return Component(id=server.id, type=server.type, data=data)
             return server
         return Component(id=server.id, type=server.type, data=with_drift(server.data, found))
 
@@ -589,21 +606,25 @@ class Policies:
             name = inner.get("name") if isinstance(inner, dict) else None
             if isinstance(name, str):
                 return self._tool_call({"tool": {"name": name}}, params, session)
-        if self.signals is not None and "result" in payload and method.endswith("/tools/list"):
+        if "result" in payload and method.endswith("/tools/list"):
             return self._tools_list(payload, params, session)
         return Decision.allow()
 
     def _tools_list(
         self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
     ) -> Decision:
-        """A wrapped ``tools/list`` result against the lock (``serve --lock``): drift is
-        remembered for the session's tool calls to that server, and the result itself is
-        decided by the server's rules (AGB-LOCK-001 denies it: the model never reads it)."""
-        assert self.signals is not None
+        """A wrapped ``tools/list`` result against the lock (``serve --lock``) or the server's
+        approved pin (``agbom servers approve``, read now): drift is remembered for the
+        session's tool calls to that server, and the result itself is decided by the server's
+        rules (AGB-LOCK-001 denies it: the model never reads it)."""
         metadata = params.get("metadata") or {}
         named = metadata.get("mcp_server") if isinstance(metadata, dict) else None
-        found = self.signals.tools_list_drift(
-            session.session_id, named if isinstance(named, str) else None, payload["result"]
+        found = self._pins().tools_list_drift(
+            session.session_id,
+            named if isinstance(named, str) else None,
+            payload["result"],
+            store=self.g.store,
+            agbom=session.agbom,
         )
         if found is None:
             return Decision.allow()
@@ -973,9 +994,10 @@ class Policies:
 
 
 def _annotated_change(
-    signals: GuardianSignals, before: AgBOM | None, agbom: AgBOM, diff: AgBOMDiff
+    signals: GuardianSignals, store: Store, before: AgBOM | None, agbom: AgBOM, diff: AgBOMDiff
 ) -> tuple[AgBOM, tuple[Component, ...], tuple[Component, ...]]:
-    """``agbom`` annotated (``serve --osv/--lock``) and the diff's components as annotated.
+    """``agbom`` annotated (``serve --osv/--lock``, approved server pins) and the diff's
+    components as annotated.
 
     A component the change did not name can still gain or lose a signal (a server whose tool
     set drifted because one of its tools changed, every component after a reload of the
@@ -983,7 +1005,7 @@ def _annotated_change(
     """
     from agbom.guardian.signals import SIGNAL_FIELDS
 
-    annotated = signals.annotate(agbom)
+    annotated = signals.annotate(agbom, store)
     if annotated is agbom:
         return agbom, diff.added, diff.changed
     named = {c.id for c in diff.added} | {c.id for c in diff.changed}

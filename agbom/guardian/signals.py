@@ -7,6 +7,12 @@ exact package versions, and MCP servers whose tool set differs from the lock fil
 ``agbom check --osv/--locked`` does in CI. A wrapped ``tools/list`` result is compared with
 the lock too, and the drift it shows is remembered for the session's later tool calls.
 
+MCP servers approved with ``agbom servers approve`` are pinned the same way, from the store:
+the approved pins of an AgBOM's servers are read at each evaluation (no cache, one lookup of
+the AgBOM's server names; none without MCP servers) and compared with :func:`drift` as the
+lock's are; a wrapped ``tools/list`` for an approved server likewise. A revoked approval pins
+nothing: drift judged against it is dropped at the next decision that reads it.
+
 Loaded once; :meth:`GuardianSignals.reload` (SIGHUP) reads both files again and keeps the
 previous ones when a new one cannot be used (fail closed: never an empty database).
 """
@@ -25,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from agbom.advisories import VULNERABILITIES_FIELD
 from agbom.advisories.live import LiveAdvisories
 from agbom.scan.lock import (
+    LOCK_VERSION,
     TOOLS_DRIFT,
     Change,
     LockError,
@@ -36,10 +43,14 @@ from agbom.scan.lock import (
 )
 
 if TYPE_CHECKING:
-    from agbom.inventory import AgBOM
+    from agbom.inventory import AgBOM, Component
+    from agbom.store import ServerPin, Store
 
 SIGNAL_FIELDS = (VULNERABILITIES_FIELD, TOOLS_DRIFT)
 """The component fields the signals set (and the Guardian compares across versions)."""
+APPROVAL = "approval"
+"""The key of ``tools_drift`` that says an approval (not the lock) judged it: ``[server, pin
+value]`` of the approval, checked again before a tool call is judged by it."""
 MAX_DRIFTED = 4096
 """(session, server) pairs whose live ``tools/list`` drifted, remembered at most (oldest go)."""
 
@@ -95,13 +106,21 @@ class GuardianSignals:
 
     # -- annotation --------------------------------------------------------------------------
 
-    def annotate(self, agbom: AgBOM) -> AgBOM:
-        """``agbom`` with advisories on its components and tool drift on its servers."""
+    def annotate(self, agbom: AgBOM, store: Store | None = None) -> AgBOM:
+        """``agbom`` with advisories on its components and tool drift on its servers: against
+        the lock file, and against the approved pins in ``store`` (read now)."""
         if self.advisories is not None:
             agbom = self.advisories.annotate(agbom)
         lock = self.lock
-        if lock is not None:
-            agbom = _exact_drift(agbom, self.tool_drift(lock, agbom))
+        changes = self.tool_drift(lock, agbom) if lock is not None else []
+        pinned = lock is not None
+        if store is not None:
+            approved, rows = approval_lock(store, agbom)
+            pinned = pinned or rows  # a revoked approval still clears drift judged by it
+            if approved is not None:
+                changes.extend(_approval_drift(approved, agbom))
+        if pinned:
+            agbom = _exact_drift(agbom, changes)
         return agbom
 
     @staticmethod
@@ -114,7 +133,13 @@ class GuardianSignals:
     # -- live tools/list results --------------------------------------------------------------
 
     def tools_list_drift(
-        self, session_id: str, server: str | None, result: Any
+        self,
+        session_id: str,
+        server: str | None,
+        result: Any,
+        *,
+        store: Store | None = None,
+        agbom: AgBOM | None = None,
     ) -> tuple[str, dict[str, Any]] | None:
         """The drift a wrapped ``tools/list`` result shows against the lock, as
         ``(server id, tools_drift)``; ``None`` when it matches, or names no locked server.
@@ -123,12 +148,16 @@ class GuardianSignals:
         without it a lock of exactly one pinned server is that server. A result that cannot be
         read as a tool list (no ``tools``, a tool without a name) is drift: it is not the set
         that was pinned.
+
+        A server the lock does not pin is looked up in ``store``'s approvals (by that name,
+        and by the id and name of the session ``agbom``'s server it names; without a name,
+        the session's only MCP server): an approved pin is compared exactly as the lock's.
         """
         lock = self.lock
-        if lock is None:
-            return None
-        server_id = _locked_server(lock, server)
-        if server_id is None:
+        server_id = _locked_server(lock, server) if lock is not None else None
+        if server_id is None and store is not None:
+            lock, server_id = _approved_server(store, agbom, server)
+        if lock is None or server_id is None:
             return None
         entry = lock["servers"][server_id]
         pinned = entry.get("tools")
@@ -150,6 +179,8 @@ class GuardianSignals:
             pin["definitions"] = sorted(current, key=lambda t: str(t["name"]))
             changes = _pin_drift(server_id, lock, pin)
             found = {"detail": changes.detail, **changes.tools}
+        if isinstance(entry.get(APPROVAL), list):
+            found[APPROVAL] = list(entry[APPROVAL])
         key = (session_id, server_id)
         self._drifted[key] = found
         self._drifted.move_to_end(key)
@@ -157,9 +188,109 @@ class GuardianSignals:
             self._drifted.popitem(last=False)
         return server_id, found
 
-    def drifted(self, session_id: str, server_id: str) -> dict[str, Any] | None:
-        """The drift this session's live ``tools/list`` showed for ``server_id``, if any."""
-        return self._drifted.get((session_id, server_id))
+    def drifted(
+        self, session_id: str, server_id: str, store: Store | None = None
+    ) -> dict[str, Any] | None:
+        """The drift this session's live ``tools/list`` showed for ``server_id``, if any (one
+        an approval judged counts only while that approval stands in ``store``)."""
+        found = self._drifted.get((session_id, server_id))
+        if found is not None and not approval_stands(store, found):
+            self._drifted.pop((session_id, server_id), None)
+            return None
+        return found
+
+
+# -- approved pins (agbom servers approve) ----------------------------------------------------
+
+
+def approval_lock(store: Store, agbom: AgBOM) -> tuple[dict[str, Any] | None, bool]:
+    """The approved pins of ``agbom``'s MCP servers as a lock document (``None`` when none is
+    approved), and whether the store holds an approval row (approved or revoked) for any.
+
+    One lookup of the servers' ids and names (none when the AgBOM has no MCP server). A
+    server matches an approval by its id, else its name, without regard to case."""
+    from agbom.inventory import ComponentType
+
+    servers = agbom.of_type(ComponentType.MCP_SERVER)
+    if not servers:
+        return None, False
+    names = [s.id for s in servers] + [s.name for s in servers if s.name]
+    rows = store.server_pins_for(names)
+    if not rows:
+        return None, False
+    by_key = {row.server.strip().casefold(): row for row in rows}
+    locked: dict[str, Any] = {}
+    for server in servers:
+        row = by_key.get(server.id.casefold()) or by_key.get((server.name or "").casefold())
+        if row is not None and row.approved:
+            locked[server.id] = _lock_entry(row, server.name, server.data)
+    if not locked:
+        return None, True
+    return {"lock_version": LOCK_VERSION, "servers": locked, "skills": {}}, True
+
+
+def _lock_entry(row: ServerPin, name: str | None, data: Mapping[str, Any]) -> dict[str, Any]:
+    # The package is the inventory's own: an approval pins the tool set, not the version
+    # (a package change is `agbom check --locked`'s to report), so drift() sees none.
+    return {
+        "name": name or row.server,
+        "purl": data.get("purl"),
+        "version": data.get("version"),
+        "tools": dict(row.pin),
+        APPROVAL: [row.server, row.value],
+    }
+
+
+def _approval_drift(approved: Mapping[str, Any], agbom: AgBOM) -> list[Change]:
+    """The tool drifts against approved pins, each saying which approval judged it."""
+    changes = GuardianSignals.tool_drift(approved, agbom)
+    for change in changes:
+        entry = approved["servers"].get(change.component)
+        if entry is not None:
+            change.tools[APPROVAL] = list(entry[APPROVAL])
+    return changes
+
+
+def _approved_server(
+    store: Store, agbom: AgBOM | None, server: str | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """A one-server lock of the approved pin a ``tools/list`` result is to match, and the
+    server's id (the session AgBOM's component when it names one, else the name given)."""
+    from agbom.inventory import ComponentType
+
+    servers = agbom.of_type(ComponentType.MCP_SERVER) if agbom is not None else []
+    component: Component | None = None
+    if server is None:
+        if len(servers) != 1:
+            return None, None
+        component = servers[0]
+    else:
+        wanted = server.casefold()
+        component = next((s for s in servers if s.id.casefold() == wanted), None) or next(
+            (s for s in servers if (s.name or "").casefold() == wanted), None
+        )
+    names = [server] if server is not None else []
+    if component is not None:
+        names += [component.id] + ([component.name] if component.name else [])
+    rows = [row for row in store.server_pins_for(names) if row.approved]
+    if not rows:
+        return None, None
+    row = rows[0]
+    server_id = component.id if component is not None else row.server
+    data = component.data if component is not None else {}
+    name = component.name if component is not None else row.server
+    entry = _lock_entry(row, name, data)
+    return {"lock_version": LOCK_VERSION, "servers": {server_id: entry}, "skills": {}}, server_id
+
+
+def approval_stands(store: Store | None, found: Mapping[str, Any]) -> bool:
+    """Whether the approval that judged ``found`` (a ``tools_drift``) still stands with the
+    same pin; drift judged by the lock, or without a store to ask, stands."""
+    judged = found.get(APPROVAL)
+    if not isinstance(judged, list) or len(judged) != 2 or store is None:
+        return True
+    row = store.server_pin(str(judged[0]))
+    return row is not None and row.approved and row.value == judged[1]
 
 
 def _exact_drift(agbom: AgBOM, changes: Sequence[Change]) -> AgBOM:
@@ -225,4 +356,12 @@ def with_drift(component_data: Mapping[str, Any], found: Mapping[str, Any]) -> d
     return {**component_data, TOOLS_DRIFT: dict(found)}
 
 
-__all__: Sequence[str] = ("MAX_DRIFTED", "SIGNAL_FIELDS", "GuardianSignals", "with_drift")
+__all__: Sequence[str] = (
+    "APPROVAL",
+    "MAX_DRIFTED",
+    "SIGNAL_FIELDS",
+    "GuardianSignals",
+    "approval_lock",
+    "approval_stands",
+    "with_drift",
+)
