@@ -1,27 +1,163 @@
-"""What ``agbom --help`` leaves unloaded, and that click's errors are still mapped once loaded."""
+"""What ``agbom --help`` leaves unloaded, that its static command table tells the truth about
+every command, and that click's errors are still mapped once loaded.
+
+The root help prints each command's summary from ``agbom.cli.app.COMMANDS`` and builds no
+command; a command's module is imported when that command is invoked. The table is checked
+here against what each command module really registers and against each command's own help.
+"""
 
 from __future__ import annotations
 
+import os
+import pkgutil
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+import typer.main
+
+import agbom.cli
+from agbom.cli import main
+from agbom.cli.app import COMMANDS, build_command
+from agbom.cli.help import install
+
+try:
+    from typer._click import Context
+    from typer._click.utils import make_default_short_help
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click import Context  # type: ignore[no-redef,assignment]
+    from click.utils import make_default_short_help  # type: ignore[no-redef]
+
+# What ``agbom --help`` may import of agbom: the entry point, the app and its help classes,
+# and the two small modules the error mapping needs. No command module, store or scanner.
+HELP_MODULES = {"agbom", "agbom.cli", "agbom.cli.app", "agbom.cli.help", "agbom.display"}
+HELP_MODULES |= {"agbom.errors"}
 
 
-def test_help_loads_no_store_inventory_yaml_or_click() -> None:
+def _probe(args: list[str]) -> list[str]:
     probe = (
         "import sys, contextlib, io\n"
         "from agbom.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
-        "    rc = main(['--help'])\n"
+        f"    rc = main({args!r})\n"
         "assert rc == 0 and 'Commands' in out.getvalue(), out.getvalue()\n"
-        "heavy = ('click', 'sqlite_utils', 'yaml', 'agbom.inventory', 'agbom.store.sqlite',\n"
-        "         'networkx', 'fastjsonschema', 'pydantic')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith(heavy)))\n"
+        "print(' '.join(sorted(sys.modules)))\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout
+    return proc.stdout.strip().splitlines()[-1].split()
+
+
+def test_help_loads_no_store_inventory_yaml_or_click() -> None:
+    loaded = _probe(["--help"])
+    heavy = ("click", "sqlite_utils", "yaml", "networkx", "fastjsonschema", "pydantic", "rich")
+    assert [m for m in loaded if m.split(".")[0] in heavy] == []
+    assert sorted(m for m in loaded if m.split(".")[0] == "agbom") == sorted(HELP_MODULES)
+
+
+def test_a_group_help_loads_that_group_only() -> None:
+    loaded = _probe(["store", "--help"])
+    commands = {m for m in loaded if m.startswith("agbom.cli.") and m.endswith("_cmds")}
+    assert commands == {"agbom.cli.store_cmds"}
+
+
+def _registered_names(module_name: str) -> list[str]:
+    """The top-level names ``register(app)`` of ``agbom.cli.MODULE`` adds, as typer names them."""
+    module = __import__(f"agbom.cli.{module_name}", fromlist=["register"])
+    holder = typer.Typer(add_completion=False)
+    module.register(holder)
+    install(holder)
+    group = typer.main.get_group(holder)
+    return list(group.commands)
+
+
+def _command_modules() -> list[str]:
+    folder = Path(agbom.cli.__file__).parent
+    return sorted(m.name for m in pkgutil.iter_modules([str(folder)]) if m.name.endswith("_cmds"))
+
+
+def test_every_registered_command_has_a_row_and_every_row_its_command() -> None:
+    registered: dict[str, set[str]] = {}
+    for module_name in _command_modules():
+        for name in _registered_names(module_name):
+            registered.setdefault(name, set()).add(module_name)
+    assert set(registered) == set(COMMANDS), "COMMANDS in agbom/cli/app.py is out of date"
+    for name, (module_name, _) in COMMANDS.items():
+        assert module_name in registered[name], (name, module_name)
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_each_summary_is_what_that_command_says_of_itself(name: str) -> None:
+    command: Any = build_command(name)
+    assert command is not None and command.name == name
+    summary = COMMANDS[name][1]
+    for limit in (20, 45, 60, 74, 90, 120, 1000):
+        assert make_default_short_help(summary, limit) == command.get_short_help_str(limit)
+    assert not command.hidden and not command.deprecated
+
+
+def test_root_help_lists_what_an_eagerly_built_app_would() -> None:
+    from agbom.cli.app import app
+
+    root: Any = typer.main.get_command(app)
+    eager = typer.main.get_command(app)
+    eager_commands = {name: build_command(name) for name in COMMANDS}
+    for width in (60, 80, 100, 160):
+        lazy_help = root.get_help(Context(root, info_name="agbom", terminal_width=width))
+        assert "Commands:" in lazy_help
+        assert not root.commands._built, "the root help built a command"
+        # The same group with every command built up front, listed by typer's own code.
+        eager.commands = dict(eager_commands)
+        ctx = Context(eager, info_name="agbom", terminal_width=width)
+        formatter = ctx.make_formatter()
+        super(type(eager), eager).format_commands(ctx, formatter)
+        listed = formatter.getvalue()
+        assert listed.strip() and lazy_help.endswith("\n\n" + listed.rstrip())
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_still_answers_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([name, "--help"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(f"Usage: agbom {name} "), out
+    assert err == ""
+
+
+def test_a_mistyped_command_is_one_line_exit_2_with_a_suggestion(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["sklls", "list"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert (
+        err
+        == "agbom: error: No such command 'sklls'. Did you mean 'skills'? (see 'agbom --help')\n"
+    )
+
+
+def test_shell_completion_offers_every_command_and_completes_inside_one() -> None:
+    def complete(words: str, cword: int) -> list[str]:
+        env = {**os.environ, "_AGBOM_COMPLETE": "complete_bash", "COMP_WORDS": words}
+        env["COMP_CWORD"] = str(cword)
+        proc = subprocess.run(
+            [sys.executable, "-m", "agbom"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=env,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split()
+
+    assert complete("agbom ", 1) == list(COMMANDS)
+    assert "approve" in complete("agbom skills ", 2)
+    assert "--format" in complete("agbom scan --f", 2)
 
 
 def test_click_errors_are_still_caught_once_click_is_loaded() -> None:

@@ -1,13 +1,17 @@
-"""The typer application: one small module per command group, registered here."""
+"""The typer application: a table of the top-level commands, each built from its module on use."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 from agbom import __version__
 from agbom.cli.help import HELP_OPTION_NAMES, install
@@ -16,8 +20,10 @@ from agbom.errors import AgbomError
 
 try:  # typer >= 0.2x vendors its own click: its usage errors are not click.ClickException
     from typer._click import exceptions as _typer_click
+    from typer._click.utils import make_default_short_help
 except ImportError:  # pragma: no cover - older typer uses click itself
     import click as _typer_click  # type: ignore[no-redef]
+    from click.utils import make_default_short_help  # type: ignore[no-redef]
 
 
 def _click_classes(name: str, *also: type[Any]) -> tuple[type[Any], ...]:
@@ -35,14 +41,165 @@ def _click_classes(name: str, *also: type[Any]) -> tuple[type[Any], ...]:
     return tuple(classes)
 
 
+# Every top-level command: its name (in the order help lists them), the module under agbom.cli
+# whose ``register(app)`` adds it, and its one-line summary (the first sentence of its help).
+# ``agbom --help`` prints the summaries from here, so it imports and builds no command; a
+# command's module is imported, and that one command built, only when it is invoked (or
+# completed). tests/test_cli_startup.py checks every row against the command its module
+# registers. A new command or group: one row here, and ``register(app)`` in its module.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "export": (
+        "inventory_cmds",
+        "Export an AgBOM as schema-valid, reproducible CycloneDX JSON or XML, or SPDX 3.0.1.",
+    ),
+    "graph": (
+        "inventory_cmds",
+        "Print the component graph (agent -> components -> what they use).",
+    ),
+    "diff": (
+        "inventory_cmds",
+        "Show what changed between two AgBOMs, flagging version/digest changes of skills, "
+        "tools and MCP servers under the same id (artifact_changes).",
+    ),
+    "scan": (
+        "scan_cmds",
+        "Scan MCP client configs, Agent Skills, A2A cards, server.json and AgBOMs into one "
+        "inventory, with findings and CycloneDX output.",
+    ),
+    "lock": (
+        "lock_cmds",
+        "Write a lock file of MCP server packages (purl, version), tool-set pins and skill "
+        "digests, for `agbom check --locked` and `agbom diff` in CI.",
+    ),
+    "check": (
+        "rules_cmds",
+        "Evaluate rules against an AgBOM (for CI); exit 1 with --fail-on when findings reach "
+        "it, or with --locked on any drift.",
+    ),
+    "explain": (
+        "rules_cmds",
+        "Show which rules matched an AgBOM (or one component, or one recorded decision) and why.",
+    ),
+    "serve": (
+        "guardian_cmds",
+        "Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz.",
+    ),
+    "replay": (
+        "guardian_cmds",
+        "Feed recorded requests through the Guardian in process, in order.",
+    ),
+    "hook": (
+        "hook_cmds",
+        "Answer one hook event of an agent runtime (oscova, meerkat, claude-code): the event "
+        "on stdin, the runtime's answer on stdout and exit code.",
+    ),
+    "rules": ("rules_cmds", "Validate rule packs and run their unit tests."),
+    "skills": (
+        "skills_cmds",
+        "Approve, deny, revoke and query skills, pinned by (skill_id, digest).",
+    ),
+    "servers": ("server_cmds", "Approve and revoke MCP servers, pinned by their tool set."),
+    "audit": ("guardian_cmds", "Inspect and verify the audit hash chains in the store."),
+    "inventory": (
+        "guardian_cmds",
+        "Fleet inventory: agents, sessions and components seen by the Guardian.",
+    ),
+    "store": ("store_cmds", "Maintain the store: copy a SQLite store into PostgreSQL."),
+    "reviewers": (
+        "reviewer_cmds",
+        "Add, list and remove the reviewers of the review page (tokens are stored hashed).",
+    ),
+}
+
+# What typer passes to every command it builds; the same for the root and for a lazy command.
+_BUILD_SETTINGS: dict[str, Any] = {"rich_markup_mode": None, "pretty_exceptions_enable": False}
+
+
+def build_command(name: str) -> Any | None:
+    """The click command (or group) ``name`` of the table, built as typer builds it in a
+    whole application; None for a name that is not in the table."""
+    row = COMMANDS.get(name)
+    if row is None:
+        return None
+    module = importlib.import_module(f"agbom.cli.{row[0]}")
+    holder = typer.Typer(add_completion=False, **_BUILD_SETTINGS)
+    module.register(holder)
+    install(holder)
+    # Only this one is built: typer builds a holder of just its entry as it would the whole app.
+    one = typer.Typer(add_completion=False, **_BUILD_SETTINGS)
+    one.registered_commands = [
+        info
+        for info in holder.registered_commands
+        if (info.name or typer.main.get_command_name(getattr(info.callback, "__name__", "")))
+        == name
+    ]
+    one.registered_groups = [group for group in holder.registered_groups if group.name == name]
+    return typer.main.get_group(one).commands.get(name)
+
+
+class _LazyCommands(MutableMapping[str, Any]):
+    """The root's commands: every name of the table, each built the first time it is read.
+
+    Iterating lists the names and builds nothing (typer's suggestions for a mistyped name
+    read the keys); reading one builds that command only.
+    """
+
+    def __init__(self) -> None:
+        self._built: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            command = build_command(name)
+            if command is None:
+                raise KeyError(name)
+            self._built[name] = command
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("the commands of agbom are fixed")
+
+    def __iter__(self) -> Iterator[str]:
+        yield from COMMANDS
+        yield from (name for name in self._built if name not in COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS) + sum(1 for name in self._built if name not in COMMANDS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS or name in self._built
+
+
+class LazyGroup(TyperGroup):
+    """The root group: its commands come from :data:`COMMANDS`, built when one is invoked."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _LazyCommands()
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The command list, as click writes it, from the table's summaries."""
+        rows = list(COMMANDS.items())
+        limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+        with formatter.section("Commands"):
+            formatter.write_dl(
+                [(name, make_default_short_help(summary, limit)) for name, (_, summary) in rows]
+            )
+
+
 app = typer.Typer(
     name="agbom",
+    cls=LazyGroup,
     help="Know and control what your AI agents are made of.",
     no_args_is_help=True,
     add_completion=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
     context_settings={"help_option_names": HELP_OPTION_NAMES},  # inherited by every command
+    **_BUILD_SETTINGS,
 )
 
 
@@ -59,28 +216,6 @@ def _root(
     ),
 ) -> None:
     """agbom: AgBOM inventory, ACS Guardian, skill approvals, rules and CycloneDX export."""
-
-
-def _register() -> None:
-    from agbom.cli import (
-        guardian_cmds,
-        hook_cmds,
-        inventory_cmds,
-        reviewer_cmds,
-        rules_cmds,
-        scan_cmds,
-        skills_cmds,
-        store_cmds,
-    )
-
-    for module in (inventory_cmds, scan_cmds, rules_cmds, skills_cmds, guardian_cmds, hook_cmds):
-        module.register(app)
-    store_cmds.register(app)
-    reviewer_cmds.register(app)
-    install(app)
-
-
-_register()
 
 
 def fail(message: str, code: int = 1) -> None:
