@@ -7,7 +7,7 @@ session as it was.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
@@ -122,7 +122,9 @@ class Policies:
 
     def _pins(self) -> GuardianSignals:
         """The signals to annotate with: ``serve``'s, else ones with no export and no lock
-        that judge only the servers approved in the store (imported on first use)."""
+        that judge only the servers approved in the store (imported on first use: the
+        signals bring the scanner's modules, a quarter second that ``agbom hook`` must not
+        pay when no server is approved)."""
         if self.signals is not None:
             return self.signals
         if self._approvals_only is None:
@@ -130,6 +132,17 @@ class Policies:
 
             self._approvals_only = GuardianSignals(None, None)
         return self._approvals_only
+
+    def _annotate(self, agbom: AgBOM, store: Store) -> AgBOM:
+        """``agbom`` with the signals on it (``serve --osv/--lock``, approved server pins).
+
+        Without ``serve``'s signals this is one lookup of the AgBOM's server names (none
+        without an MCP server); only an AgBOM with an approval row goes on to be compared
+        (and then looks its rows up again, in the signals)."""
+        if self.signals is None and self._approvals_only is None:
+            if not _has_server_approval(store, agbom.of_type(ComponentType.MCP_SERVER)):
+                return agbom
+        return self._pins().annotate(agbom, store)
 
     # -- dispatch ------------------------------------------------------------------------------
 
@@ -336,7 +349,7 @@ class Policies:
         except InvalidAgBOM as exc:
             prepared.error = AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics())
             return prepared
-        agbom = self._pins().annotate(agbom, store)
+        agbom = self._annotate(agbom, store)
         graph = ComponentGraph(agbom)
         context = self.context_for(agent_id, tenant_id, graph, store)
         prepared.agbom, prepared.graph = agbom, graph
@@ -359,7 +372,7 @@ class Policies:
                 agbom = AgBOM.from_payload(payload)
             except InvalidAgBOM as exc:
                 raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
-            agbom = self._pins().annotate(agbom, self.g.store)
+            agbom = self._annotate(agbom, self.g.store)
             graph = ComponentGraph(agbom)
             findings = self.g.rules.evaluate(graph, context=self._context(session, graph))
         pending.agbom, pending.graph, pending.findings = agbom, graph, findings
@@ -374,7 +387,7 @@ class Policies:
         except InvalidAgBOM as exc:
             raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
         agbom, added, changed = _annotated_change(
-            self._pins(), self.g.store, session.agbom, agbom, diff
+            self._annotate, self.g.store, session.agbom, agbom, diff
         )
         if session.agbom is not None and "agbom" not in payload:
             # Incremental: patch the session's graph in place (taken back unless the change is
@@ -521,13 +534,15 @@ class Policies:
         """``server`` with the drift its live ``tools/list`` showed in this session, if any;
         drift an approval judged counts only while that approval stands (read now: a revoked
         approval stops pinning at once, on every replica)."""
+        judged = server.data.get("tools_drift")
+        if self.signals is None and self._approvals_only is None and judged is None:
+            return server  # nothing can be remembered, nothing was judged: no import
         from agbom.guardian.signals import approval_stands, with_drift
         from agbom.scan.lock import TOOLS_DRIFT
 
         store = self.g.store
         found = self._pins().drifted(session.session_id, server.id, store)
         if found is None:
-            judged = server.data.get(TOOLS_DRIFT)
             if isinstance(judged, Mapping) and not approval_stands(store, judged):
                 data = {k: v for k, v in server.data.items() if k != TOOLS_DRIFT}
                 return Component(id=server.id, type=server.type, data=data)
@@ -619,6 +634,13 @@ class Policies:
         rules (AGB-LOCK-001 denies it: the model never reads it)."""
         metadata = params.get("metadata") or {}
         named = metadata.get("mcp_server") if isinstance(metadata, dict) else None
+        if self.signals is None and self._approvals_only is None:
+            servers = (
+                session.agbom.of_type(ComponentType.MCP_SERVER) if session.agbom is not None else []
+            )
+            names = [named] if isinstance(named, str) else []
+            if not _has_server_approval(self.g.store, servers, names):
+                return Decision.allow()
         found = self._pins().tools_list_drift(
             session.session_id,
             named if isinstance(named, str) else None,
@@ -993,8 +1015,21 @@ class Policies:
         return Decision.allow()
 
 
+def _has_server_approval(
+    store: Store, servers: Sequence[Component], names: Sequence[str] = ()
+) -> bool:
+    """Whether the store holds an approval row (approved or revoked) for any of ``servers``
+    (by id or name) or ``names``: one lookup, none when there is nothing to look up."""
+    wanted = [*names, *(s.id for s in servers), *(s.name for s in servers if s.name)]
+    return bool(wanted) and bool(store.server_pins_for(wanted))
+
+
 def _annotated_change(
-    signals: GuardianSignals, store: Store, before: AgBOM | None, agbom: AgBOM, diff: AgBOMDiff
+    annotate: Callable[[AgBOM, Store], AgBOM],
+    store: Store,
+    before: AgBOM | None,
+    agbom: AgBOM,
+    diff: AgBOMDiff,
 ) -> tuple[AgBOM, tuple[Component, ...], tuple[Component, ...]]:
     """``agbom`` annotated (``serve --osv/--lock``, approved server pins) and the diff's
     components as annotated.
@@ -1005,7 +1040,7 @@ def _annotated_change(
     """
     from agbom.guardian.signals import SIGNAL_FIELDS
 
-    annotated = signals.annotate(agbom, store)
+    annotated = annotate(agbom, store)
     if annotated is agbom:
         return agbom, diff.added, diff.changed
     named = {c.id for c in diff.added} | {c.id for c in diff.changed}
