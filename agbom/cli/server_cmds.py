@@ -132,9 +132,13 @@ def approve_cmd(
         "--tools-from",
         help="An offline tools/list snapshot of the server (JSON).",
         dir_okay=False,
-    ),  # fmt: skip
+        metavar="FILE",
+    ),
     from_session: str | None = typer.Option(
-        None, "--from-session", help="Pin the tool set this session's current AgBOM lists."
+        None,
+        "--from-session",
+        help="Pin the tool set this session's current AgBOM lists.",
+        metavar="SESSION",
     ),
     reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
     purl: str | None = typer.Option(None, "--purl", help="The server's package (recorded)."),
