@@ -71,6 +71,13 @@ _SESSION_COLUMNS = (
     "negotiated, updated_at, sealed_head"
 )
 _EVENT_COLUMNS = "id, session_id, skill_id, event, at"
+_SERVER_PIN_COLUMNS = (
+    "server_key, server, purl, version, pin_value, pin, status, decided_by, decided_at, reason"
+)
+_SERVER_HISTORY_COLUMNS = (
+    "id, server_key, server, purl, version, pin_value, pin, from_status, to_status, actor, "
+    "reason, at"
+)
 
 
 def _placeholders(columns: str) -> str:
@@ -317,6 +324,47 @@ class _Copier:
         )
         self.report.kept_target["approvals"] = kept
 
+    def server_pins(self) -> None:
+        """Approved MCP servers and their tool-set pins; a server PostgreSQL already holds
+        keeps the target's row (a decision made there since), as approvals do."""
+        insert = (
+            f"INSERT INTO server_pins ({_SERVER_PIN_COLUMNS}) VALUES "
+            f"({_placeholders(_SERVER_PIN_COLUMNS)}) ON CONFLICT DO NOTHING RETURNING server_key"
+        )
+        compare = f"SELECT {_SERVER_PIN_COLUMNS} FROM server_pins WHERE server_key = %s"
+        kept = 0
+
+        def copy_batch(conn: Any, batch: list[tuple[Any, ...]]) -> int:
+            nonlocal kept
+            copied = 0
+            for row in batch:
+                if conn.execute(insert, row).fetchone() is not None:
+                    copied += 1
+                    continue
+                there = conn.execute(compare, row[:1]).fetchone()
+                if there is not None and tuple(there) != tuple(row):
+                    kept += 1
+            return copied
+
+        self._run(
+            "server approvals",
+            f"SELECT {_SERVER_PIN_COLUMNS} FROM server_pins ORDER BY server_key",
+            copy_batch,
+            total=self._count("server_pins"),
+        )
+        self.report.kept_target["server approvals"] = kept
+
+    def server_history(self) -> None:
+        self._append_only(
+            "server approval history",
+            "server_pin_history",
+            _SERVER_HISTORY_COLUMNS,
+            "id",
+            "id",
+            renumber=True,
+        )
+        self._bump_identity("server_pin_history")
+
     def definitions(self) -> None:
         """What registrations carried for review (stores of schema 7 and later)."""
         exists = self.raw.execute(
@@ -368,8 +416,9 @@ class _Copier:
 def copy_sqlite_store(
     source: Path, target: PostgresStore, *, progress: Progress | None = None
 ) -> CopyReport:
-    """Copy every approval, history row, chain, session, AgBOM version and skill event of
-    the SQLite store at ``source`` into ``target``; return what was copied.
+    """Copy every approval (of skills and of servers), history row, chain, session, AgBOM
+    version and skill event of the SQLite store at ``source`` into ``target``; return what
+    was copied.
 
     Raises :class:`StoreError` when the source is not a store, or the two have diverged (see
     the module docstring); what was copied before stays.
@@ -380,6 +429,8 @@ def copy_sqlite_store(
             copier.skills()
             copier.history()
             copier.definitions()
+            copier.server_pins()
+            copier.server_history()
             copier.sessions()
             copier.chains()
             copier.agbom_versions(source_store)
