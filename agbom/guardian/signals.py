@@ -286,10 +286,14 @@ def _approved_server(
 def approval_stands(store: Store | None, found: Mapping[str, Any]) -> bool:
     """Whether the approval that judged ``found`` (a ``tools_drift``) still stands with the
     same pin; drift judged by the lock, or without a store to ask, stands."""
+    from agbom.store._server_logic import lookup_keys
+
     judged = found.get(APPROVAL)
     if not isinstance(judged, list) or len(judged) != 2 or store is None:
         return True
-    row = store.server_pin(str(judged[0]))
+    if not isinstance(judged[0], str) or not lookup_keys([judged[0]]):
+        return False  # no approval can have that name (a client's claim): nothing stands
+    row = store.server_pin(judged[0])
     return row is not None and row.approved and row.value == judged[1]
 
 
