@@ -10,8 +10,9 @@ Every member is classified by what it needs:
   sent over HTTP to a real ``agbom serve``, and agbom's answer is compared with the member's
   ``expected`` verdict and registry code.
 * ``observation``: the member describes something a Guardian produces (a response signature,
-  a chain entry, a sealed chain). The same exchange is driven against agbom and agbom's own
-  artifact is judged by the member's rule.
+  a chain entry, a sealed chain, an ACS-Trace span or OCSF event). The same exchange is
+  driven against agbom and agbom's own artifact is judged by the member's rule (the trace
+  members in ``trace_vectors``).
 * ``not_applicable``: an obligation of another party (the Observed Agent, the framework, a
   trace reader, an approver), a profile agbom does not implement, or deployment state that
   never travels on the wire. The reason says which.
@@ -105,7 +106,11 @@ class Classification:
 
 _NA = "not_applicable"
 _OA = "an obligation of the Observed Agent, not the Guardian"
-_TRACE = "an ACS-Trace record (OTel span / OCSF event) or a reader's report of one"
+_READER = (
+    "a trace reader's verdict (reader_report) over span or OCSF streams the member gives; "
+    "agbom emits ACS-Trace records and reads none, so there is no reader to grade"
+)
+_OA_TRACE = f"{_OA}: a record in the Observed Agent's own trace stream"
 _CRYPTO = "the ACS-Crypto profile (ML-DSA-65 response signatures), which agbom does not offer"
 
 # Members whose expectation is not a Guardian's answer, keyed by id; each reason says why.
@@ -146,22 +151,102 @@ NOT_APPLICABLE: dict[str, str] = {
     "secret); agbom takes the label from the operator and never computes one",
     "v2aa5e37455fda245": "an operator's key configuration record; agbom takes the label from "
     "the operator and never computes one",
-    # acs-f-15: the Guardian's and the agent's trace streams, and the agent's own log.
-    "v6b9826ebb2401bb8": f"{_TRACE}: agbom emits no ACS-Trace events, for replays or otherwise",
-    "v7cdac6c8af6db2fe": f"{_TRACE}: agbom emits no ACS-Trace events, for replays or otherwise",
+    # acs-f-15..19 (ACS-Trace): agbom's own spans and OCSF events are judged in
+    # trace_vectors.py (TRACE_OBSERVATIONS); these are the members about something else.
+    # acs-f-15: the agent's own log, readers, and failure events agbom never emits.
+    "v1e4a323dafeda46e": "what an acs.decision.failure event's acs.failure.detail may hold; "
+    "agbom emits no acs.decision.failure event (a request it refuses gets a JSON-RPC error "
+    "and no span or OCSF event, docs/telemetry.md), so it has no such detail to judge",
+    "v43ef9dfd999c84e8": "what an acs.decision.failure event's acs.failure.detail may hold; "
+    "agbom emits no acs.decision.failure event (a request it refuses gets a JSON-RPC error "
+    "and no span or OCSF event, docs/telemetry.md), so it has no such detail to judge",
+    **dict.fromkeys(
+        (
+            "v55187b175296fcc8",
+            "v663664f03dec5517",
+            "vc190a6c639182d4e",
+            "vc8e379465f4a677b",
+            "v83363b5d7f051859",
+            "v7d14727c84d2020d",
+            "vc1100bbd3f8f6a5f",
+            # acs-f-19
+            "v0035b4504ed79b9d",
+            "v5d50c302e4834fad",
+            "v71d2a298de4428f3",
+            "vd5116e55bb3e8050",
+        ),
+        _READER,
+    ),
     "v57106f0a71dd1d62": f"{_OA}: decision failures in the deployment's own log",
     "v5855843136b72a87": f"{_OA}: decision failures in the deployment's own log",
     "v8b8bb4f181c906e6": f"{_OA}: decision failures in the deployment's own log",
+    # acs-f-16: the Observed Agent's schema check of a response it received.
+    "vfacb1e4dabfd1d80": f"{_OA}: whether it accepts a response that fails the response "
+    "schema (an empty policy_id) is its own validation verdict",
+    "v4f2144a08f62c639": f"{_OA}: whether it accepts a response that fails the response "
+    "schema (an empty policy_id) is its own validation verdict",
+    # acs-f-17: findings agbom's records cannot contain.
+    "v13ec89c059e7e71d": "an authorizations entry for a policy reference with neither "
+    "policy_id nor policy_name; every reference agbom writes has a policy_id (its rule "
+    "pack's name, or agbom), so the entry this member grades never arises",
+    "ve0b07adbd63ede48": "an authorizations entry for a policy reference with neither "
+    "policy_id nor policy_name; every reference agbom writes has a policy_id (its rule "
+    "pack's name, or agbom), so the entry this member grades never arises",
+    "vd4df6378ea74234d": "a decision that arrived after the agent's timeout under fail-open "
+    "(finding_info.types late_decision_fail_open); agbom answers each step once and never "
+    "learns whether the agent had stopped waiting, so it records no late decision",
+    "vf08f4493cfae6ceb": "a decision that arrived after the agent's timeout under fail-open "
+    "(finding_info.types late_decision_fail_open); agbom answers each step once and never "
+    "learns whether the agent had stopped waiting, so it records no late decision",
+    # acs-f-19: the substitution event on the agent's span.
+    "v0d2892bb1e77fcb0": f"{_OA_TRACE}: the acs.decision.substituted event on its step span",
+    "vc292f5a9ed89dacd": f"{_OA_TRACE}: the acs.decision.substituted event on its step span",
 }
+TRACE_FAMILIES = frozenset(f"acs-f-{n}" for n in range(15, 20))
+# ACS-Trace members judged on agbom's own spans (agbom serve --otlp-endpoint, to a real
+# OTLP/HTTP receiver) and OCSF events (agbom audit export --format ocsf): trace_vectors.py.
+TRACE_OBSERVATIONS = frozenset(
+    {
+        "v6b9826ebb2401bb8",  # acs-f-15: a refused replay emits no failure event
+        "v7cdac6c8af6db2fe",
+        "v4cfeaa01784088e3",  # acs-f-16: span shapes
+        "ve7274cd800b89ef2",
+        "veed45c58b4e3a95b",
+        "vf53a8639739cf0ca",
+        "v4f1f941aca13438d",
+        "vc0ee2db9cf47e0c1",
+        "v3a740f95d71db4bb",
+        "v9d271115ecc2144a",
+        "v142a717729cabcc7",
+        "v36627efbb93cdb48",
+        "v934c6c4f64dc3142",
+        "vbf0b0f4b67a00b59",
+        "v9c3c0467f619607e",
+        "v8a5f343c721f2f14",
+        "v1bf79e310bf7ab30",  # acs-f-17: decision findings
+        "va216214d32d8d5f7",
+        "v28a228c72a0a72e8",
+        "vb2374eaafd283548",
+        "vd4d655cdc5da676f",
+        "v31ce9cd718b96f51",
+        "vf0317aa29d78b3c1",
+        "v573876edff0016da",
+        "vac8eb35a1249aefc",
+        "v37ab95af193da84e",  # acs-f-18: an allowed message step
+        "v0118a9be95bc651c",
+        "v0e394a2a77fc7e8d",
+        "va26320f07c64f16d",
+        "vc5e61899449daf41",
+        "vdddfe7d991c3f2cc",
+        "v85f225380d40f147",
+        "vc97666f6b2388930",
+        "v95efcfe1aeba3995",  # acs-f-19: no substitution event on a Guardian span
+    }
+)
 FAMILY_NOT_APPLICABLE: dict[str, str] = {
     "acs-f-11": f"{_OA}: the startup posture when handshake/hello gets no ServerHello",
     "acs-f-12": f"{_OA}: applying (or substituting for) a MODIFY it received, and recording "
     "that in its own log or trace; agbom's Guardian side of section 6.5 is issue 12 item 4",
-    "acs-f-15": _TRACE,
-    "acs-f-16": _TRACE,
-    "acs-f-17": _TRACE,
-    "acs-f-18": _TRACE,
-    "acs-f-19": _TRACE,
 }
 _REUSES_REQUEST_ID = (
     "reuses request_id 11111111-1111-4111-8111-111111111111 for every step of one "
@@ -194,6 +279,12 @@ def classify(member: Mapping[str, Any]) -> Classification:
         return Classification("wrong", WRONG[mid])
     if mid in NOT_APPLICABLE:
         return Classification(_NA, NOT_APPLICABLE[mid])
+    if mid in TRACE_OBSERVATIONS:
+        return Classification(
+            "observation", "agbom's own ACS-Trace span or OCSF event, judged by the member's rule"
+        )
+    if family in TRACE_FAMILIES:  # every ACS-Trace member is named in one table or another
+        raise AssertionError(f"ACS-Trace member {mid} ({family}) is not classified")
     if family in FAMILY_NOT_APPLICABLE:
         return Classification(_NA, FAMILY_NOT_APPLICABLE[family])
     if family == "acs-f-13":
@@ -546,6 +637,8 @@ class Run:
         self.flags = serve_flags()
         self.deployments: dict[str, Deployment] = {}
         self.core_secret = secrets.token_bytes(32)
+        self.members: list[dict[str, Any]] = []
+        self.trace: Any = None  # trace_vectors.TraceRecords, collected on first use
 
     def deployment(self, name: str, keys: Mapping[str, bytes] | None = None) -> Deployment:
         if name not in self.deployments:
@@ -649,6 +742,11 @@ def run_member(run: Run, member: Mapping[str, Any]) -> Outcome:
     runner = RUNNERS.get(member["family"], run_draft_wire)
     if member["id"] in OBSERVATION_RUNNERS:
         runner = OBSERVATION_RUNNERS[member["id"]]
+    if member["id"] in TRACE_OBSERVATIONS:
+        # Imported here: trace_vectors builds on this module's deployments and signer.
+        from tests.conformance.trace_vectors import observe_trace
+
+        runner = observe_trace
     runner(run, member, outcome)
     return outcome
 
@@ -980,10 +1078,14 @@ for _fid in (
     OBSERVATION_RUNNERS[_fid] = observe_request_ref
 
 
-def run_corpus(workdir: Path) -> list[Outcome]:
+def run_corpus(workdir: Path, runs: list[Run] | None = None) -> list[Outcome]:
+    """Every member's outcome; ``runs``, when given, receives the Run (for its records)."""
     members, _ = load_corpus()
     check_signer_against_corpus(members)
     run = Run(workdir)
+    run.members = members
+    if runs is not None:
+        runs.append(run)
     try:
         return [run_member(run, m) for m in members]
     finally:

@@ -15,9 +15,12 @@ from typing import Any
 
 import pytest
 
+from tests.conformance import trace_vectors
 from tests.conformance.acs_core_vectors import (
+    TRACE_OBSERVATIONS,
     IdMap,
     Outcome,
+    Run,
     check_signer_against_corpus,
     classify,
     from_draft,
@@ -44,8 +47,15 @@ KNOWN_FAILURES: dict[str, str] = {
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
-    return {o.member_id: o for o in run_corpus(tmp_path_factory.mktemp("acs-core"))}
+def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Outcome], Run]:
+    runs: list[Run] = []
+    done = run_corpus(tmp_path_factory.mktemp("acs-core"), runs)
+    return {o.member_id: o for o in done}, runs[0]
+
+
+@pytest.fixture(scope="module")
+def outcomes(corpus_run: tuple[dict[str, Outcome], Run]) -> dict[str, Outcome]:
+    return corpus_run[0]
 
 
 def test_the_installed_corpus_is_the_one_its_manifest_describes() -> None:
@@ -89,6 +99,25 @@ def test_the_draft_request_shape_is_refused_as_an_invalid_envelope(tmp_path: Pat
         assert post(server.url, translated)["error"]["code"] != -32600
     finally:
         server.stop()
+
+
+def test_every_trace_observation_has_a_judge_and_a_step() -> None:
+    assert set(trace_vectors.JUDGES) == set(trace_vectors.LABELS) == TRACE_OBSERVATIONS
+    assert len(TRACE_OBSERVATIONS) == 34
+
+
+@pytest.mark.parametrize("member_id", sorted(TRACE_OBSERVATIONS))
+def test_the_trace_judge_gives_the_corpus_verdict_on_the_corpus_own_record(
+    member_id: str, corpus_run: tuple[dict[str, Outcome], Run]
+) -> None:
+    """Each ACS-Trace member's own span or OCSF event, put in place of agbom's, gets the
+    member's verdict from the judge that grades agbom's: a judge that passes every record
+    would fail the reject members here."""
+    run = corpus_run[1]
+    assert run.trace is not None and run.trace.problem is None
+    member = next(m for m in MEMBERS if m["id"] == member_id)
+    passed, got = trace_vectors.JUDGES[member_id](trace_vectors.substitute(run.trace, member))
+    assert passed is (member["kind"] == "accept"), got
 
 
 def _traffic(outcome: Outcome) -> str:
