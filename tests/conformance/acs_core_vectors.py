@@ -525,9 +525,9 @@ class Deployment:
             db=self.workdir / "agbom.db", log=self.workdir / "serve.log", extra=args
         ).start()
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = 10) -> None:
         if self.server is not None:
-            self.server.stop()
+            self.server.stop(grace_s)
 
     @property
     def url(self) -> str:

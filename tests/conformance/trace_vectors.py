@@ -161,7 +161,9 @@ def collect(run: Run, members: Mapping[str, Mapping[str, Any]]) -> TraceRecords:
         ex = Exchange(dep, scratch, CORE_KEY_ID)
         _drive(ex, records, members)
     finally:
-        dep.stop()  # the exporter process sends what it holds when the server stops
+        # The exporter process sends what it holds when the server stops: give it time on a
+        # loaded machine rather than kill it with spans unsent.
+        dep.stop(grace_s=90)
         receiver_spans = _wait(receiver, sum("result" in a for a in records.answers.values()))
         receiver.stop()
     records.spans = receiver_spans

@@ -109,11 +109,11 @@ class Served:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(10)
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = 10) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(10)
+                self.proc.wait(grace_s)
             except subprocess.TimeoutExpired:
                 self.kill()
 
