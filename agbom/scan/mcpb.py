@@ -32,10 +32,14 @@ from agbom.scan.skill_packages import _NPM_EXACT, _NPM_NAME
 BUNDLE_MAX_BYTES = 256 * 1024 * 1024
 MANIFEST_MAX_BYTES = 1024 * 1024
 # Bounds on the bundled-dependency walk; each is checked before a member is inflated.
-DEPENDENCY_MAX_ENTRIES = 10_000  # zip entry names looked at
-DEPENDENCY_MAX_PACKAGES = 2_000
+# Real Node bundles ship tens of thousands of files and a few thousand packages, so the
+# bounds sit well above that: crossing one is a file error (what could not be checked is
+# never passed as checked), and that must stay rare on honest bundles. Names cost no reads
+# (zipfile holds the central directory); package.json reads are what the byte bounds limit.
+DEPENDENCY_MAX_ENTRIES = 100_000  # zip entry names looked at
+DEPENDENCY_MAX_PACKAGES = 10_000
 PACKAGE_JSON_MAX_BYTES = 64 * 1024
-DEPENDENCY_MAX_INFLATED = 8 * 1024 * 1024  # package.json bytes inflated in all
+DEPENDENCY_MAX_INFLATED = 32 * 1024 * 1024  # package.json bytes inflated in all
 _DIST_INFO = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?)-([0-9][A-Za-z0-9.+!]*)$")
 _SERVER_TYPES = ("node", "python", "binary", "uv")
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9._@/+-]")

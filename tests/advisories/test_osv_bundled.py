@@ -160,14 +160,15 @@ def test_too_many_entries_are_skipped_with_a_warning(tmp_path: Path) -> None:
     }
     members["node_modules/@acme/mcp-filesystem/package.json"] = _package_json(
         "@acme/mcp-filesystem", "1.4.1"
-    )  # entry 10,002 (after manifest.json): past the bound
+    )  # after manifest.json and the files: past the bound
     _bundle(tmp_path / "files.mcpb", members)
     report = _scan(tmp_path)
     server = _server(report)
     assert "packages" not in server
     assert "vulnerabilities" not in server
     reasons = _file_reasons(report)
-    assert any("only the first 10000 of 10002 zip entries" in r for r in reasons), reasons
+    bound = mcpb.DEPENDENCY_MAX_ENTRIES
+    assert any(f"only the first {bound} of {bound + 2} zip entries" in r for r in reasons), reasons
 
 
 def test_the_inflated_total_is_bounded_before_inflating(
