@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import re
 import secrets
-import tempfile
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -28,6 +26,7 @@ from typing import Any
 import orjson
 
 from agbom.errors import InputError
+from agbom.review._files import write_private
 
 FORMAT = "agbom-reviewers/1"
 TOKEN_PREFIX = "agr_"
@@ -134,18 +133,7 @@ def save(path: Path, reviewers: list[Reviewer]) -> None:
     """Write ``reviewers`` to ``path`` atomically, readable by its owner only."""
     doc = {"format": FORMAT, "reviewers": [r.to_json() for r in reviewers]}
     data = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=".reviewers-", dir=folder)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_private(path, data, prefix=".reviewers-")
 
 
 def add(path: Path, name: str, role: Role, *, with_token: bool = True) -> str | None:

@@ -21,11 +21,11 @@ import os
 import re
 import secrets
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from agbom.errors import InputError
+from agbom.review._files import write_private
 
 MIN_SECRET_BYTES = 32
 MAX_FILE_BYTES = 4096
@@ -173,18 +173,7 @@ class SecretSource:
 
 def _write(path: Path, lines: list[str]) -> None:
     data = ("\n".join(lines) + "\n").encode("ascii")
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=".ui-secret-", dir=folder)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_private(path, data, prefix=".ui-secret-")
 
 
 def write_secret(path: Path, *, keep_previous: bool) -> None:
