@@ -92,10 +92,39 @@ def generated_path(name: str) -> Path:
     return Path(__file__).resolve().parent / "_validators" / f"{generated_module(name)}.py"
 
 
+_FORMAT_LOCALS = re.compile(r'"([^"\\\n]*)"\.format\(\*\*locals\(\)\)')
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def _concat(match: re.Match[str]) -> str:
+    # '"x[{i}].y".format(**locals())' -> '"x[" + str(i) + "].y"': same text, no locals().
+    parts = _PLACEHOLDER.split(match.group(1))
+    pieces = [
+        f"str({part})" if index % 2 else json.dumps(part)
+        for index, part in enumerate(parts)
+        if part or index % 2
+    ]
+    return "(" + " + ".join(pieces or ['""']) + ")"
+
+
+def without_format_locals(code: str) -> str:
+    """fastjsonschema's generated ``code`` with every ``"…{name}…".format(**locals())`` written
+    as plain string concatenation: the same text, without building a dict of every local of
+    the function. fastjsonschema names each array item and object member it descends into
+    that way, on the path that passes too, so it is paid on every valid request."""
+    return _FORMAT_LOCALS.sub(_concat, code)
+
+
+GENERATOR_VERSION = 1
+"""Bumped when :func:`generated_source` rewrites fastjsonschema's code differently: the shipped
+modules are then stale (tests/test_schema_validators.py says so) and are not used."""
+
+
 def generated_source(name: str) -> str:
     """fastjsonschema's code for the shipped schema ``name``, as ``agbom/_validators`` holds it.
 
-    The very code :func:`fastjsonschema.compile` would execute (its ``compile_to_code`` form).
+    The code :func:`fastjsonschema.compile` would execute (its ``compile_to_code`` form), with
+    the one rewrite of :func:`without_format_locals` (same checks, same messages).
     """
 
     # Fresh copies: fastjsonschema writes into the schemas it resolves, so code generated
@@ -118,8 +147,9 @@ def generated_source(name: str) -> str:
         "# fmt: off\n"
         f'SCHEMAS_SHA256 = "{schemas_sha256()}"\n'
         f'FASTJSONSCHEMA_VERSION = "{fastjsonschema.VERSION}"\n'
+        f"GENERATOR_VERSION = {GENERATOR_VERSION}\n"
         f"{generator.global_state_code}\n"
-        f"{generator.func_code}\n"
+        f"{without_format_locals(generator.func_code)}\n"
         f"\nvalidate = {resolver.get_scope_name()}\n"
     )
 
@@ -130,8 +160,12 @@ def _shipped(name: str) -> Validator | None:
         module = importlib.import_module(f"{_GENERATED_PACKAGE}.{generated_module(name)}")
     except ImportError:
         return None
-    key = (getattr(module, "SCHEMAS_SHA256", None), getattr(module, "FASTJSONSCHEMA_VERSION", None))
-    if key != (schemas_sha256(), fastjsonschema.VERSION):
+    key = (
+        getattr(module, "SCHEMAS_SHA256", None),
+        getattr(module, "FASTJSONSCHEMA_VERSION", None),
+        getattr(module, "GENERATOR_VERSION", None),
+    )
+    if key != (schemas_sha256(), fastjsonschema.VERSION, GENERATOR_VERSION):
         return None
     validate = getattr(module, "validate", None)
     return validate if callable(validate) else None

@@ -65,3 +65,24 @@ def test_a_changed_schema_set_is_not_validated_by_stale_modules(
 ) -> None:
     monkeypatch.setattr(_schema, "schemas_sha256", lambda: "0" * 64)
     assert _schema._shipped("request-envelope.json") is None
+
+
+def test_a_module_from_another_generator_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_schema, "GENERATOR_VERSION", _schema.GENERATOR_VERSION + 1)
+    assert _schema._shipped("request-envelope.json") is None
+
+
+def test_rewritten_member_names_read_as_fastjsonschema_writes_them() -> None:
+    # The generated code names object members and array items by concatenation instead of
+    # "...{key}".format(**locals()); the message must still name the very member.
+    shipped = _schema._shipped("step-tool-call-request.json")
+    assert shipped is not None
+    compiled = fastjsonschema.compile(
+        _schema.load_schema("step-tool-call-request.json"), handlers=_schema._HANDLERS
+    )
+    bad = [
+        {"tool": {"name": "t"}, "arguments": {"path x": {"provenance": {}}}},
+        {"tool": {"name": "t"}, "arguments": {}, "capability": ["ok", 3]},
+    ]
+    assert _failures(shipped, bad) == _failures(compiled, bad)
+    assert any("arguments.path x" in text for text in _failures(shipped, bad))

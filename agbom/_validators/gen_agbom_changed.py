@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 import re
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
@@ -77,7 +78,7 @@ def validate_https___agbom_dev_schema_v1_agbom_changed_json(data, custom_formats
             if data__added_is_list:
                 data__added_len = len(data__added)
                 for data__added_x, data__added_item in enumerate(data__added):
-                    validate_https___agbom_dev_schema_v1_component_json(data__added_item, custom_formats, (name_prefix or "data") + ".added[{data__added_x}]".format(**locals()))
+                    validate_https___agbom_dev_schema_v1_component_json(data__added_item, custom_formats, (name_prefix or "data") + (".added[" + str(data__added_x) + "]"))
         if "removed" in data_keys:
             data_keys.remove("removed")
             data__removed = data["removed"]
@@ -91,32 +92,32 @@ def validate_https___agbom_dev_schema_v1_agbom_changed_json(data, custom_formats
                     if not data__removed_item_any_of_count2:
                         try:
                             if not isinstance(data__removed_item, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".removed[{data__removed_x}]".format(**locals()) + " must be string", value=data__removed_item, name="" + (name_prefix or "data") + ".removed[{data__removed_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "]") + " must be string", value=data__removed_item, name="" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                             if isinstance(data__removed_item, str):
                                 data__removed_item_len = len(data__removed_item)
                                 if data__removed_item_len < 1:
-                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".removed[{data__removed_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__removed_item, name="" + (name_prefix or "data") + ".removed[{data__removed_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "]") + " must be longer than or equal to 1 characters", value=data__removed_item, name="" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
                             data__removed_item_any_of_count2 += 1
                         except (JsonSchemaValueException, JsonSchemaValuesException): pass
                     if not data__removed_item_any_of_count2:
                         try:
                             if not isinstance(data__removed_item, (dict)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".removed[{data__removed_x}]".format(**locals()) + " must be object", value=data__removed_item, name="" + (name_prefix or "data") + ".removed[{data__removed_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['id'], 'properties': {'id': {'type': 'string'}}}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "]") + " must be object", value=data__removed_item, name="" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "]") + "", definition={'type': 'object', 'required': ['id'], 'properties': {'id': {'type': 'string'}}}, rule='type')
                             data__removed_item_is_dict = isinstance(data__removed_item, dict)
                             if data__removed_item_is_dict:
                                 data__removed_item__missing_keys = set(['id']) - data__removed_item.keys()
                                 if data__removed_item__missing_keys:
-                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".removed[{data__removed_x}]".format(**locals()) + " must contain " + (str(sorted(data__removed_item__missing_keys)) + " properties"), value=data__removed_item, name="" + (name_prefix or "data") + ".removed[{data__removed_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['id'], 'properties': {'id': {'type': 'string'}}}, rule='required')
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "]") + " must contain " + (str(sorted(data__removed_item__missing_keys)) + " properties"), value=data__removed_item, name="" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "]") + "", definition={'type': 'object', 'required': ['id'], 'properties': {'id': {'type': 'string'}}}, rule='required')
                                 data__removed_item_keys = set(data__removed_item.keys())
                                 if "id" in data__removed_item_keys:
                                     data__removed_item_keys.remove("id")
                                     data__removed_item__id = data__removed_item["id"]
                                     if not isinstance(data__removed_item__id, (str)):
-                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".removed[{data__removed_x}].id".format(**locals()) + " must be string", value=data__removed_item__id, name="" + (name_prefix or "data") + ".removed[{data__removed_x}].id".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "].id") + " must be string", value=data__removed_item__id, name="" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "].id") + "", definition={'type': 'string'}, rule='type')
                             data__removed_item_any_of_count2 += 1
                         except (JsonSchemaValueException, JsonSchemaValuesException): pass
                     if not data__removed_item_any_of_count2:
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".removed[{data__removed_x}]".format(**locals()) + " cannot be validated by any definition", value=data__removed_item, name="" + (name_prefix or "data") + ".removed[{data__removed_x}]".format(**locals()) + "", definition={'anyOf': [{'type': 'string', 'minLength': 1}, {'type': 'object', 'required': ['id'], 'properties': {'id': {'type': 'string'}}}]}, rule='anyOf')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "]") + " cannot be validated by any definition", value=data__removed_item, name="" + (name_prefix or "data") + (".removed[" + str(data__removed_x) + "]") + "", definition={'anyOf': [{'type': 'string', 'minLength': 1}, {'type': 'object', 'required': ['id'], 'properties': {'id': {'type': 'string'}}}]}, rule='anyOf')
         if "changed" in data_keys:
             data_keys.remove("changed")
             data__changed = data["changed"]
@@ -126,7 +127,7 @@ def validate_https___agbom_dev_schema_v1_agbom_changed_json(data, custom_formats
             if data__changed_is_list:
                 data__changed_len = len(data__changed)
                 for data__changed_x, data__changed_item in enumerate(data__changed):
-                    validate_https___agbom_dev_schema_v1_component_json(data__changed_item, custom_formats, (name_prefix or "data") + ".changed[{data__changed_x}]".format(**locals()))
+                    validate_https___agbom_dev_schema_v1_component_json(data__changed_item, custom_formats, (name_prefix or "data") + (".changed[" + str(data__changed_x) + "]"))
         if "trigger_step_id" in data_keys:
             data_keys.remove("trigger_step_id")
             data__triggerstepid = data["trigger_step_id"]
@@ -321,7 +322,7 @@ def validate_https___agbom_dev_schema_v1_component_skill_json(data, custom_forma
                 data__declaredcapabilities_len = len(data__declaredcapabilities)
                 for data__declaredcapabilities_x, data__declaredcapabilities_item in enumerate(data__declaredcapabilities):
                     if not isinstance(data__declaredcapabilities_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".declared_capabilities[{data__declaredcapabilities_x}]".format(**locals()) + " must be string", value=data__declaredcapabilities_item, name="" + (name_prefix or "data") + ".declared_capabilities[{data__declaredcapabilities_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".declared_capabilities[" + str(data__declaredcapabilities_x) + "]") + " must be string", value=data__declaredcapabilities_item, name="" + (name_prefix or "data") + (".declared_capabilities[" + str(data__declaredcapabilities_x) + "]") + "", definition={'type': 'string'}, rule='type')
         if "tools" in data_keys:
             data_keys.remove("tools")
             data__tools = data["tools"]
@@ -332,11 +333,11 @@ def validate_https___agbom_dev_schema_v1_component_skill_json(data, custom_forma
                 data__tools_len = len(data__tools)
                 for data__tools_x, data__tools_item in enumerate(data__tools):
                     if not isinstance(data__tools_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + " must be string", value=data__tools_item, name="" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + " must be string", value=data__tools_item, name="" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__tools_item, str):
                         data__tools_item_len = len(data__tools_item)
                         if data__tools_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__tools_item, name="" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + " must be longer than or equal to 1 characters", value=data__tools_item, name="" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "mcp_servers" in data_keys:
             data_keys.remove("mcp_servers")
             data__mcpservers = data["mcp_servers"]
@@ -347,11 +348,11 @@ def validate_https___agbom_dev_schema_v1_component_skill_json(data, custom_forma
                 data__mcpservers_len = len(data__mcpservers)
                 for data__mcpservers_x, data__mcpservers_item in enumerate(data__mcpservers):
                     if not isinstance(data__mcpservers_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + " must be string", value=data__mcpservers_item, name="" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + " must be string", value=data__mcpservers_item, name="" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__mcpservers_item, str):
                         data__mcpservers_item_len = len(data__mcpservers_item)
                         if data__mcpservers_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__mcpservers_item, name="" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + " must be longer than or equal to 1 characters", value=data__mcpservers_item, name="" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "a2a_peers" in data_keys:
             data_keys.remove("a2a_peers")
             data__a2apeers = data["a2a_peers"]
@@ -362,11 +363,11 @@ def validate_https___agbom_dev_schema_v1_component_skill_json(data, custom_forma
                 data__a2apeers_len = len(data__a2apeers)
                 for data__a2apeers_x, data__a2apeers_item in enumerate(data__a2apeers):
                     if not isinstance(data__a2apeers_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + " must be string", value=data__a2apeers_item, name="" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + " must be string", value=data__a2apeers_item, name="" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__a2apeers_item, str):
                         data__a2apeers_item_len = len(data__a2apeers_item)
                         if data__a2apeers_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__a2apeers_item, name="" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + " must be longer than or equal to 1 characters", value=data__a2apeers_item, name="" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "models" in data_keys:
             data_keys.remove("models")
             data__models = data["models"]
@@ -377,11 +378,11 @@ def validate_https___agbom_dev_schema_v1_component_skill_json(data, custom_forma
                 data__models_len = len(data__models)
                 for data__models_x, data__models_item in enumerate(data__models):
                     if not isinstance(data__models_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".models[{data__models_x}]".format(**locals()) + " must be string", value=data__models_item, name="" + (name_prefix or "data") + ".models[{data__models_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".models[" + str(data__models_x) + "]") + " must be string", value=data__models_item, name="" + (name_prefix or "data") + (".models[" + str(data__models_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__models_item, str):
                         data__models_item_len = len(data__models_item)
                         if data__models_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".models[{data__models_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__models_item, name="" + (name_prefix or "data") + ".models[{data__models_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".models[" + str(data__models_x) + "]") + " must be longer than or equal to 1 characters", value=data__models_item, name="" + (name_prefix or "data") + (".models[" + str(data__models_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "composed_skills" in data_keys:
             data_keys.remove("composed_skills")
             data__composedskills = data["composed_skills"]
@@ -392,11 +393,11 @@ def validate_https___agbom_dev_schema_v1_component_skill_json(data, custom_forma
                 data__composedskills_len = len(data__composedskills)
                 for data__composedskills_x, data__composedskills_item in enumerate(data__composedskills):
                     if not isinstance(data__composedskills_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".composed_skills[{data__composedskills_x}]".format(**locals()) + " must be string", value=data__composedskills_item, name="" + (name_prefix or "data") + ".composed_skills[{data__composedskills_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".composed_skills[" + str(data__composedskills_x) + "]") + " must be string", value=data__composedskills_item, name="" + (name_prefix or "data") + (".composed_skills[" + str(data__composedskills_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__composedskills_item, str):
                         data__composedskills_item_len = len(data__composedskills_item)
                         if data__composedskills_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".composed_skills[{data__composedskills_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__composedskills_item, name="" + (name_prefix or "data") + ".composed_skills[{data__composedskills_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".composed_skills[" + str(data__composedskills_x) + "]") + " must be longer than or equal to 1 characters", value=data__composedskills_item, name="" + (name_prefix or "data") + (".composed_skills[" + str(data__composedskills_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
     return data
 
 def validate_https___agbom_dev_schema_v1_common_json__definitions_digest(data, custom_formats={}, name_prefix=None):
@@ -467,11 +468,11 @@ def validate_https___agbom_dev_schema_v1_common_json__definitions_provenance(dat
                 data__derivedfrom_len = len(data__derivedfrom)
                 for data__derivedfrom_x, data__derivedfrom_item in enumerate(data__derivedfrom):
                     if not isinstance(data__derivedfrom_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__derivedfrom_item, str):
                         data__derivedfrom_item_len = len(data__derivedfrom_item)
                         if data__derivedfrom_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "trust" in data_keys:
             data_keys.remove("trust")
             data__trust = data["trust"]
@@ -534,11 +535,11 @@ def validate_https___agbom_dev_schema_v1_component_agent_capability_json(data, c
                 data__tools_len = len(data__tools)
                 for data__tools_x, data__tools_item in enumerate(data__tools):
                     if not isinstance(data__tools_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + " must be string", value=data__tools_item, name="" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + " must be string", value=data__tools_item, name="" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__tools_item, str):
                         data__tools_item_len = len(data__tools_item)
                         if data__tools_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__tools_item, name="" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + " must be longer than or equal to 1 characters", value=data__tools_item, name="" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "mcp_servers" in data_keys:
             data_keys.remove("mcp_servers")
             data__mcpservers = data["mcp_servers"]
@@ -549,11 +550,11 @@ def validate_https___agbom_dev_schema_v1_component_agent_capability_json(data, c
                 data__mcpservers_len = len(data__mcpservers)
                 for data__mcpservers_x, data__mcpservers_item in enumerate(data__mcpservers):
                     if not isinstance(data__mcpservers_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + " must be string", value=data__mcpservers_item, name="" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + " must be string", value=data__mcpservers_item, name="" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__mcpservers_item, str):
                         data__mcpservers_item_len = len(data__mcpservers_item)
                         if data__mcpservers_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__mcpservers_item, name="" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + " must be longer than or equal to 1 characters", value=data__mcpservers_item, name="" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "a2a_peers" in data_keys:
             data_keys.remove("a2a_peers")
             data__a2apeers = data["a2a_peers"]
@@ -564,11 +565,11 @@ def validate_https___agbom_dev_schema_v1_component_agent_capability_json(data, c
                 data__a2apeers_len = len(data__a2apeers)
                 for data__a2apeers_x, data__a2apeers_item in enumerate(data__a2apeers):
                     if not isinstance(data__a2apeers_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + " must be string", value=data__a2apeers_item, name="" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + " must be string", value=data__a2apeers_item, name="" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__a2apeers_item, str):
                         data__a2apeers_item_len = len(data__a2apeers_item)
                         if data__a2apeers_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__a2apeers_item, name="" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + " must be longer than or equal to 1 characters", value=data__a2apeers_item, name="" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
     return data
 
 def validate_https___agbom_dev_schema_v1_component_memory_store_json(data, custom_formats={}, name_prefix=None):
@@ -727,7 +728,7 @@ def validate_https___agbom_dev_schema_v1_component_tool_json(data, custom_format
                         data__capability_len = len(data__capability)
                         for data__capability_x, data__capability_item in enumerate(data__capability):
                             if not isinstance(data__capability_item, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".capability[{data__capability_x}]".format(**locals()) + " must be string", value=data__capability_item, name="" + (name_prefix or "data") + ".capability[{data__capability_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".capability[" + str(data__capability_x) + "]") + " must be string", value=data__capability_item, name="" + (name_prefix or "data") + (".capability[" + str(data__capability_x) + "]") + "", definition={'type': 'string'}, rule='type')
                     data__capability_any_of_count3 += 1
                 except (JsonSchemaValueException, JsonSchemaValuesException): pass
             if not data__capability_any_of_count3:
@@ -831,11 +832,11 @@ def validate_https___agbom_dev_schema_v1_component_mcp_server_json(data, custom_
                 data__tools_len = len(data__tools)
                 for data__tools_x, data__tools_item in enumerate(data__tools):
                     if not isinstance(data__tools_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + " must be string", value=data__tools_item, name="" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + " must be string", value=data__tools_item, name="" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__tools_item, str):
                         data__tools_item_len = len(data__tools_item)
                         if data__tools_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__tools_item, name="" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + " must be longer than or equal to 1 characters", value=data__tools_item, name="" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
     return data
 
 def validate_https___agbom_dev_schema_v1_component_model_json(data, custom_formats={}, name_prefix=None):
@@ -941,7 +942,7 @@ def validate_https___agbom_dev_schema_v1_document_json(data, custom_formats={}, 
             if data__components_is_list:
                 data__components_len = len(data__components)
                 for data__components_x, data__components_item in enumerate(data__components):
-                    validate_https___agbom_dev_schema_v1_component_json(data__components_item, custom_formats, (name_prefix or "data") + ".components[{data__components_x}]".format(**locals()))
+                    validate_https___agbom_dev_schema_v1_component_json(data__components_item, custom_formats, (name_prefix or "data") + (".components[" + str(data__components_x) + "]"))
         if "agbom_hash" in data_keys:
             data_keys.remove("agbom_hash")
             data__agbomhash = data["agbom_hash"]

@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
 
@@ -56,11 +57,11 @@ def validate_https___agbom_dev_schema_v1_component_agent_capability_json(data, c
                 data__tools_len = len(data__tools)
                 for data__tools_x, data__tools_item in enumerate(data__tools):
                     if not isinstance(data__tools_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + " must be string", value=data__tools_item, name="" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + " must be string", value=data__tools_item, name="" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__tools_item, str):
                         data__tools_item_len = len(data__tools_item)
                         if data__tools_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__tools_item, name="" + (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + " must be longer than or equal to 1 characters", value=data__tools_item, name="" + (name_prefix or "data") + (".tools[" + str(data__tools_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "mcp_servers" in data_keys:
             data_keys.remove("mcp_servers")
             data__mcpservers = data["mcp_servers"]
@@ -71,11 +72,11 @@ def validate_https___agbom_dev_schema_v1_component_agent_capability_json(data, c
                 data__mcpservers_len = len(data__mcpservers)
                 for data__mcpservers_x, data__mcpservers_item in enumerate(data__mcpservers):
                     if not isinstance(data__mcpservers_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + " must be string", value=data__mcpservers_item, name="" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + " must be string", value=data__mcpservers_item, name="" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__mcpservers_item, str):
                         data__mcpservers_item_len = len(data__mcpservers_item)
                         if data__mcpservers_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__mcpservers_item, name="" + (name_prefix or "data") + ".mcp_servers[{data__mcpservers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + " must be longer than or equal to 1 characters", value=data__mcpservers_item, name="" + (name_prefix or "data") + (".mcp_servers[" + str(data__mcpservers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "a2a_peers" in data_keys:
             data_keys.remove("a2a_peers")
             data__a2apeers = data["a2a_peers"]
@@ -86,11 +87,11 @@ def validate_https___agbom_dev_schema_v1_component_agent_capability_json(data, c
                 data__a2apeers_len = len(data__a2apeers)
                 for data__a2apeers_x, data__a2apeers_item in enumerate(data__a2apeers):
                     if not isinstance(data__a2apeers_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + " must be string", value=data__a2apeers_item, name="" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + " must be string", value=data__a2apeers_item, name="" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__a2apeers_item, str):
                         data__a2apeers_item_len = len(data__a2apeers_item)
                         if data__a2apeers_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__a2apeers_item, name="" + (name_prefix or "data") + ".a2a_peers[{data__a2apeers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + " must be longer than or equal to 1 characters", value=data__a2apeers_item, name="" + (name_prefix or "data") + (".a2a_peers[" + str(data__a2apeers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
     return data
 
 def validate_https___agbom_dev_schema_v1_common_json__definitions_provenance(data, custom_formats={}, name_prefix=None):
@@ -133,11 +134,11 @@ def validate_https___agbom_dev_schema_v1_common_json__definitions_provenance(dat
                 data__derivedfrom_len = len(data__derivedfrom)
                 for data__derivedfrom_x, data__derivedfrom_item in enumerate(data__derivedfrom):
                     if not isinstance(data__derivedfrom_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__derivedfrom_item, str):
                         data__derivedfrom_item_len = len(data__derivedfrom_item)
                         if data__derivedfrom_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "trust" in data_keys:
             data_keys.remove("trust")
             data__trust = data["trust"]

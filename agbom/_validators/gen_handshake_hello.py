@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 import re
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
@@ -41,10 +42,10 @@ def validate_https___agbom_dev_schema_v1_handshake_hello_json(data, custom_forma
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".acs_versions_supported must contain at least 1 items", value=data__acsversionssupported, name="" + (name_prefix or "data") + ".acs_versions_supported", definition={'type': 'array', 'items': {'type': 'string', 'pattern': '^\\d+\\.\\d+\\.\\d+$'}, 'minItems': 1}, rule='minItems')
                 for data__acsversionssupported_x, data__acsversionssupported_item in enumerate(data__acsversionssupported):
                     if not isinstance(data__acsversionssupported_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".acs_versions_supported[{data__acsversionssupported_x}]".format(**locals()) + " must be string", value=data__acsversionssupported_item, name="" + (name_prefix or "data") + ".acs_versions_supported[{data__acsversionssupported_x}]".format(**locals()) + "", definition={'type': 'string', 'pattern': '^\\d+\\.\\d+\\.\\d+$'}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".acs_versions_supported[" + str(data__acsversionssupported_x) + "]") + " must be string", value=data__acsversionssupported_item, name="" + (name_prefix or "data") + (".acs_versions_supported[" + str(data__acsversionssupported_x) + "]") + "", definition={'type': 'string', 'pattern': '^\\d+\\.\\d+\\.\\d+$'}, rule='type')
                     if isinstance(data__acsversionssupported_item, str):
                         if not REGEX_PATTERNS['^\\d+\\.\\d+\\.\\d+$'].search(data__acsversionssupported_item):
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".acs_versions_supported[{data__acsversionssupported_x}]".format(**locals()) + " must match pattern ^\\d+\\.\\d+\\.\\d+$", value=data__acsversionssupported_item, name="" + (name_prefix or "data") + ".acs_versions_supported[{data__acsversionssupported_x}]".format(**locals()) + "", definition={'type': 'string', 'pattern': '^\\d+\\.\\d+\\.\\d+$'}, rule='pattern')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".acs_versions_supported[" + str(data__acsversionssupported_x) + "]") + " must match pattern ^\\d+\\.\\d+\\.\\d+$", value=data__acsversionssupported_item, name="" + (name_prefix or "data") + (".acs_versions_supported[" + str(data__acsversionssupported_x) + "]") + "", definition={'type': 'string', 'pattern': '^\\d+\\.\\d+\\.\\d+$'}, rule='pattern')
         if "methods_implemented" in data_keys:
             data_keys.remove("methods_implemented")
             data__methodsimplemented = data["methods_implemented"]
@@ -55,10 +56,10 @@ def validate_https___agbom_dev_schema_v1_handshake_hello_json(data, custom_forma
                 data__methodsimplemented_len = len(data__methodsimplemented)
                 for data__methodsimplemented_x, data__methodsimplemented_item in enumerate(data__methodsimplemented):
                     if not isinstance(data__methodsimplemented_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".methods_implemented[{data__methodsimplemented_x}]".format(**locals()) + " must be string", value=data__methodsimplemented_item, name="" + (name_prefix or "data") + ".methods_implemented[{data__methodsimplemented_x}]".format(**locals()) + "", definition={'type': 'string', 'pattern': '^(steps/|protocols/|agbom/|trace/|system/|handshake/|wrapped:).+'}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".methods_implemented[" + str(data__methodsimplemented_x) + "]") + " must be string", value=data__methodsimplemented_item, name="" + (name_prefix or "data") + (".methods_implemented[" + str(data__methodsimplemented_x) + "]") + "", definition={'type': 'string', 'pattern': '^(steps/|protocols/|agbom/|trace/|system/|handshake/|wrapped:).+'}, rule='type')
                     if isinstance(data__methodsimplemented_item, str):
                         if not REGEX_PATTERNS['^(steps/|protocols/|agbom/|trace/|system/|handshake/|wrapped:).+'].search(data__methodsimplemented_item):
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".methods_implemented[{data__methodsimplemented_x}]".format(**locals()) + " must match pattern ^(steps/|protocols/|agbom/|trace/|system/|handshake/|wrapped:).+", value=data__methodsimplemented_item, name="" + (name_prefix or "data") + ".methods_implemented[{data__methodsimplemented_x}]".format(**locals()) + "", definition={'type': 'string', 'pattern': '^(steps/|protocols/|agbom/|trace/|system/|handshake/|wrapped:).+'}, rule='pattern')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".methods_implemented[" + str(data__methodsimplemented_x) + "]") + " must match pattern ^(steps/|protocols/|agbom/|trace/|system/|handshake/|wrapped:).+", value=data__methodsimplemented_item, name="" + (name_prefix or "data") + (".methods_implemented[" + str(data__methodsimplemented_x) + "]") + "", definition={'type': 'string', 'pattern': '^(steps/|protocols/|agbom/|trace/|system/|handshake/|wrapped:).+'}, rule='pattern')
         if "transports_supported" in data_keys:
             data_keys.remove("transports_supported")
             data__transportssupported = data["transports_supported"]
@@ -71,9 +72,9 @@ def validate_https___agbom_dev_schema_v1_handshake_hello_json(data, custom_forma
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".transports_supported must contain at least 1 items", value=data__transportssupported, name="" + (name_prefix or "data") + ".transports_supported", definition={'type': 'array', 'items': {'type': 'string', 'enum': ['http', 'https', 'stdio']}, 'minItems': 1}, rule='minItems')
                 for data__transportssupported_x, data__transportssupported_item in enumerate(data__transportssupported):
                     if not isinstance(data__transportssupported_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".transports_supported[{data__transportssupported_x}]".format(**locals()) + " must be string", value=data__transportssupported_item, name="" + (name_prefix or "data") + ".transports_supported[{data__transportssupported_x}]".format(**locals()) + "", definition={'type': 'string', 'enum': ['http', 'https', 'stdio']}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".transports_supported[" + str(data__transportssupported_x) + "]") + " must be string", value=data__transportssupported_item, name="" + (name_prefix or "data") + (".transports_supported[" + str(data__transportssupported_x) + "]") + "", definition={'type': 'string', 'enum': ['http', 'https', 'stdio']}, rule='type')
                     if not (isinstance(data__transportssupported_item, str) and data__transportssupported_item == 'http' or isinstance(data__transportssupported_item, str) and data__transportssupported_item == 'https' or isinstance(data__transportssupported_item, str) and data__transportssupported_item == 'stdio'):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".transports_supported[{data__transportssupported_x}]".format(**locals()) + " must be one of ['http', 'https', 'stdio']", value=data__transportssupported_item, name="" + (name_prefix or "data") + ".transports_supported[{data__transportssupported_x}]".format(**locals()) + "", definition={'type': 'string', 'enum': ['http', 'https', 'stdio']}, rule='enum')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".transports_supported[" + str(data__transportssupported_x) + "]") + " must be one of ['http', 'https', 'stdio']", value=data__transportssupported_item, name="" + (name_prefix or "data") + (".transports_supported[" + str(data__transportssupported_x) + "]") + "", definition={'type': 'string', 'enum': ['http', 'https', 'stdio']}, rule='enum')
         if "provenance_producer" in data_keys:
             data_keys.remove("provenance_producer")
             data__provenanceproducer = data["provenance_producer"]
@@ -99,25 +100,25 @@ def validate_https___agbom_dev_schema_v1_handshake_hello_json(data, custom_forma
                 data__wrappedprotocols_len = len(data__wrappedprotocols)
                 for data__wrappedprotocols_x, data__wrappedprotocols_item in enumerate(data__wrappedprotocols):
                     if not isinstance(data__wrappedprotocols_item, (dict)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".wrapped_protocols[{data__wrappedprotocols_x}]".format(**locals()) + " must be object", value=data__wrappedprotocols_item, name="" + (name_prefix or "data") + ".wrapped_protocols[{data__wrappedprotocols_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['protocol', 'version'], 'properties': {'protocol': {'type': 'string', 'enum': ['MCP', 'A2A']}, 'version': {'type': 'string'}}}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".wrapped_protocols[" + str(data__wrappedprotocols_x) + "]") + " must be object", value=data__wrappedprotocols_item, name="" + (name_prefix or "data") + (".wrapped_protocols[" + str(data__wrappedprotocols_x) + "]") + "", definition={'type': 'object', 'required': ['protocol', 'version'], 'properties': {'protocol': {'type': 'string', 'enum': ['MCP', 'A2A']}, 'version': {'type': 'string'}}}, rule='type')
                     data__wrappedprotocols_item_is_dict = isinstance(data__wrappedprotocols_item, dict)
                     if data__wrappedprotocols_item_is_dict:
                         data__wrappedprotocols_item__missing_keys = set(['protocol', 'version']) - data__wrappedprotocols_item.keys()
                         if data__wrappedprotocols_item__missing_keys:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".wrapped_protocols[{data__wrappedprotocols_x}]".format(**locals()) + " must contain " + (str(sorted(data__wrappedprotocols_item__missing_keys)) + " properties"), value=data__wrappedprotocols_item, name="" + (name_prefix or "data") + ".wrapped_protocols[{data__wrappedprotocols_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['protocol', 'version'], 'properties': {'protocol': {'type': 'string', 'enum': ['MCP', 'A2A']}, 'version': {'type': 'string'}}}, rule='required')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".wrapped_protocols[" + str(data__wrappedprotocols_x) + "]") + " must contain " + (str(sorted(data__wrappedprotocols_item__missing_keys)) + " properties"), value=data__wrappedprotocols_item, name="" + (name_prefix or "data") + (".wrapped_protocols[" + str(data__wrappedprotocols_x) + "]") + "", definition={'type': 'object', 'required': ['protocol', 'version'], 'properties': {'protocol': {'type': 'string', 'enum': ['MCP', 'A2A']}, 'version': {'type': 'string'}}}, rule='required')
                         data__wrappedprotocols_item_keys = set(data__wrappedprotocols_item.keys())
                         if "protocol" in data__wrappedprotocols_item_keys:
                             data__wrappedprotocols_item_keys.remove("protocol")
                             data__wrappedprotocols_item__protocol = data__wrappedprotocols_item["protocol"]
                             if not isinstance(data__wrappedprotocols_item__protocol, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".wrapped_protocols[{data__wrappedprotocols_x}].protocol".format(**locals()) + " must be string", value=data__wrappedprotocols_item__protocol, name="" + (name_prefix or "data") + ".wrapped_protocols[{data__wrappedprotocols_x}].protocol".format(**locals()) + "", definition={'type': 'string', 'enum': ['MCP', 'A2A']}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".wrapped_protocols[" + str(data__wrappedprotocols_x) + "].protocol") + " must be string", value=data__wrappedprotocols_item__protocol, name="" + (name_prefix or "data") + (".wrapped_protocols[" + str(data__wrappedprotocols_x) + "].protocol") + "", definition={'type': 'string', 'enum': ['MCP', 'A2A']}, rule='type')
                             if not (isinstance(data__wrappedprotocols_item__protocol, str) and data__wrappedprotocols_item__protocol == 'MCP' or isinstance(data__wrappedprotocols_item__protocol, str) and data__wrappedprotocols_item__protocol == 'A2A'):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".wrapped_protocols[{data__wrappedprotocols_x}].protocol".format(**locals()) + " must be one of ['MCP', 'A2A']", value=data__wrappedprotocols_item__protocol, name="" + (name_prefix or "data") + ".wrapped_protocols[{data__wrappedprotocols_x}].protocol".format(**locals()) + "", definition={'type': 'string', 'enum': ['MCP', 'A2A']}, rule='enum')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".wrapped_protocols[" + str(data__wrappedprotocols_x) + "].protocol") + " must be one of ['MCP', 'A2A']", value=data__wrappedprotocols_item__protocol, name="" + (name_prefix or "data") + (".wrapped_protocols[" + str(data__wrappedprotocols_x) + "].protocol") + "", definition={'type': 'string', 'enum': ['MCP', 'A2A']}, rule='enum')
                         if "version" in data__wrappedprotocols_item_keys:
                             data__wrappedprotocols_item_keys.remove("version")
                             data__wrappedprotocols_item__version = data__wrappedprotocols_item["version"]
                             if not isinstance(data__wrappedprotocols_item__version, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".wrapped_protocols[{data__wrappedprotocols_x}].version".format(**locals()) + " must be string", value=data__wrappedprotocols_item__version, name="" + (name_prefix or "data") + ".wrapped_protocols[{data__wrappedprotocols_x}].version".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".wrapped_protocols[" + str(data__wrappedprotocols_x) + "].version") + " must be string", value=data__wrappedprotocols_item__version, name="" + (name_prefix or "data") + (".wrapped_protocols[" + str(data__wrappedprotocols_x) + "].version") + "", definition={'type': 'string'}, rule='type')
         if "profiles_supported" in data_keys:
             data_keys.remove("profiles_supported")
             data__profilessupported = data["profiles_supported"]
@@ -128,7 +129,7 @@ def validate_https___agbom_dev_schema_v1_handshake_hello_json(data, custom_forma
                 data__profilessupported_len = len(data__profilessupported)
                 for data__profilessupported_x, data__profilessupported_item in enumerate(data__profilessupported):
                     if not isinstance(data__profilessupported_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".profiles_supported[{data__profilessupported_x}]".format(**locals()) + " must be string", value=data__profilessupported_item, name="" + (name_prefix or "data") + ".profiles_supported[{data__profilessupported_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".profiles_supported[" + str(data__profilessupported_x) + "]") + " must be string", value=data__profilessupported_item, name="" + (name_prefix or "data") + (".profiles_supported[" + str(data__profilessupported_x) + "]") + "", definition={'type': 'string'}, rule='type')
     return data
 
 validate = validate_https___agbom_dev_schema_v1_handshake_hello_json

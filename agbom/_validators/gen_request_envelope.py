@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 import re
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
@@ -206,7 +207,7 @@ def validate_https___agbom_dev_schema_v1_request_envelope_json(data, custom_form
                                         data__params__metadata__usercontext__roles_len = len(data__params__metadata__usercontext__roles)
                                         for data__params__metadata__usercontext__roles_x, data__params__metadata__usercontext__roles_item in enumerate(data__params__metadata__usercontext__roles):
                                             if not isinstance(data__params__metadata__usercontext__roles_item, (str)):
-                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".params.metadata.user_context.roles[{data__params__metadata__usercontext__roles_x}]".format(**locals()) + " must be string", value=data__params__metadata__usercontext__roles_item, name="" + (name_prefix or "data") + ".params.metadata.user_context.roles[{data__params__metadata__usercontext__roles_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".params.metadata.user_context.roles[" + str(data__params__metadata__usercontext__roles_x) + "]") + " must be string", value=data__params__metadata__usercontext__roles_item, name="" + (name_prefix or "data") + (".params.metadata.user_context.roles[" + str(data__params__metadata__usercontext__roles_x) + "]") + "", definition={'type': 'string'}, rule='type')
                                 if "authentication_method" in data__params__metadata__usercontext_keys:
                                     data__params__metadata__usercontext_keys.remove("authentication_method")
                                     data__params__metadata__usercontext__authenticationmethod = data__params__metadata__usercontext["authentication_method"]

@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 import re
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
@@ -182,7 +183,7 @@ def validate_https___agbom_dev_schema_v1_response_envelope_json(data, custom_for
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".result.reason_codes must contain unique items", value=data__result__reasoncodes, name="" + (name_prefix or "data") + ".result.reason_codes", definition={'type': 'array', 'items': {'type': 'string'}, 'uniqueItems': True}, rule='uniqueItems')
                         for data__result__reasoncodes_x, data__result__reasoncodes_item in enumerate(data__result__reasoncodes):
                             if not isinstance(data__result__reasoncodes_item, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".result.reason_codes[{data__result__reasoncodes_x}]".format(**locals()) + " must be string", value=data__result__reasoncodes_item, name="" + (name_prefix or "data") + ".result.reason_codes[{data__result__reasoncodes_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".result.reason_codes[" + str(data__result__reasoncodes_x) + "]") + " must be string", value=data__result__reasoncodes_item, name="" + (name_prefix or "data") + (".result.reason_codes[" + str(data__result__reasoncodes_x) + "]") + "", definition={'type': 'string'}, rule='type')
                 if "policy_references" in data__result_keys:
                     data__result_keys.remove("policy_references")
                     data__result__policyreferences = data__result["policy_references"]
@@ -193,7 +194,7 @@ def validate_https___agbom_dev_schema_v1_response_envelope_json(data, custom_for
                         data__result__policyreferences_len = len(data__result__policyreferences)
                         for data__result__policyreferences_x, data__result__policyreferences_item in enumerate(data__result__policyreferences):
                             if not isinstance(data__result__policyreferences_item, (dict)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".result.policy_references[{data__result__policyreferences_x}]".format(**locals()) + " must be object", value=data__result__policyreferences_item, name="" + (name_prefix or "data") + ".result.policy_references[{data__result__policyreferences_x}]".format(**locals()) + "", definition={'type': 'object', 'properties': {'policy_id': {'type': 'string'}, 'policy_version': {'type': 'string'}, 'policy_name': {'type': 'string'}, 'rule_id': {'type': 'string'}}}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".result.policy_references[" + str(data__result__policyreferences_x) + "]") + " must be object", value=data__result__policyreferences_item, name="" + (name_prefix or "data") + (".result.policy_references[" + str(data__result__policyreferences_x) + "]") + "", definition={'type': 'object', 'properties': {'policy_id': {'type': 'string'}, 'policy_version': {'type': 'string'}, 'policy_name': {'type': 'string'}, 'rule_id': {'type': 'string'}}}, rule='type')
                             data__result__policyreferences_item_is_dict = isinstance(data__result__policyreferences_item, dict)
                             if data__result__policyreferences_item_is_dict:
                                 data__result__policyreferences_item_keys = set(data__result__policyreferences_item.keys())
@@ -201,22 +202,22 @@ def validate_https___agbom_dev_schema_v1_response_envelope_json(data, custom_for
                                     data__result__policyreferences_item_keys.remove("policy_id")
                                     data__result__policyreferences_item__policyid = data__result__policyreferences_item["policy_id"]
                                     if not isinstance(data__result__policyreferences_item__policyid, (str)):
-                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".result.policy_references[{data__result__policyreferences_x}].policy_id".format(**locals()) + " must be string", value=data__result__policyreferences_item__policyid, name="" + (name_prefix or "data") + ".result.policy_references[{data__result__policyreferences_x}].policy_id".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".result.policy_references[" + str(data__result__policyreferences_x) + "].policy_id") + " must be string", value=data__result__policyreferences_item__policyid, name="" + (name_prefix or "data") + (".result.policy_references[" + str(data__result__policyreferences_x) + "].policy_id") + "", definition={'type': 'string'}, rule='type')
                                 if "policy_version" in data__result__policyreferences_item_keys:
                                     data__result__policyreferences_item_keys.remove("policy_version")
                                     data__result__policyreferences_item__policyversion = data__result__policyreferences_item["policy_version"]
                                     if not isinstance(data__result__policyreferences_item__policyversion, (str)):
-                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".result.policy_references[{data__result__policyreferences_x}].policy_version".format(**locals()) + " must be string", value=data__result__policyreferences_item__policyversion, name="" + (name_prefix or "data") + ".result.policy_references[{data__result__policyreferences_x}].policy_version".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".result.policy_references[" + str(data__result__policyreferences_x) + "].policy_version") + " must be string", value=data__result__policyreferences_item__policyversion, name="" + (name_prefix or "data") + (".result.policy_references[" + str(data__result__policyreferences_x) + "].policy_version") + "", definition={'type': 'string'}, rule='type')
                                 if "policy_name" in data__result__policyreferences_item_keys:
                                     data__result__policyreferences_item_keys.remove("policy_name")
                                     data__result__policyreferences_item__policyname = data__result__policyreferences_item["policy_name"]
                                     if not isinstance(data__result__policyreferences_item__policyname, (str)):
-                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".result.policy_references[{data__result__policyreferences_x}].policy_name".format(**locals()) + " must be string", value=data__result__policyreferences_item__policyname, name="" + (name_prefix or "data") + ".result.policy_references[{data__result__policyreferences_x}].policy_name".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".result.policy_references[" + str(data__result__policyreferences_x) + "].policy_name") + " must be string", value=data__result__policyreferences_item__policyname, name="" + (name_prefix or "data") + (".result.policy_references[" + str(data__result__policyreferences_x) + "].policy_name") + "", definition={'type': 'string'}, rule='type')
                                 if "rule_id" in data__result__policyreferences_item_keys:
                                     data__result__policyreferences_item_keys.remove("rule_id")
                                     data__result__policyreferences_item__ruleid = data__result__policyreferences_item["rule_id"]
                                     if not isinstance(data__result__policyreferences_item__ruleid, (str)):
-                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".result.policy_references[{data__result__policyreferences_x}].rule_id".format(**locals()) + " must be string", value=data__result__policyreferences_item__ruleid, name="" + (name_prefix or "data") + ".result.policy_references[{data__result__policyreferences_x}].rule_id".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".result.policy_references[" + str(data__result__policyreferences_x) + "].rule_id") + " must be string", value=data__result__policyreferences_item__ruleid, name="" + (name_prefix or "data") + (".result.policy_references[" + str(data__result__policyreferences_x) + "].rule_id") + "", definition={'type': 'string'}, rule='type')
                 if "policy_data" in data__result_keys:
                     data__result_keys.remove("policy_data")
                     data__result__policydata = data__result["policy_data"]
@@ -232,7 +233,7 @@ def validate_https___agbom_dev_schema_v1_response_envelope_json(data, custom_for
                         data__result__citedprovenanceids_len = len(data__result__citedprovenanceids)
                         for data__result__citedprovenanceids_x, data__result__citedprovenanceids_item in enumerate(data__result__citedprovenanceids):
                             if not isinstance(data__result__citedprovenanceids_item, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".result.cited_provenance_ids[{data__result__citedprovenanceids_x}]".format(**locals()) + " must be string", value=data__result__citedprovenanceids_item, name="" + (name_prefix or "data") + ".result.cited_provenance_ids[{data__result__citedprovenanceids_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".result.cited_provenance_ids[" + str(data__result__citedprovenanceids_x) + "]") + " must be string", value=data__result__citedprovenanceids_item, name="" + (name_prefix or "data") + (".result.cited_provenance_ids[" + str(data__result__citedprovenanceids_x) + "]") + "", definition={'type': 'string'}, rule='type')
                 if "modifications" in data__result_keys:
                     data__result_keys.remove("modifications")
                     data__result__modifications = data__result["modifications"]

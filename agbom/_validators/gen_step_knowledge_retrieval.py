@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
 
@@ -37,7 +38,7 @@ def validate_https___agbom_dev_schema_v1_step_knowledge_retrieval_json(data, cus
                 data__keywords_len = len(data__keywords)
                 for data__keywords_x, data__keywords_item in enumerate(data__keywords):
                     if not isinstance(data__keywords_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".keywords[{data__keywords_x}]".format(**locals()) + " must be string", value=data__keywords_item, name="" + (name_prefix or "data") + ".keywords[{data__keywords_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".keywords[" + str(data__keywords_x) + "]") + " must be string", value=data__keywords_item, name="" + (name_prefix or "data") + (".keywords[" + str(data__keywords_x) + "]") + "", definition={'type': 'string'}, rule='type')
         if "source" in data_keys:
             data_keys.remove("source")
             data__source = data["source"]
@@ -73,12 +74,12 @@ def validate_https___agbom_dev_schema_v1_step_knowledge_retrieval_json(data, cus
                 data__results_len = len(data__results)
                 for data__results_x, data__results_item in enumerate(data__results):
                     if not isinstance(data__results_item, (dict)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".results[{data__results_x}]".format(**locals()) + " must be object", value=data__results_item, name="" + (name_prefix or "data") + ".results[{data__results_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['value'], 'properties': {'value': {}, 'source_id': {'type': 'string'}, 'score': {'type': 'number'}, 'mime_type': {'type': 'string'}, 'provenance': {'$ref': 'common.json#/definitions/provenance'}}}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".results[" + str(data__results_x) + "]") + " must be object", value=data__results_item, name="" + (name_prefix or "data") + (".results[" + str(data__results_x) + "]") + "", definition={'type': 'object', 'required': ['value'], 'properties': {'value': {}, 'source_id': {'type': 'string'}, 'score': {'type': 'number'}, 'mime_type': {'type': 'string'}, 'provenance': {'$ref': 'common.json#/definitions/provenance'}}}, rule='type')
                     data__results_item_is_dict = isinstance(data__results_item, dict)
                     if data__results_item_is_dict:
                         data__results_item__missing_keys = set(['value']) - data__results_item.keys()
                         if data__results_item__missing_keys:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".results[{data__results_x}]".format(**locals()) + " must contain " + (str(sorted(data__results_item__missing_keys)) + " properties"), value=data__results_item, name="" + (name_prefix or "data") + ".results[{data__results_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['value'], 'properties': {'value': {}, 'source_id': {'type': 'string'}, 'score': {'type': 'number'}, 'mime_type': {'type': 'string'}, 'provenance': {'$ref': 'common.json#/definitions/provenance'}}}, rule='required')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".results[" + str(data__results_x) + "]") + " must contain " + (str(sorted(data__results_item__missing_keys)) + " properties"), value=data__results_item, name="" + (name_prefix or "data") + (".results[" + str(data__results_x) + "]") + "", definition={'type': 'object', 'required': ['value'], 'properties': {'value': {}, 'source_id': {'type': 'string'}, 'score': {'type': 'number'}, 'mime_type': {'type': 'string'}, 'provenance': {'$ref': 'common.json#/definitions/provenance'}}}, rule='required')
                         data__results_item_keys = set(data__results_item.keys())
                         if "value" in data__results_item_keys:
                             data__results_item_keys.remove("value")
@@ -87,21 +88,21 @@ def validate_https___agbom_dev_schema_v1_step_knowledge_retrieval_json(data, cus
                             data__results_item_keys.remove("source_id")
                             data__results_item__sourceid = data__results_item["source_id"]
                             if not isinstance(data__results_item__sourceid, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".results[{data__results_x}].source_id".format(**locals()) + " must be string", value=data__results_item__sourceid, name="" + (name_prefix or "data") + ".results[{data__results_x}].source_id".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].source_id") + " must be string", value=data__results_item__sourceid, name="" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].source_id") + "", definition={'type': 'string'}, rule='type')
                         if "score" in data__results_item_keys:
                             data__results_item_keys.remove("score")
                             data__results_item__score = data__results_item["score"]
                             if not isinstance(data__results_item__score, (int, float, Decimal)) or isinstance(data__results_item__score, bool):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".results[{data__results_x}].score".format(**locals()) + " must be number", value=data__results_item__score, name="" + (name_prefix or "data") + ".results[{data__results_x}].score".format(**locals()) + "", definition={'type': 'number'}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].score") + " must be number", value=data__results_item__score, name="" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].score") + "", definition={'type': 'number'}, rule='type')
                         if "mime_type" in data__results_item_keys:
                             data__results_item_keys.remove("mime_type")
                             data__results_item__mimetype = data__results_item["mime_type"]
                             if not isinstance(data__results_item__mimetype, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".results[{data__results_x}].mime_type".format(**locals()) + " must be string", value=data__results_item__mimetype, name="" + (name_prefix or "data") + ".results[{data__results_x}].mime_type".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].mime_type") + " must be string", value=data__results_item__mimetype, name="" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].mime_type") + "", definition={'type': 'string'}, rule='type')
                         if "provenance" in data__results_item_keys:
                             data__results_item_keys.remove("provenance")
                             data__results_item__provenance = data__results_item["provenance"]
-                            validate_https___agbom_dev_schema_v1_acs_common_json__definitions_provenance(data__results_item__provenance, custom_formats, (name_prefix or "data") + ".results[{data__results_x}].provenance".format(**locals()))
+                            validate_https___agbom_dev_schema_v1_acs_common_json__definitions_provenance(data__results_item__provenance, custom_formats, (name_prefix or "data") + (".results[" + str(data__results_x) + "].provenance"))
     return data
 
 def validate_https___agbom_dev_schema_v1_acs_common_json__definitions_provenance(data, custom_formats={}, name_prefix=None):
@@ -148,11 +149,11 @@ def validate_https___agbom_dev_schema_v1_common_json__definitions_provenance(dat
                 data__derivedfrom_len = len(data__derivedfrom)
                 for data__derivedfrom_x, data__derivedfrom_item in enumerate(data__derivedfrom):
                     if not isinstance(data__derivedfrom_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__derivedfrom_item, str):
                         data__derivedfrom_item_len = len(data__derivedfrom_item)
                         if data__derivedfrom_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "trust" in data_keys:
             data_keys.remove("trust")
             data__trust = data["trust"]

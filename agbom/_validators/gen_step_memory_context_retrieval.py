@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 import re
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
@@ -46,18 +47,18 @@ def validate_https___agbom_dev_schema_v1_step_memory_context_retrieval_json(data
                 data__results_len = len(data__results)
                 for data__results_x, data__results_item in enumerate(data__results):
                     if not isinstance(data__results_item, (dict)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".results[{data__results_x}]".format(**locals()) + " must be object", value=data__results_item, name="" + (name_prefix or "data") + ".results[{data__results_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['value'], 'properties': {'memory_id': {'type': 'string'}, 'value': {}, 'stored_at': {'type': 'string', 'format': 'date-time'}, 'provenance': {'$ref': 'common.json#/definitions/provenance'}}}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".results[" + str(data__results_x) + "]") + " must be object", value=data__results_item, name="" + (name_prefix or "data") + (".results[" + str(data__results_x) + "]") + "", definition={'type': 'object', 'required': ['value'], 'properties': {'memory_id': {'type': 'string'}, 'value': {}, 'stored_at': {'type': 'string', 'format': 'date-time'}, 'provenance': {'$ref': 'common.json#/definitions/provenance'}}}, rule='type')
                     data__results_item_is_dict = isinstance(data__results_item, dict)
                     if data__results_item_is_dict:
                         data__results_item__missing_keys = set(['value']) - data__results_item.keys()
                         if data__results_item__missing_keys:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".results[{data__results_x}]".format(**locals()) + " must contain " + (str(sorted(data__results_item__missing_keys)) + " properties"), value=data__results_item, name="" + (name_prefix or "data") + ".results[{data__results_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['value'], 'properties': {'memory_id': {'type': 'string'}, 'value': {}, 'stored_at': {'type': 'string', 'format': 'date-time'}, 'provenance': {'$ref': 'common.json#/definitions/provenance'}}}, rule='required')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".results[" + str(data__results_x) + "]") + " must contain " + (str(sorted(data__results_item__missing_keys)) + " properties"), value=data__results_item, name="" + (name_prefix or "data") + (".results[" + str(data__results_x) + "]") + "", definition={'type': 'object', 'required': ['value'], 'properties': {'memory_id': {'type': 'string'}, 'value': {}, 'stored_at': {'type': 'string', 'format': 'date-time'}, 'provenance': {'$ref': 'common.json#/definitions/provenance'}}}, rule='required')
                         data__results_item_keys = set(data__results_item.keys())
                         if "memory_id" in data__results_item_keys:
                             data__results_item_keys.remove("memory_id")
                             data__results_item__memoryid = data__results_item["memory_id"]
                             if not isinstance(data__results_item__memoryid, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".results[{data__results_x}].memory_id".format(**locals()) + " must be string", value=data__results_item__memoryid, name="" + (name_prefix or "data") + ".results[{data__results_x}].memory_id".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].memory_id") + " must be string", value=data__results_item__memoryid, name="" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].memory_id") + "", definition={'type': 'string'}, rule='type')
                         if "value" in data__results_item_keys:
                             data__results_item_keys.remove("value")
                             data__results_item__value = data__results_item["value"]
@@ -65,14 +66,14 @@ def validate_https___agbom_dev_schema_v1_step_memory_context_retrieval_json(data
                             data__results_item_keys.remove("stored_at")
                             data__results_item__storedat = data__results_item["stored_at"]
                             if not isinstance(data__results_item__storedat, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".results[{data__results_x}].stored_at".format(**locals()) + " must be string", value=data__results_item__storedat, name="" + (name_prefix or "data") + ".results[{data__results_x}].stored_at".format(**locals()) + "", definition={'type': 'string', 'format': 'date-time'}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].stored_at") + " must be string", value=data__results_item__storedat, name="" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].stored_at") + "", definition={'type': 'string', 'format': 'date-time'}, rule='type')
                             if isinstance(data__results_item__storedat, str):
                                 if not REGEX_PATTERNS["date-time_re_pattern"].match(data__results_item__storedat):
-                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".results[{data__results_x}].stored_at".format(**locals()) + " must be date-time", value=data__results_item__storedat, name="" + (name_prefix or "data") + ".results[{data__results_x}].stored_at".format(**locals()) + "", definition={'type': 'string', 'format': 'date-time'}, rule='format')
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].stored_at") + " must be date-time", value=data__results_item__storedat, name="" + (name_prefix or "data") + (".results[" + str(data__results_x) + "].stored_at") + "", definition={'type': 'string', 'format': 'date-time'}, rule='format')
                         if "provenance" in data__results_item_keys:
                             data__results_item_keys.remove("provenance")
                             data__results_item__provenance = data__results_item["provenance"]
-                            validate_https___agbom_dev_schema_v1_acs_common_json__definitions_provenance(data__results_item__provenance, custom_formats, (name_prefix or "data") + ".results[{data__results_x}].provenance".format(**locals()))
+                            validate_https___agbom_dev_schema_v1_acs_common_json__definitions_provenance(data__results_item__provenance, custom_formats, (name_prefix or "data") + (".results[" + str(data__results_x) + "].provenance"))
     return data
 
 def validate_https___agbom_dev_schema_v1_acs_common_json__definitions_provenance(data, custom_formats={}, name_prefix=None):
@@ -119,11 +120,11 @@ def validate_https___agbom_dev_schema_v1_common_json__definitions_provenance(dat
                 data__derivedfrom_len = len(data__derivedfrom)
                 for data__derivedfrom_x, data__derivedfrom_item in enumerate(data__derivedfrom):
                     if not isinstance(data__derivedfrom_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__derivedfrom_item, str):
                         data__derivedfrom_item_len = len(data__derivedfrom_item)
                         if data__derivedfrom_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "trust" in data_keys:
             data_keys.remove("trust")
             data__trust = data["trust"]

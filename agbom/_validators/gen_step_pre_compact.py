@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
 
@@ -35,7 +36,7 @@ def validate_https___agbom_dev_schema_v1_step_pre_compact_json(data, custom_form
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".entries_to_compact must contain at least 1 items", value=data__entriestocompact, name="" + (name_prefix or "data") + ".entries_to_compact", definition={'type': 'array', 'items': {'type': 'string'}, 'minItems': 1}, rule='minItems')
                 for data__entriestocompact_x, data__entriestocompact_item in enumerate(data__entriestocompact):
                     if not isinstance(data__entriestocompact_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".entries_to_compact[{data__entriestocompact_x}]".format(**locals()) + " must be string", value=data__entriestocompact_item, name="" + (name_prefix or "data") + ".entries_to_compact[{data__entriestocompact_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".entries_to_compact[" + str(data__entriestocompact_x) + "]") + " must be string", value=data__entriestocompact_item, name="" + (name_prefix or "data") + (".entries_to_compact[" + str(data__entriestocompact_x) + "]") + "", definition={'type': 'string'}, rule='type')
         if "pre_compact_provenance_summary" in data_keys:
             data_keys.remove("pre_compact_provenance_summary")
             data__precompactprovenancesummary = data["pre_compact_provenance_summary"]
@@ -85,7 +86,7 @@ def validate_https___agbom_dev_schema_v1_acs_common_json__definitions_provenance
                 data__originsseen_len = len(data__originsseen)
                 for data__originsseen_x, data__originsseen_item in enumerate(data__originsseen):
                     if not isinstance(data__originsseen_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".origins_seen[{data__originsseen_x}]".format(**locals()) + " must be string", value=data__originsseen_item, name="" + (name_prefix or "data") + ".origins_seen[{data__originsseen_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".origins_seen[" + str(data__originsseen_x) + "]") + " must be string", value=data__originsseen_item, name="" + (name_prefix or "data") + (".origins_seen[" + str(data__originsseen_x) + "]") + "", definition={'type': 'string'}, rule='type')
         if "entry_count" in data_keys:
             data_keys.remove("entry_count")
             data__entrycount = data["entry_count"]
@@ -106,10 +107,10 @@ def validate_https___agbom_dev_schema_v1_acs_common_json__definitions_provenance
                     if data__entrycountbyorigin_key not in []:
                         data__entrycountbyorigin_value = data__entrycountbyorigin.get(data__entrycountbyorigin_key)
                         if not isinstance(data__entrycountbyorigin_value, (int)) and not (isinstance(data__entrycountbyorigin_value, float) and data__entrycountbyorigin_value.is_integer()) or isinstance(data__entrycountbyorigin_value, bool):
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".entry_count_by_origin.{data__entrycountbyorigin_key}".format(**locals()) + " must be integer", value=data__entrycountbyorigin_value, name="" + (name_prefix or "data") + ".entry_count_by_origin.{data__entrycountbyorigin_key}".format(**locals()) + "", definition={'type': 'integer', 'minimum': 0}, rule='type')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".entry_count_by_origin." + str(data__entrycountbyorigin_key)) + " must be integer", value=data__entrycountbyorigin_value, name="" + (name_prefix or "data") + (".entry_count_by_origin." + str(data__entrycountbyorigin_key)) + "", definition={'type': 'integer', 'minimum': 0}, rule='type')
                         if isinstance(data__entrycountbyorigin_value, (int, float, Decimal)) and not isinstance(data__entrycountbyorigin_value, bool):
                             if data__entrycountbyorigin_value < 0:
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".entry_count_by_origin.{data__entrycountbyorigin_key}".format(**locals()) + " must be bigger than or equal to 0", value=data__entrycountbyorigin_value, name="" + (name_prefix or "data") + ".entry_count_by_origin.{data__entrycountbyorigin_key}".format(**locals()) + "", definition={'type': 'integer', 'minimum': 0}, rule='minimum')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".entry_count_by_origin." + str(data__entrycountbyorigin_key)) + " must be bigger than or equal to 0", value=data__entrycountbyorigin_value, name="" + (name_prefix or "data") + (".entry_count_by_origin." + str(data__entrycountbyorigin_key)) + "", definition={'type': 'integer', 'minimum': 0}, rule='minimum')
         if "earliest_step_id_by_origin" in data_keys:
             data_keys.remove("earliest_step_id_by_origin")
             data__earlieststepidbyorigin = data["earliest_step_id_by_origin"]
@@ -122,7 +123,7 @@ def validate_https___agbom_dev_schema_v1_acs_common_json__definitions_provenance
                     if data__earlieststepidbyorigin_key not in []:
                         data__earlieststepidbyorigin_value = data__earlieststepidbyorigin.get(data__earlieststepidbyorigin_key)
                         if not isinstance(data__earlieststepidbyorigin_value, (str)):
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".earliest_step_id_by_origin.{data__earlieststepidbyorigin_key}".format(**locals()) + " must be string", value=data__earlieststepidbyorigin_value, name="" + (name_prefix or "data") + ".earliest_step_id_by_origin.{data__earlieststepidbyorigin_key}".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".earliest_step_id_by_origin." + str(data__earlieststepidbyorigin_key)) + " must be string", value=data__earlieststepidbyorigin_value, name="" + (name_prefix or "data") + (".earliest_step_id_by_origin." + str(data__earlieststepidbyorigin_key)) + "", definition={'type': 'string'}, rule='type')
         if "max_lineage_depth" in data_keys:
             data_keys.remove("max_lineage_depth")
             data__maxlineagedepth = data["max_lineage_depth"]

@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 import re
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
@@ -55,22 +56,22 @@ def validate_https___agbom_dev_schema_v1_step_skill_load_json(data, custom_forma
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".load_path must contain at least 1 items", value=data__loadpath, name="" + (name_prefix or "data") + ".load_path", definition={'type': 'array', 'items': {'type': 'object', 'required': ['skill_id'], 'properties': {'skill_id': {'type': 'string', 'minLength': 1, 'maxLength': 512, 'description': 'A skill id; the store keys approvals on it, up to 512 characters.'}, 'step_id': {'type': 'string'}}}, 'minItems': 1}, rule='minItems')
                 for data__loadpath_x, data__loadpath_item in enumerate(data__loadpath):
                     if not isinstance(data__loadpath_item, (dict)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".load_path[{data__loadpath_x}]".format(**locals()) + " must be object", value=data__loadpath_item, name="" + (name_prefix or "data") + ".load_path[{data__loadpath_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['skill_id'], 'properties': {'skill_id': {'type': 'string', 'minLength': 1, 'maxLength': 512, 'description': 'A skill id; the store keys approvals on it, up to 512 characters.'}, 'step_id': {'type': 'string'}}}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".load_path[" + str(data__loadpath_x) + "]") + " must be object", value=data__loadpath_item, name="" + (name_prefix or "data") + (".load_path[" + str(data__loadpath_x) + "]") + "", definition={'type': 'object', 'required': ['skill_id'], 'properties': {'skill_id': {'type': 'string', 'minLength': 1, 'maxLength': 512, 'description': 'A skill id; the store keys approvals on it, up to 512 characters.'}, 'step_id': {'type': 'string'}}}, rule='type')
                     data__loadpath_item_is_dict = isinstance(data__loadpath_item, dict)
                     if data__loadpath_item_is_dict:
                         data__loadpath_item__missing_keys = set(['skill_id']) - data__loadpath_item.keys()
                         if data__loadpath_item__missing_keys:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".load_path[{data__loadpath_x}]".format(**locals()) + " must contain " + (str(sorted(data__loadpath_item__missing_keys)) + " properties"), value=data__loadpath_item, name="" + (name_prefix or "data") + ".load_path[{data__loadpath_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['skill_id'], 'properties': {'skill_id': {'type': 'string', 'minLength': 1, 'maxLength': 512, 'description': 'A skill id; the store keys approvals on it, up to 512 characters.'}, 'step_id': {'type': 'string'}}}, rule='required')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".load_path[" + str(data__loadpath_x) + "]") + " must contain " + (str(sorted(data__loadpath_item__missing_keys)) + " properties"), value=data__loadpath_item, name="" + (name_prefix or "data") + (".load_path[" + str(data__loadpath_x) + "]") + "", definition={'type': 'object', 'required': ['skill_id'], 'properties': {'skill_id': {'type': 'string', 'minLength': 1, 'maxLength': 512, 'description': 'A skill id; the store keys approvals on it, up to 512 characters.'}, 'step_id': {'type': 'string'}}}, rule='required')
                         data__loadpath_item_keys = set(data__loadpath_item.keys())
                         if "skill_id" in data__loadpath_item_keys:
                             data__loadpath_item_keys.remove("skill_id")
                             data__loadpath_item__skillid = data__loadpath_item["skill_id"]
-                            validate_https___agbom_dev_schema_v1_acs_common_json__definitions_skillid(data__loadpath_item__skillid, custom_formats, (name_prefix or "data") + ".load_path[{data__loadpath_x}].skill_id".format(**locals()))
+                            validate_https___agbom_dev_schema_v1_acs_common_json__definitions_skillid(data__loadpath_item__skillid, custom_formats, (name_prefix or "data") + (".load_path[" + str(data__loadpath_x) + "].skill_id"))
                         if "step_id" in data__loadpath_item_keys:
                             data__loadpath_item_keys.remove("step_id")
                             data__loadpath_item__stepid = data__loadpath_item["step_id"]
                             if not isinstance(data__loadpath_item__stepid, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".load_path[{data__loadpath_x}].step_id".format(**locals()) + " must be string", value=data__loadpath_item__stepid, name="" + (name_prefix or "data") + ".load_path[{data__loadpath_x}].step_id".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".load_path[" + str(data__loadpath_x) + "].step_id") + " must be string", value=data__loadpath_item__stepid, name="" + (name_prefix or "data") + (".load_path[" + str(data__loadpath_x) + "].step_id") + "", definition={'type': 'string'}, rule='type')
         if "registration_ref" in data_keys:
             data_keys.remove("registration_ref")
             data__registrationref = data["registration_ref"]
@@ -96,11 +97,11 @@ def validate_https___agbom_dev_schema_v1_step_skill_load_json(data, custom_forma
                 data__declaredcapabilities_len = len(data__declaredcapabilities)
                 for data__declaredcapabilities_x, data__declaredcapabilities_item in enumerate(data__declaredcapabilities):
                     if not isinstance(data__declaredcapabilities_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".declared_capabilities[{data__declaredcapabilities_x}]".format(**locals()) + " must be string", value=data__declaredcapabilities_item, name="" + (name_prefix or "data") + ".declared_capabilities[{data__declaredcapabilities_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".declared_capabilities[" + str(data__declaredcapabilities_x) + "]") + " must be string", value=data__declaredcapabilities_item, name="" + (name_prefix or "data") + (".declared_capabilities[" + str(data__declaredcapabilities_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__declaredcapabilities_item, str):
                         data__declaredcapabilities_item_len = len(data__declaredcapabilities_item)
                         if data__declaredcapabilities_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".declared_capabilities[{data__declaredcapabilities_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__declaredcapabilities_item, name="" + (name_prefix or "data") + ".declared_capabilities[{data__declaredcapabilities_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".declared_capabilities[" + str(data__declaredcapabilities_x) + "]") + " must be longer than or equal to 1 characters", value=data__declaredcapabilities_item, name="" + (name_prefix or "data") + (".declared_capabilities[" + str(data__declaredcapabilities_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
     return data
 
 def validate_https___agbom_dev_schema_v1_acs_common_json__definitions_digest(data, custom_formats={}, name_prefix=None):

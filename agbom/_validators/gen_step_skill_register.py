@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 import re
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
@@ -64,11 +65,11 @@ def validate_https___agbom_dev_schema_v1_step_skill_register_json(data, custom_f
                 data__declaredcapabilities_len = len(data__declaredcapabilities)
                 for data__declaredcapabilities_x, data__declaredcapabilities_item in enumerate(data__declaredcapabilities):
                     if not isinstance(data__declaredcapabilities_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".declared_capabilities[{data__declaredcapabilities_x}]".format(**locals()) + " must be string", value=data__declaredcapabilities_item, name="" + (name_prefix or "data") + ".declared_capabilities[{data__declaredcapabilities_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".declared_capabilities[" + str(data__declaredcapabilities_x) + "]") + " must be string", value=data__declaredcapabilities_item, name="" + (name_prefix or "data") + (".declared_capabilities[" + str(data__declaredcapabilities_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__declaredcapabilities_item, str):
                         data__declaredcapabilities_item_len = len(data__declaredcapabilities_item)
                         if data__declaredcapabilities_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".declared_capabilities[{data__declaredcapabilities_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__declaredcapabilities_item, name="" + (name_prefix or "data") + ".declared_capabilities[{data__declaredcapabilities_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".declared_capabilities[" + str(data__declaredcapabilities_x) + "]") + " must be longer than or equal to 1 characters", value=data__declaredcapabilities_item, name="" + (name_prefix or "data") + (".declared_capabilities[" + str(data__declaredcapabilities_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "composition" in data_keys:
             data_keys.remove("composition")
             data__composition = data["composition"]
@@ -87,11 +88,11 @@ def validate_https___agbom_dev_schema_v1_step_skill_register_json(data, custom_f
                         data__composition__tools_len = len(data__composition__tools)
                         for data__composition__tools_x, data__composition__tools_item in enumerate(data__composition__tools):
                             if not isinstance(data__composition__tools_item, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".composition.tools[{data__composition__tools_x}]".format(**locals()) + " must be string", value=data__composition__tools_item, name="" + (name_prefix or "data") + ".composition.tools[{data__composition__tools_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".composition.tools[" + str(data__composition__tools_x) + "]") + " must be string", value=data__composition__tools_item, name="" + (name_prefix or "data") + (".composition.tools[" + str(data__composition__tools_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                             if isinstance(data__composition__tools_item, str):
                                 data__composition__tools_item_len = len(data__composition__tools_item)
                                 if data__composition__tools_item_len < 1:
-                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".composition.tools[{data__composition__tools_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__composition__tools_item, name="" + (name_prefix or "data") + ".composition.tools[{data__composition__tools_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + (".composition.tools[" + str(data__composition__tools_x) + "]") + " must be longer than or equal to 1 characters", value=data__composition__tools_item, name="" + (name_prefix or "data") + (".composition.tools[" + str(data__composition__tools_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
                 if "mcp_servers" in data__composition_keys:
                     data__composition_keys.remove("mcp_servers")
                     data__composition__mcpservers = data__composition["mcp_servers"]
@@ -102,11 +103,11 @@ def validate_https___agbom_dev_schema_v1_step_skill_register_json(data, custom_f
                         data__composition__mcpservers_len = len(data__composition__mcpservers)
                         for data__composition__mcpservers_x, data__composition__mcpservers_item in enumerate(data__composition__mcpservers):
                             if not isinstance(data__composition__mcpservers_item, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".composition.mcp_servers[{data__composition__mcpservers_x}]".format(**locals()) + " must be string", value=data__composition__mcpservers_item, name="" + (name_prefix or "data") + ".composition.mcp_servers[{data__composition__mcpservers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".composition.mcp_servers[" + str(data__composition__mcpservers_x) + "]") + " must be string", value=data__composition__mcpservers_item, name="" + (name_prefix or "data") + (".composition.mcp_servers[" + str(data__composition__mcpservers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                             if isinstance(data__composition__mcpservers_item, str):
                                 data__composition__mcpservers_item_len = len(data__composition__mcpservers_item)
                                 if data__composition__mcpservers_item_len < 1:
-                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".composition.mcp_servers[{data__composition__mcpservers_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__composition__mcpservers_item, name="" + (name_prefix or "data") + ".composition.mcp_servers[{data__composition__mcpservers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + (".composition.mcp_servers[" + str(data__composition__mcpservers_x) + "]") + " must be longer than or equal to 1 characters", value=data__composition__mcpservers_item, name="" + (name_prefix or "data") + (".composition.mcp_servers[" + str(data__composition__mcpservers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
                 if "a2a_peers" in data__composition_keys:
                     data__composition_keys.remove("a2a_peers")
                     data__composition__a2apeers = data__composition["a2a_peers"]
@@ -117,11 +118,11 @@ def validate_https___agbom_dev_schema_v1_step_skill_register_json(data, custom_f
                         data__composition__a2apeers_len = len(data__composition__a2apeers)
                         for data__composition__a2apeers_x, data__composition__a2apeers_item in enumerate(data__composition__a2apeers):
                             if not isinstance(data__composition__a2apeers_item, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".composition.a2a_peers[{data__composition__a2apeers_x}]".format(**locals()) + " must be string", value=data__composition__a2apeers_item, name="" + (name_prefix or "data") + ".composition.a2a_peers[{data__composition__a2apeers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".composition.a2a_peers[" + str(data__composition__a2apeers_x) + "]") + " must be string", value=data__composition__a2apeers_item, name="" + (name_prefix or "data") + (".composition.a2a_peers[" + str(data__composition__a2apeers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                             if isinstance(data__composition__a2apeers_item, str):
                                 data__composition__a2apeers_item_len = len(data__composition__a2apeers_item)
                                 if data__composition__a2apeers_item_len < 1:
-                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".composition.a2a_peers[{data__composition__a2apeers_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__composition__a2apeers_item, name="" + (name_prefix or "data") + ".composition.a2a_peers[{data__composition__a2apeers_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + (".composition.a2a_peers[" + str(data__composition__a2apeers_x) + "]") + " must be longer than or equal to 1 characters", value=data__composition__a2apeers_item, name="" + (name_prefix or "data") + (".composition.a2a_peers[" + str(data__composition__a2apeers_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
                 if "models" in data__composition_keys:
                     data__composition_keys.remove("models")
                     data__composition__models = data__composition["models"]
@@ -132,11 +133,11 @@ def validate_https___agbom_dev_schema_v1_step_skill_register_json(data, custom_f
                         data__composition__models_len = len(data__composition__models)
                         for data__composition__models_x, data__composition__models_item in enumerate(data__composition__models):
                             if not isinstance(data__composition__models_item, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".composition.models[{data__composition__models_x}]".format(**locals()) + " must be string", value=data__composition__models_item, name="" + (name_prefix or "data") + ".composition.models[{data__composition__models_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".composition.models[" + str(data__composition__models_x) + "]") + " must be string", value=data__composition__models_item, name="" + (name_prefix or "data") + (".composition.models[" + str(data__composition__models_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                             if isinstance(data__composition__models_item, str):
                                 data__composition__models_item_len = len(data__composition__models_item)
                                 if data__composition__models_item_len < 1:
-                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".composition.models[{data__composition__models_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__composition__models_item, name="" + (name_prefix or "data") + ".composition.models[{data__composition__models_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + (".composition.models[" + str(data__composition__models_x) + "]") + " must be longer than or equal to 1 characters", value=data__composition__models_item, name="" + (name_prefix or "data") + (".composition.models[" + str(data__composition__models_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
                 if "composed_skills" in data__composition_keys:
                     data__composition_keys.remove("composed_skills")
                     data__composition__composedskills = data__composition["composed_skills"]
@@ -147,11 +148,11 @@ def validate_https___agbom_dev_schema_v1_step_skill_register_json(data, custom_f
                         data__composition__composedskills_len = len(data__composition__composedskills)
                         for data__composition__composedskills_x, data__composition__composedskills_item in enumerate(data__composition__composedskills):
                             if not isinstance(data__composition__composedskills_item, (str)):
-                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".composition.composed_skills[{data__composition__composedskills_x}]".format(**locals()) + " must be string", value=data__composition__composedskills_item, name="" + (name_prefix or "data") + ".composition.composed_skills[{data__composition__composedskills_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + (".composition.composed_skills[" + str(data__composition__composedskills_x) + "]") + " must be string", value=data__composition__composedskills_item, name="" + (name_prefix or "data") + (".composition.composed_skills[" + str(data__composition__composedskills_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                             if isinstance(data__composition__composedskills_item, str):
                                 data__composition__composedskills_item_len = len(data__composition__composedskills_item)
                                 if data__composition__composedskills_item_len < 1:
-                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".composition.composed_skills[{data__composition__composedskills_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__composition__composedskills_item, name="" + (name_prefix or "data") + ".composition.composed_skills[{data__composition__composedskills_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + (".composition.composed_skills[" + str(data__composition__composedskills_x) + "]") + " must be longer than or equal to 1 characters", value=data__composition__composedskills_item, name="" + (name_prefix or "data") + (".composition.composed_skills[" + str(data__composition__composedskills_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "registration_provenance" in data_keys:
             data_keys.remove("registration_provenance")
             data__registrationprovenance = data["registration_provenance"]
@@ -202,11 +203,11 @@ def validate_https___agbom_dev_schema_v1_common_json__definitions_provenance(dat
                 data__derivedfrom_len = len(data__derivedfrom)
                 for data__derivedfrom_x, data__derivedfrom_item in enumerate(data__derivedfrom):
                     if not isinstance(data__derivedfrom_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__derivedfrom_item, str):
                         data__derivedfrom_item_len = len(data__derivedfrom_item)
                         if data__derivedfrom_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "trust" in data_keys:
             data_keys.remove("trust")
             data__trust = data["trust"]

@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 import re
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
@@ -124,11 +125,11 @@ def validate_https___agbom_dev_schema_v1_common_json__definitions_provenance(dat
                 data__derivedfrom_len = len(data__derivedfrom)
                 for data__derivedfrom_x, data__derivedfrom_item in enumerate(data__derivedfrom):
                     if not isinstance(data__derivedfrom_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be string", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='type')
                     if isinstance(data__derivedfrom_item, str):
                         data__derivedfrom_item_len = len(data__derivedfrom_item)
                         if data__derivedfrom_item_len < 1:
-                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + ".derived_from[{data__derivedfrom_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + " must be longer than or equal to 1 characters", value=data__derivedfrom_item, name="" + (name_prefix or "data") + (".derived_from[" + str(data__derivedfrom_x) + "]") + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
         if "trust" in data_keys:
             data_keys.remove("trust")
             data__trust = data["trust"]

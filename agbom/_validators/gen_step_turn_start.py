@@ -8,6 +8,7 @@ Regenerate with: python -m agbom._validators
 # fmt: off
 SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
 FASTJSONSCHEMA_VERSION = "2.22.3"
+GENERATOR_VERSION = 1
 from decimal import Decimal
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
 
@@ -54,7 +55,7 @@ def validate_https___agbom_dev_schema_v1_step_turn_start_json(data, custom_forma
                 data__expectedinputs_len = len(data__expectedinputs)
                 for data__expectedinputs_x, data__expectedinputs_item in enumerate(data__expectedinputs):
                     if not isinstance(data__expectedinputs_item, (str)):
-                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".expected_inputs[{data__expectedinputs_x}]".format(**locals()) + " must be string", value=data__expectedinputs_item, name="" + (name_prefix or "data") + ".expected_inputs[{data__expectedinputs_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + (".expected_inputs[" + str(data__expectedinputs_x) + "]") + " must be string", value=data__expectedinputs_item, name="" + (name_prefix or "data") + (".expected_inputs[" + str(data__expectedinputs_x) + "]") + "", definition={'type': 'string'}, rule='type')
     return data
 
 validate = validate_https___agbom_dev_schema_v1_step_turn_start_json
