@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agbom.store import ChainConflict, DuplicateRequest, SqliteStore, StoreError
+from agbom.store import ChainAppend, ChainConflict, DuplicateRequest, SqliteStore, StoreError
 
 
 def fake_hash(text: str) -> str:
@@ -112,6 +112,42 @@ def test_two_connections_cannot_fork_a_chain(db_path) -> None:
         with pytest.raises(ChainConflict):
             append(two, "s", 3, root)  # two read the head before one appended
         assert [e["seq"] for e in two.chain_entries("s")] == [1, 2]
+
+
+def test_a_head_a_handle_wrote_itself_still_loses_to_another_writer(store_factory) -> None:
+    # A handle that appended the head may chain the next entry on it without looking it up;
+    # once another handle has appended after it, that entry must still be refused, alone or
+    # in a batch, and a replayed id must still read as a replay.
+    one, two = store_factory(), store_factory()
+    root = append(one, "s", 1, None)
+    second = append(one, "s", 2, root)
+    third = append(two, "s", 3, second)  # one's remembered head is now stale
+    with pytest.raises(ChainConflict, match="not the chain head"):
+        append(one, "s", 4, second, request_id="req-3")  # stale first, then a replay
+    with pytest.raises(ChainConflict, match="not the chain head"):
+        append(one, "s", 4, second)
+    [outcome] = one.append_entries(
+        [ChainAppend("s", {"n": 5}, fake_hash("s-5"), second, request_id="req-5")]
+    )
+    assert isinstance(outcome, ChainConflict)
+    with pytest.raises(DuplicateRequest):
+        append(two, "s", 6, third, request_id="req-2")
+    assert append(two, "s", 7, third) == fake_hash("s-7")
+    assert [e["seq"] for e in one.chain_entries("s")] == [1, 2, 3, 4]
+    assert [e["n"] for e in one.chain_entries("s")] == [1, 2, 3, 7]
+    # A batch whose first entry is refused: every later entry of the session chained on it.
+    head = fake_hash("s-7")
+    outcomes = two.append_entries(
+        [
+            ChainAppend("s", {"n": 8}, fake_hash("s-8"), head, request_id="req-1"),
+            ChainAppend("s", {"n": 9}, fake_hash("s-9"), fake_hash("s-8"), request_id="r9"),
+            ChainAppend("s", {"n": 10}, fake_hash("s-10"), head, request_id="r10"),
+        ]
+    )
+    assert isinstance(outcomes[0], DuplicateRequest)
+    assert isinstance(outcomes[1], ChainConflict)
+    assert outcomes[2] == 5
+    assert one.chain_head("s") == fake_hash("s-10")
 
 
 def test_threads_sharing_one_store_and_threads_with_their_own(db_path) -> None:

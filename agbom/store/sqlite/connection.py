@@ -108,6 +108,9 @@ class SqliteBase:
         # Per session, the components of the last accepted AgBOM version this handle stored
         # (agbom/store/sqlite/versions.py), most recently used last.
         self._manifests: OrderedDict[str, Manifest] = OrderedDict()
+        # Per session, (seq, entry_hash) of the last entry this handle appended: what the next
+        # append may chain on without looking the head up (agbom/store/sqlite/chains.py).
+        self._known_heads: dict[str, tuple[int, str]] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
 
