@@ -31,6 +31,7 @@ from agbom.guardian.pipelined import (
     replay_error,
 )
 from agbom.guardian.policies import Policies, PreparedSnapshot
+from agbom.guardian.precheck import Prechecked
 from agbom.guardian.session import SessionState
 from agbom.guardian.substitution import substitute
 from agbom.protocol import (
@@ -124,6 +125,9 @@ class Guardian:
         self.transport = transport
         self._request: RequestContext | None = None
         self._prepared: PreparedSnapshot | None = None  # for the request being answered
+        # Checks the HTTP front ran on the request being answered (agbom/guardian/precheck.py),
+        # with the params object they hold for.
+        self._checked: tuple[Prechecked, Any] | None = None
         self._sessions: dict[str, SessionState] = {}
         self._session_bytes = 0  # the estimated memory of ``_sessions`` (their weights)
         self._lock = threading.RLock()
@@ -322,7 +326,12 @@ class Guardian:
         return prepared
 
     def submit(
-        self, request: Any, reply: Reply, prepared: PreparedSnapshot | None = None
+        self,
+        request: Any,
+        reply: Reply,
+        prepared: PreparedSnapshot | None = None,
+        *,
+        checked: Prechecked | None = None,
     ) -> dict[str, Any] | None:
         """Answer now, or later once the chain entry is committed.
 
@@ -330,34 +339,53 @@ class Guardian:
         :data:`PIPELINED_METHODS`, after :meth:`start_pipelined_commits`): ``reply`` is then
         called exactly once, on the event loop's thread, after the entry is committed, with the
         response, or with an error response if the entry could not be stored.
+
+        ``checked`` says that another process already ran :func:`~agbom.guardian.precheck.
+        precheck` on ``request`` (the HTTP front): its envelope and payload are not validated
+        again and its request hash is taken as given.
         """
         with self._lock:
-            method = request.get("method") if isinstance(request, dict) else None
-            if (
-                self._schedule is None
-                or method not in PIPELINED_METHODS
-                or not self._started_in_memory(request)
-            ):
-                # A session this Guardian does not hold as started is restored, or opened by
-                # this step, with its entry committed at once (see _run's ``opens``).
-                self._settle()
-                self._prepared = prepared
-                try:
-                    return self._answer(request)
-                finally:
-                    self._prepared = None
-            if len(self._queued) >= MAX_QUEUED:
-                self._settle()
-            pipelined = Pipelined(request_id=_response_id(request), reply=reply, request=request)
-            self._pipelined = pipelined
+            if checked is not None and isinstance(request, dict):
+                self._checked = (checked, request.get("params"))
             try:
-                response = self._answer(request)
+                return self._submit(request, reply, prepared)
             finally:
-                self._pipelined = None
-            if pipelined.append is None:
-                return response  # refused before its entry was queued: final now
-            pipelined.answer(response)
-            return None
+                self._checked = None
+
+    def _submit(
+        self, request: Any, reply: Reply, prepared: PreparedSnapshot | None
+    ) -> dict[str, Any] | None:
+        method = request.get("method") if isinstance(request, dict) else None
+        if (
+            self._schedule is None
+            or method not in PIPELINED_METHODS
+            or not self._started_in_memory(request)
+        ):
+            # A session this Guardian does not hold as started is restored, or opened by
+            # this step, with its entry committed at once (see _run's ``opens``).
+            self._settle()
+            self._prepared = prepared
+            try:
+                return self._answer(request)
+            finally:
+                self._prepared = None
+        if len(self._queued) >= MAX_QUEUED:
+            self._settle()
+        pipelined = Pipelined(request_id=_response_id(request), reply=reply, request=request)
+        self._pipelined = pipelined
+        try:
+            response = self._answer(request)
+        finally:
+            self._pipelined = None
+        if pipelined.append is None:
+            return response  # refused before its entry was queued: final now
+        pipelined.answer(response)
+        return None
+
+    def _prechecked(self, params: Any) -> Prechecked | None:
+        """What the front checked of the request being answered, if ``params`` are its own."""
+        checked = self._checked
+        return checked[0] if checked is not None and checked[1] is params else None
 
     def _started_in_memory(self, request: Any) -> bool:
         session = self._sessions.get(_session_of(request) or "")
@@ -504,7 +532,8 @@ class Guardian:
     def _handle(self, request: Any) -> dict[str, Any]:
         started = time.perf_counter()
         # (1) envelope shape
-        validate_envelope(request, max_depth=self.config.max_json_depth)
+        if self._prechecked(request.get("params") if isinstance(request, dict) else None) is None:
+            validate_envelope(request, max_depth=self.config.max_json_depth)
         method: str = request["method"]
         params: dict[str, Any] = request["params"]
         metadata: dict[str, Any] = params["metadata"]
@@ -744,7 +773,8 @@ class Guardian:
         # (7) payload schema (already checked when the snapshot was prepared)
         prepared = self.prepared_for(params, session) if self._prepared is not None else None
         if prepared is None:
-            validate_payload(spec, payload)
+            if self._prechecked(params) is None:
+                validate_payload(spec, payload)
         elif prepared.error is not None:
             raise prepared.error
         # (8) policy
@@ -822,7 +852,11 @@ class Guardian:
             "entry_id": str(session.seq + 1),
             "step_id": request_id,
             "step_type": method,
-            "request_hash": request_hash(params),
+            "request_hash": (
+                checked.request_hash
+                if (checked := self._prechecked(params)) is not None
+                else request_hash(params)
+            ),
             "timestamp": utc_timestamp(self.clock()),
             "decision": decision.disposition.value,
         }

@@ -38,6 +38,7 @@ from agbom.adapters.interface import HookReply
 from agbom.errors import AgbomError
 from agbom.guardian import Guardian
 from agbom.guardian.core import on_database_server
+from agbom.guardian.precheck import precheck_body
 from agbom.protocol import INTERNAL_ERROR
 from agbom.store import Store, open_store
 from agbom.transports.interface import Limits, error_body, handle_body_pipelined, too_large
@@ -45,6 +46,7 @@ from agbom.transports.worker import (
     DEADLINE_S,
     IDLE_PROBE_S,
     KIND_ACS,
+    KIND_ACS_CHECKED,
     PROBE_INTERVAL_S,
     DecisionProcess,
     DecisionUnavailable,
@@ -302,6 +304,7 @@ class ProcessDecisions:
     def __init__(self, spec: WorkerSpec, limits: Limits, *, deadline_s: float = DEADLINE_S) -> None:
         self.process = DecisionProcess(spec, deadline_s=deadline_s)
         self.limits = limits
+        self._max_json_depth = spec.guardian_config().max_json_depth
         self._store: Store | None = None
         self._db = spec.db
 
@@ -324,7 +327,12 @@ class ProcessDecisions:
             self._store.close()
 
     async def acs(self, body: bytes) -> bytes:
+        # The checks that need no Guardian state run here, in the front, which has CPU to
+        # spare, instead of in the decision process every decision waits on.
+        digest = precheck_body(body, max_json_depth=self._max_json_depth)
         try:
+            if digest is not None:
+                return await self.process.call(KIND_ACS_CHECKED, digest + body)
             return await self.process.call(KIND_ACS, body)
         except DecisionUnavailable as exc:
             return error_body(INTERNAL_ERROR, "guardian_unavailable", str(exc))

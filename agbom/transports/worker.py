@@ -47,6 +47,7 @@ from agbom.adapters.interface import HookReply
 from agbom.guardian import Guardian, GuardianConfig
 from agbom.guardian.config import Mode
 from agbom.guardian.core import on_database_server
+from agbom.guardian.precheck import Prechecked, split_prechecked
 from agbom.protocol import INTERNAL_ERROR
 from agbom.transports.interface import Limits, TransportError, error_body, parse_message
 
@@ -55,6 +56,9 @@ REPLY = struct.Struct(">II")
 META = struct.Struct(">I")
 KIND_ACS = 1
 KIND_HOOK = 2
+KIND_ACS_CHECKED = 3
+"""An ACS request the front already checked (agbom/guardian/precheck.py): the payload is its
+request hash, 64 hex digits, then the body."""
 CONTROL_TAG = 0
 READY = b"ready"
 STORE_WRITABLE = b"store: writable"
@@ -345,6 +349,11 @@ class DecisionServer:
         try:
             if kind == KIND_ACS:
                 self._answer_acs(tag, payload)
+            elif kind == KIND_ACS_CHECKED:
+                split = split_prechecked(payload)
+                if split is None:
+                    raise TransportError("a checked request frame without its request hash")
+                self._answer_acs(tag, split[1], split[0])
             elif kind == KIND_HOOK:
                 self._answer_hook(tag, payload)
             else:
@@ -363,7 +372,7 @@ class DecisionServer:
             else:
                 self._emit(tag, error_body(INTERNAL_ERROR, "internal_error", reason))
 
-    def _answer_acs(self, tag: int, body: bytes) -> None:
+    def _answer_acs(self, tag: int, body: bytes, checked: Prechecked | None = None) -> None:
         message = parse_message(body, self.limits)
         if isinstance(message, bytes):
             self._emit(tag, message)
@@ -384,7 +393,7 @@ class DecisionServer:
             self._held[session_id] = deque()
             self._bulk.submit(tag, message)
             return
-        self._decide(tag, message)
+        self._decide(tag, message, checked=checked if isinstance(message, dict) else None)
 
     def _finish_prepared(self) -> None:
         """Decide the snapshots the bulk thread prepared, then what their sessions held."""
@@ -413,10 +422,12 @@ class DecisionServer:
         except Exception as exc:  # noqa: BLE001 - one bad request must not stop the Guardian
             self._emit(tag, error_body(INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}"))
 
-    def _decide(self, tag: int, message: Any, prepared: Any = None) -> None:
+    def _decide(
+        self, tag: int, message: Any, prepared: Any = None, checked: Prechecked | None = None
+    ) -> None:
         if not isinstance(message, list):
             response = self.guardian.submit(
-                message, lambda r: self._emit(tag, orjson.dumps(r)), prepared
+                message, lambda r: self._emit(tag, orjson.dumps(r)), prepared, checked=checked
             )
             if response is not None:
                 self._emit(tag, orjson.dumps(response))
