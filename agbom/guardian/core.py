@@ -15,16 +15,19 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.config import GuardianConfig
 from agbom.guardian.decision import Decision, clamp
 from agbom.guardian.handshake import read_client_hello, server_hello
+from agbom.guardian.memory import SessionMemory
 from agbom.guardian.pipelined import (
     MAX_QUEUED,
     PIPELINED_METHODS,
+    STALE_ATTEMPTS,
     Pipelined,
+    PipelinedCommits,
     Reply,
     RequestContext,
     Schedule,
@@ -58,17 +61,9 @@ if TYPE_CHECKING:
 
 Clock = Callable[[], float]
 
-MAX_SESSIONS_IN_MEMORY = 2048
-"""Sessions whose state a Guardian keeps in memory; others are restored from the store."""
-
 STORE_PROBE_S = 0.25
 """While the database server is unreachable, how often a request may try a write of its own
 to see whether it is back (the others are refused at once)."""
-
-STALE_ATTEMPTS = 5
-"""How many times one request is decided when its session's chain keeps moving under it
-(another replica on the same store appending to the same session): each attempt reloads the
-session from the store and decides again; after the last, the client gets ``chain_conflict``."""
 
 
 def on_database_server(store: Store) -> bool:
@@ -96,7 +91,7 @@ def _parse_timestamp(value: str) -> float | None:
     return parsed.timestamp()
 
 
-class Guardian:
+class Guardian(PipelinedCommits, SessionMemory):
     """An ACS v0.1.0 Guardian over one store and one rule set.
 
     Thread-safe: requests are serialized under one lock. A decision is cheap (well under a
@@ -146,134 +141,6 @@ class Guardian:
         requests then never wait for a probe."""
         # Told of every committed decision (agbom.telemetry); None costs one test per step.
         self.observer = observer
-
-    # -- pipelined commits ---------------------------------------------------------------------
-
-    def start_pipelined_commits(self, schedule: Schedule) -> None:
-        """Queue the chain entries of :data:`PIPELINED_METHODS` and commit them in batches.
-
-        Call on the thread that will call :meth:`submit`, with a ``schedule`` that runs a
-        callback on that thread once the requests at hand are decided: an event loop's
-        ``call_soon_threadsafe``, or the decision process's end-of-batch list. A request's
-        answer is still sent only after its entry is committed, but the entries of everything
-        decided in between share one statement and one WAL commit.
-        """
-        with self._lock:
-            self._schedule = schedule
-            self._loop_thread = threading.get_ident()
-
-    def stop_pipelined_commits(self) -> None:
-        """Commit what is queued and go back to committing every entry at once."""
-        with self._lock:
-            self._settle()
-            self._schedule = None
-            self._loop_thread = None
-
-    def _commit_scheduled(self) -> None:
-        with self._lock:
-            self._settle()
-
-    def _settle(self) -> None:
-        """Commit the queued entries, until none is left (see :meth:`_settle_batch`)."""
-        while self._queued:
-            self._settle_batch()
-
-    def _settle_batch(self) -> None:
-        """Commit the queued entries; sessions with a refused entry are dropped from memory
-        (their head ran ahead of the store) and restored from the store when next used.
-
-        An entry refused because the stored chain moved on (another replica appended to the
-        session, or an earlier entry of this batch was refused) was decided on a stale head:
-        its session is restored and it is decided again, queued for the next batch, at most
-        :data:`STALE_ATTEMPTS` times in all (the last time on its own, committed at once)."""
-        queued, self._queued = self._queued, []
-        if not queued:
-            return
-        appends = [p.append for p in queued if p.append is not None]  # all of them: see _append
-        try:
-            outcomes = self.store.append_entries(appends)
-        except StoreError as exc:  # refused as a whole before anything was written
-            outcomes = [exc] * len(appends)
-        for append, outcome in zip(appends, outcomes, strict=True):
-            if not isinstance(outcome, int):
-                self._forget(append.session_id)
-        stale = [
-            index
-            for index, (pipelined, outcome) in enumerate(zip(queued, outcomes, strict=True))
-            if isinstance(outcome, ChainConflict) and pipelined.request is not None
-        ]
-        redecided: dict[int, dict[str, Any]] = {}
-        requeued: set[int] = set()
-        # One restore per session, before any is decided again (so none restores mid-way).
-        restored = self._schedule is not None and self._restore_all(
-            {appends[index].session_id for index in stale}
-        )
-        for index in stale:
-            pipelined = queued[index]
-            pipelined.attempts += 1
-            if not restored or pipelined.attempts >= STALE_ATTEMPTS - 1:
-                # The attempts left, each committed at once (a refusal is answered at once).
-                left = STALE_ATTEMPTS - pipelined.attempts
-                redecided[index] = self._redecide(pipelined.request, attempts=left)
-                continue
-            response = self._requeue(pipelined)
-            if response is None:
-                requeued.add(index)  # answered once its new entry is committed
-            else:
-                redecided[index] = response  # refused this time (a replay, a closed session)
-
-        def deliver() -> None:
-            for index, (pipelined, outcome) in enumerate(zip(queued, outcomes, strict=True)):
-                if index in redecided:
-                    pipelined.redecided(redecided[index])
-                elif index not in requeued:
-                    pipelined.committed(outcome)
-
-        if threading.get_ident() == self._loop_thread or self._schedule is None:
-            deliver()
-        else:
-            self._schedule(deliver)  # replies resolve the loop's futures: on its thread
-
-    def _restore_all(self, session_ids: set[str]) -> bool:
-        """Restore these sessions from the store into memory; False if one could not be."""
-        for session_id in sorted(session_ids):
-            try:
-                stored = self.store.get_session(session_id)
-                if stored is None:
-                    return False
-                session = self._restore(session_id, stored)
-            except StoreError:
-                return False
-            self._forget(session_id)
-            self._sessions[session_id] = session
-            self._reweigh(session)
-        return True
-
-    def _requeue(self, pipelined: Pipelined) -> dict[str, Any] | None:
-        """Decide a pipelined request again and queue its new entry; returns its response when
-        it is final now (refused before an entry was queued), else None."""
-        saved = self._request, self._pipelined, self._prepared
-        pipelined.reset()
-        self._request, self._pipelined, self._prepared = None, pipelined, None
-        try:
-            response = self._answer(pipelined.request)
-        finally:
-            self._request, self._pipelined, self._prepared = saved
-        if pipelined.append is None:
-            return response
-        pipelined.answer(response)
-        return None
-
-    def _redecide(self, request: Any, *, attempts: int) -> dict[str, Any]:
-        """Decide ``request`` again, committing its entry at once (not queued). May run in the
-        middle of another request's pipeline (a restore commits the queue first): that
-        request's context is kept aside meanwhile."""
-        saved = self._request, self._pipelined, self._prepared
-        self._request = self._pipelined = self._prepared = None
-        try:
-            return self._answer(request, attempts=attempts)
-        finally:
-            self._request, self._pipelined, self._prepared = saved
 
     # -- public entry points -------------------------------------------------------------------
 
@@ -996,104 +863,6 @@ class Guardian:
             # Signed with the key the request used (a rotation keeps both keys in the ring).
             response = self._sign(response, params["metadata"]["session_id"], key_id)
         return response
-
-    # -- sessions ------------------------------------------------------------------------------
-
-    def _session(
-        self, session_id: str, agent_id: str | None, tenant_id: str | None, *, create: bool = True
-    ) -> SessionState:
-        session = self._sessions.pop(session_id, None)
-        if session is not None:
-            self._sessions[session_id] = session  # most recently used goes last
-            return session
-        if self._queued:
-            self._settle()  # restoring reads the chain: queued entries land first
-            session = self._sessions.get(session_id)
-            if session is not None:  # restored meanwhile, by a request decided again
-                return session
-        stored = self.store.get_session(session_id)
-        if stored is None:
-            if not create:
-                raise AcsError(codes.CAPABILITY_NOT_NEGOTIATED, "no_session", "unknown session")
-            session = SessionState(
-                session_id=session_id, agent_id=agent_id or "unknown", tenant_id=tenant_id
-            )
-        else:
-            session = self._restore(session_id, stored)
-        self._sessions[session_id] = session
-        self._reweigh(session)
-        if len(self._sessions) > MAX_SESSIONS_IN_MEMORY:
-            # Bound memory on a long-running server: agents that vanish without sessionEnd
-            # would otherwise stay forever. The least recently used one is restored from the
-            # store if it ever comes back.
-            self._forget(next(iter(self._sessions)))
-        return session
-
-    def _reloaded(
-        self, session: SessionState, agent_id: str | None, tenant_id: str | None
-    ) -> SessionState:
-        """``session``, held with no handshake, as the store has it if another replica has
-        negotiated it since (else as it is: it may hold components observed by a hook)."""
-        stored = self.store.get_session(session.session_id)
-        if stored is None or stored.get("negotiated") is None:
-            return session
-        self._forget(session.session_id)
-        return self._session(session.session_id, agent_id, tenant_id)
-
-    def _forget(self, session_id: str) -> None:
-        session = self._sessions.pop(session_id, None)
-        if session is not None:
-            self._session_bytes -= session.weight
-
-    def _reweigh(self, session: SessionState) -> None:
-        """Count ``session`` at its current size; past the memory bound, drop the least
-        recently used other sessions (their state is in the store, restored when next used)."""
-        weight = session.estimated_bytes()
-        self._session_bytes += weight - session.weight
-        session.weight = weight
-        while self._session_bytes > self.config.max_session_bytes and len(self._sessions) > 1:
-            oldest = next(iter(self._sessions))
-            if oldest == session.session_id:
-                # The session being served is the oldest only when it is alone with ones
-                # used after it; drop the next instead.
-                oldest = list(self._sessions)[1]
-            self._forget(oldest)
-
-    def memory_in_use(self) -> tuple[int, int]:
-        """How many sessions are held in memory, and their estimated bytes."""
-        with self._lock:
-            return len(self._sessions), self._session_bytes
-
-    def _restore(self, session_id: str, stored: Mapping[str, Any]) -> SessionState:
-        return SessionState.restored(
-            session_id,
-            stored,
-            self.store.chain_entries(session_id),
-            self.store.agbom_version(session_id),
-        )
-
-    def _persist_session(self, session: SessionState, *, status: str) -> None:
-        now = datetime.fromtimestamp(self.clock(), UTC)
-        self.store.upsert_session(
-            session.session_id,
-            agent_id=session.agent_id,
-            tenant_id=session.tenant_id,
-            parent_session_id=session.parent_session_id,
-            status=status,
-            ended_at=now if status == "closed" else None,
-            negotiated={
-                "methods": sorted(session.negotiated or ()),
-                "origin": session.origin,
-                "signed_key": session.signed_key,
-                "client": {"modify": session.can_modify, "ask": session.can_ask},
-            },
-        )
-
-    def forget_sessions(self) -> None:
-        """Drop in-memory session state (tests use this to simulate a restart)."""
-        with self._lock:
-            self._sessions.clear()
-            self._session_bytes = 0
 
 
 def _chain_conflict() -> AcsError:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from agbom.guardian import GuardianConfig, build_guardian
-from agbom.guardian import core as guardian_core
+from agbom.guardian import memory as guardian_memory
 from agbom.protocol import verify_chain
 from tests.guardian.acs import hello, request
 
@@ -47,7 +47,7 @@ def test_ended_sessions_leave_memory_and_stay_sealed(tmp_path: Path) -> None:
 def test_open_sessions_are_bounded_in_count_and_restored_intact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(guardian_core, "MAX_SESSIONS_IN_MEMORY", 4)
+    monkeypatch.setattr(guardian_memory, "MAX_SESSIONS_IN_MEMORY", 4)
     g = build_guardian(tmp_path / "s.db")
     sids = [str(uuid.uuid4()) for _ in range(10)]
     sent = {}
