@@ -212,8 +212,9 @@ class Guardian(PipelinedCommits, SessionMemory):
         again and its request hash is taken as given.
         """
         with self._lock:
-            if checked is not None and isinstance(request, dict):
-                self._checked = (checked, request.get("params"))
+            params = request.get("params") if isinstance(request, dict) else None
+            if checked is not None and isinstance(params, dict):
+                self._checked = (checked, params)
             try:
                 return self._submit(request, reply, prepared)
             finally:

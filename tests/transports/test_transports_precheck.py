@@ -147,3 +147,12 @@ def test_a_prechecked_decision_is_the_decision_without_it(tmp_path: Path) -> Non
     assert hashes[0] == hashes[1] and len(hashes[0]) == 3
     plain.store.close()
     told.store.close()
+
+
+def test_a_precheck_handed_with_a_request_without_params_is_not_applied(tmp_path: Path) -> None:
+    guardian = build_guardian(tmp_path / "store.db")
+    checked = Prechecked("0" * 64)
+    for broken in ({"jsonrpc": "2.0", "method": "steps/toolCallRequest", "id": 1}, [1, 2]):
+        answer = guardian.submit(broken, lambda response: None, checked=checked)
+        assert answer is not None and answer["error"]["code"] == -32600, answer
+    guardian.store.close()
