@@ -292,46 +292,42 @@ class _Copier:
     # -- mutable rows ----------------------------------------------------------------------
 
     def skills(self) -> None:
-        insert = (
-            f"INSERT INTO skills ({_SKILL_COLUMNS}) VALUES ({_placeholders(_SKILL_COLUMNS)}) "
-            "ON CONFLICT DO NOTHING RETURNING skill_id"
-        )
-        compare = (
-            f"SELECT {_SKILL_COLUMNS} FROM skills WHERE skill_id = %s AND digest_alg = %s "
-            "AND digest_value = %s"
-        )
-        kept = 0
-
-        def copy_batch(conn: Any, batch: list[tuple[Any, ...]]) -> int:
-            nonlocal kept
-            copied = 0
-            for row in batch:
-                if conn.execute(insert, row).fetchone() is not None:
-                    copied += 1
-                    # Replicas listening for approval changes reload this skill.
-                    conn.execute("SELECT pg_notify('agbom_approvals', %s)", (row[0],))
-                    continue
-                there = conn.execute(compare, row[:3]).fetchone()
-                if there is not None and tuple(there) != tuple(row):
-                    kept += 1
-            return copied
-
-        self._run(
+        self._keeping_target(
             "approvals",
-            f"SELECT {_SKILL_COLUMNS} FROM skills ORDER BY skill_id, digest_alg, digest_value",
-            copy_batch,
-            total=self._count("skills"),
+            "skills",
+            _SKILL_COLUMNS,
+            ("skill_id", "digest_alg", "digest_value"),
+            # Replicas listening for approval changes reload this skill.
+            notify="agbom_approvals",
         )
-        self.report.kept_target["approvals"] = kept
 
     def server_pins(self) -> None:
         """Approved MCP servers and their tool-set pins; a server PostgreSQL already holds
         keeps the target's row (a decision made there since), as approvals do."""
-        insert = (
-            f"INSERT INTO server_pins ({_SERVER_PIN_COLUMNS}) VALUES "
-            f"({_placeholders(_SERVER_PIN_COLUMNS)}) ON CONFLICT DO NOTHING RETURNING server_key"
+        self._keeping_target(
+            "server approvals", "server_pins", _SERVER_PIN_COLUMNS, ("server_key",)
         )
-        compare = f"SELECT {_SERVER_PIN_COLUMNS} FROM server_pins WHERE server_key = %s"
+
+    def _keeping_target(
+        self,
+        label: str,
+        table: str,
+        columns: str,
+        key: tuple[str, ...],
+        *,
+        notify: str | None = None,
+    ) -> None:
+        """Copy ``table``'s rows (their first columns are ``key``); a row whose key PostgreSQL
+        already holds with other values keeps the target's, and is counted in
+        ``report.kept_target[label]``. With ``notify``, each copied row is announced on that
+        channel with its first key column."""
+        insert = (
+            f"INSERT INTO {table} ({columns}) VALUES ({_placeholders(columns)}) "
+            f"ON CONFLICT DO NOTHING RETURNING {key[0]}"
+        )
+        compare = f"SELECT {columns} FROM {table} WHERE " + " AND ".join(
+            f"{name} = %s" for name in key
+        )
         kept = 0
 
         def copy_batch(conn: Any, batch: list[tuple[Any, ...]]) -> int:
@@ -340,19 +336,21 @@ class _Copier:
             for row in batch:
                 if conn.execute(insert, row).fetchone() is not None:
                     copied += 1
+                    if notify is not None:
+                        conn.execute("SELECT pg_notify(%s, %s)", (notify, row[0]))
                     continue
-                there = conn.execute(compare, row[:1]).fetchone()
+                there = conn.execute(compare, row[: len(key)]).fetchone()
                 if there is not None and tuple(there) != tuple(row):
                     kept += 1
             return copied
 
         self._run(
-            "server approvals",
-            f"SELECT {_SERVER_PIN_COLUMNS} FROM server_pins ORDER BY server_key",
+            label,
+            f"SELECT {columns} FROM {table} ORDER BY {', '.join(key)}",
             copy_batch,
-            total=self._count("server_pins"),
+            total=self._count(table),
         )
-        self.report.kept_target["server approvals"] = kept
+        self.report.kept_target[label] = kept
 
     def server_history(self) -> None:
         self._append_only(
