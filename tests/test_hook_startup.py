@@ -15,8 +15,8 @@ from agbom.store import open_store
 
 
 def test_the_content_check_names_are_the_scan_layers() -> None:
-    # ``content:`` is compiled in every standalone hook process, so it names the checks from a
-    # list of its own; a check added to (or renamed in) the scan layer must be added here too.
+    # ``content:`` is compiled in every standalone hook process without the scan layer: both
+    # take the names from agbom.inventory.signals.
     assert CONTENT_CHECKS == CHECKS
 
 

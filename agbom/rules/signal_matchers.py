@@ -14,24 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agbom.inventory.signals import CONTENT_CHECKS
 from agbom.rules.matchers import MatchSpecError, Predicate, Subject, TextMatcher
 
 VULNERABILITY_SEVERITIES = ("critical", "high", "medium", "low", "unknown")
 SIGNATURE_STATES = ("valid", "unsigned", "invalid", "unknown_key", "unverified")
-CONTENT_CHECKS: tuple[str, ...] = (
-    "download-to-shell",
-    "decode-and-execute",
-    "secret-exfiltration",
-    "hidden-after-blank-lines",
-    "invisible-characters",
-    "instruction-override",
-    "hide-from-user",
-    "executable-outside-scripts",
-    "symlink",
-)
-"""The names ``content:`` accepts: ``agbom.scan.content.CHECKS``, spelled out here so that
-compiling a rule pack (every standalone hook process) does not import the scan layer. A test
-checks the two are the same."""
 MAX_SHOWN = 3  # entries named in one reason; the rest are counted
 
 

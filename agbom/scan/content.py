@@ -23,17 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CHECKS: tuple[str, ...] = (
-    "download-to-shell",
-    "decode-and-execute",
-    "secret-exfiltration",
-    "hidden-after-blank-lines",
-    "invisible-characters",
-    "instruction-override",
-    "hide-from-user",
-    "executable-outside-scripts",
-    "symlink",
-)
+from agbom.inventory.signals import CONTENT_CHECKS
+
+CHECKS = CONTENT_CHECKS
 MAX_FILE_BYTES = 1024 * 1024  # larger files are not read (listed as unchecked)
 MAX_SKILL_BYTES = 16 * 1024 * 1024  # per skill
 MAX_FINDINGS = 50  # per skill; the count of the rest is kept

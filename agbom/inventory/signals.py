@@ -1,0 +1,18 @@
+"""Names shared by the layer that attaches supply-chain signals to components (scan) and the
+one that matches them (rules): both import them from here, the layer below them."""
+
+from __future__ import annotations
+
+CONTENT_CHECKS: tuple[str, ...] = (
+    "download-to-shell",
+    "decode-and-execute",
+    "secret-exfiltration",
+    "hidden-after-blank-lines",
+    "invisible-characters",
+    "instruction-override",
+    "hide-from-user",
+    "executable-outside-scripts",
+    "symlink",
+)
+"""The deterministic checks of a skill's content (``agbom/scan/content.py``), the names a
+finding in ``content_findings`` carries and a rule's ``content:`` accepts."""
