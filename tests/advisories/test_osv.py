@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from cyclonedx.validation.json import JsonStrictValidator
 
 from agbom.advisories import AdvisoryError, annotate, load_osv
 from agbom.inventory import AgBOM
+from tests.cli_process import run_agbom
 
 FIXTURE = Path(__file__).parent / "fixtures" / "osv"
 FS_ADVISORY = "GHSA-7q2m-agb1-fs01"
@@ -213,18 +212,6 @@ MCP_CONFIG = {
 }
 
 
-def _agbom(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agbom", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "AGBOM_DEBUG": "0"},
-        timeout=300,
-        check=False,
-    )
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / ".mcp.json").write_text(json.dumps(MCP_CONFIG))
@@ -232,7 +219,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_scan_osv_findings_and_exit_code(project: Path) -> None:
-    proc = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "json", "--fail-on", "critical",
+    proc = run_agbom("scan", ".", "--osv", str(FIXTURE), "-f", "json", "--fail-on", "critical",
                   cwd=project)  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
@@ -243,13 +230,13 @@ def test_scan_osv_findings_and_exit_code(project: Path) -> None:
     assert FS_ADVISORY in critical["message"] and "CVE-2099-10001" in critical["message"]
     assert "fixed in 1.4.2" in critical["message"]
     assert "PYSEC-2099-41" in by_rule["AGB-VULN-002"]["message"]
-    without = _agbom("scan", ".", "-f", "json", cwd=project)
+    without = run_agbom("scan", ".", "-f", "json", cwd=project)
     assert not [f for f in json.loads(without.stdout)["findings"] if "VULN" in f["rule_id"]]
 
 
 def test_scan_osv_cyclonedx_vulnerabilities_validate(project: Path) -> None:
     for version, schema in (("1.6", SchemaVersion.V1_6), ("1.7", SchemaVersion.V1_7)):
-        proc = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-json",
+        proc = run_agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-json",
                       "--spec-version", version, cwd=project)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         assert JsonStrictValidator(schema).validate_str(proc.stdout) is None
@@ -265,7 +252,7 @@ def test_scan_osv_cyclonedx_vulnerabilities_validate(project: Path) -> None:
 
 
 def test_scan_osv_sarif_carries_the_finding(project: Path) -> None:
-    proc = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "sarif", cwd=project)
+    proc = run_agbom("scan", ".", "--osv", str(FIXTURE), "-f", "sarif", cwd=project)
     log = json.loads(proc.stdout)
     results = [r for r in log["runs"][0]["results"] if r["ruleId"] == "AGB-VULN-001"]
     assert len(results) == 1
@@ -275,7 +262,7 @@ def test_scan_osv_sarif_carries_the_finding(project: Path) -> None:
 
 
 def test_check_osv_and_rules_on_aliases(project: Path) -> None:
-    scanned = _agbom("scan", ".", "-f", "json", cwd=project)
+    scanned = run_agbom("scan", ".", "-f", "json", cwd=project)
     (project / "agbom.json").write_text(json.dumps(json.loads(scanned.stdout)["agbom"]))
     pack = project / "packs"
     pack.mkdir()
@@ -284,7 +271,7 @@ def test_check_osv_and_rules_on_aliases(project: Path) -> None:
         "    action: deny\n    message: 'banned advisory: {reason}'\n"
         "    match: {vulnerability: {alias: 'CVE-2099-1004*'}}\n"
     )
-    proc = _agbom("check", "agbom.json", "--osv", str(FIXTURE), "--rules", str(pack),
+    proc = run_agbom("check", "agbom.json", "--osv", str(FIXTURE), "--rules", str(pack),
                   "--no-default-rules", "-f", "json", "--fail-on", "high", cwd=project)  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     findings = json.loads(proc.stdout)["findings"]
@@ -296,7 +283,7 @@ def test_a_bad_export_is_a_usage_error_before_anything_runs(project: Path, bad: 
     if bad == "not-a-zip":
         (project / bad).write_text("nope")
     for command in (["scan", "."], ["check", "agbom.json"]):
-        proc = _agbom(*command, "--osv", bad, "-o", "out.json", cwd=project)
+        proc = run_agbom(*command, "--osv", bad, "-o", "out.json", cwd=project)
         assert proc.returncode == 2
         assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
         assert not (project / "out.json").exists()
@@ -356,7 +343,7 @@ def test_packages_a_skill_pins_are_matched(tmp_path: Path) -> None:
     )
     dependencies = {"@acme/mcp-filesystem": "1.4.1", "left-pad": "^1.3.0", "x": "git+https://x"}
     (skill / "scripts" / "package.json").write_text(json.dumps({"dependencies": dependencies}))
-    proc = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "json", cwd=tmp_path)
+    proc = run_agbom("scan", ".", "--osv", str(FIXTURE), "-f", "json", cwd=tmp_path)
     report = json.loads(proc.stdout)
     (component,) = [c for c in report["agbom"]["components"] if c["type"] == "skill"]
     assert component["packages"] == [
@@ -366,7 +353,7 @@ def test_packages_a_skill_pins_are_matched(tmp_path: Path) -> None:
     assert sorted(v["id"] for v in component["vulnerabilities"]) == [FS_ADVISORY, FETCH_ADVISORY]
     rules = {f["rule_id"] for f in report["findings"] if f["components"] == ["skill:fetcher"]}
     assert {"AGB-VULN-001", "AGB-VULN-002"} <= rules
-    cdx = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-json", cwd=tmp_path)
+    cdx = run_agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-json", cwd=tmp_path)
     assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(cdx.stdout) is None
     affects = {a["ref"] for v in json.loads(cdx.stdout)["vulnerabilities"] for a in v["affects"]}
     assert affects == {"skill:fetcher"}
@@ -378,7 +365,7 @@ def test_scan_osv_cyclonedx_xml_carries_the_vulnerabilities(project: Path) -> No
     from lxml import etree
 
     for version, schema in (("1.6", SchemaVersion.V1_6), ("1.7", SchemaVersion.V1_7)):
-        proc = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-xml",
+        proc = run_agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-xml",
                       "--spec-version", version, cwd=project)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         validator = make_schemabased_validator(OutputFormat.XML, schema)

@@ -4,9 +4,6 @@ folders inside the ``.mcpb`` zip) are matched by ``--osv`` like a skill's pins, 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -16,6 +13,7 @@ from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
 from agbom.scan import mcpb
+from tests.cli_process import run_agbom
 
 FIXTURE = Path(__file__).parent / "fixtures" / "osv"
 FS_ADVISORY = "GHSA-7q2m-agb1-fs01"  # npm @acme/mcp-filesystem, 1.4.1 affected
@@ -45,20 +43,8 @@ def _bundle(path: Path, members: dict[str, str | bytes]) -> Path:
     return path
 
 
-def _agbom(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agbom", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "AGBOM_DEBUG": "0"},
-        timeout=300,
-        check=False,
-    )
-
-
 def _scan(folder: Path, *extra: str) -> dict[str, Any]:
-    proc = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "json", *extra, cwd=folder)
+    proc = run_agbom("scan", ".", "--osv", str(FIXTURE), "-f", "json", *extra, cwd=folder)
     assert proc.stdout, proc.stderr
     report: dict[str, Any] = json.loads(proc.stdout)
     return report
@@ -101,13 +87,13 @@ def test_bundled_node_and_python_packages_are_matched(tmp_path: Path) -> None:
     assert any(FS_ADVISORY in f["message"] for f in findings)
     assert report["summary"]["error"] == 0  # nothing crossed a bound: no warning
 
-    cdx = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-json", cwd=tmp_path)
+    cdx = run_agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-json", cwd=tmp_path)
     assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(cdx.stdout) is None
     document = json.loads(cdx.stdout)
     assert {v["id"] for v in document["vulnerabilities"]} == {FS_ADVISORY, FETCH_ADVISORY}
     assert "pkg:npm/%40acme/mcp-filesystem@1.4.1" in cdx.stdout  # the AgBOM shows the package
 
-    sarif = _agbom("scan", ".", "--osv", str(FIXTURE), "-f", "sarif", cwd=tmp_path)
+    sarif = run_agbom("scan", ".", "--osv", str(FIXTURE), "-f", "sarif", cwd=tmp_path)
     results = json.loads(sarif.stdout)["runs"][0]["results"]
     assert any(FS_ADVISORY in r["message"]["text"] for r in results)
 

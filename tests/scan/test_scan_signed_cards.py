@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,7 @@ from joserfc import jws
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
 from agbom.scan.signatures import signing_payload
+from tests.cli_process import run_agbom
 
 CARD: dict[str, Any] = {
     "name": "Travel Planner",
@@ -46,18 +44,6 @@ def _sign(card: dict[str, Any], key: Any, alg: str, kid: str | None) -> dict[str
         compact = jws.serialize_compact(header, signing_payload(card), key, algorithms=[alg])
     protected, _, signature = compact.split(".")
     return {**card, "signatures": [{"protected": protected, "signature": signature}]}
-
-
-def _agbom(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agbom", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "AGBOM_DEBUG": "0"},
-        timeout=300,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +109,7 @@ def test_signature_outcomes(tmp_path: Path, keys: dict[str, Any]) -> None:
         folder.mkdir(parents=True)
         (folder / "agent-card.json").write_text(json.dumps(card, ensure_ascii=False))
     jwks = _write_jwks(tmp_path / "keys.json", keys["ec"], keys["ed"], keys["rsa"])
-    proc = _agbom("scan", "tree", "--keys", str(jwks), "-f", "json", cwd=tmp_path)
+    proc = run_agbom("scan", "tree", "--keys", str(jwks), "-f", "json", cwd=tmp_path)
     assert proc.returncode in (0, 1), proc.stderr
     report = json.loads(proc.stdout)
     status = {name: (_signature_of(report, name) or {}).get("status") for name in signed}
@@ -143,7 +129,7 @@ def test_signature_outcomes(tmp_path: Path, keys: dict[str, Any]) -> None:
     assert rules == {("AGB-SIG-001", "tampered"), ("AGB-SIG-001", "alg-none"),
                      ("AGB-SIG-002", "stranger"), ("AGB-SIG-003", "unsigned")}  # fmt: skip
     # without --keys nothing is claimed about signatures
-    bare = json.loads(_agbom("scan", "tree", "-f", "json", cwd=tmp_path).stdout)
+    bare = json.loads(run_agbom("scan", "tree", "-f", "json", cwd=tmp_path).stdout)
     assert all("signature" not in c for c in bare["agbom"]["components"])
     assert not [f for f in bare["findings"] if f["rule_id"].startswith("AGB-SIG")]
 
@@ -164,7 +150,7 @@ def test_a_key_folder_and_rules_that_require_signatures(
         "    action: deny\n    message: 'unsigned or unverified card {component.name}'\n"
         "    match: {type: a2a_peer, signature: [unsigned, unknown_key, invalid]}\n"
     )
-    proc = _agbom("scan", "tree", "--keys", "keys", "--rules", "packs", "--no-default-rules",
+    proc = run_agbom("scan", "tree", "--keys", "keys", "--rules", "packs", "--no-default-rules",
                   "-f", "json", "--fail-on", "high", cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     findings = json.loads(proc.stdout)["findings"]
@@ -185,7 +171,7 @@ def test_unusable_key_files_are_usage_errors(
     elif kind == "empty":
         target.write_text('{"keys": []}')
     (tmp_path / "tree").mkdir()
-    proc = _agbom("scan", "tree", "--keys", "keys.json", "-o", "out.json", cwd=tmp_path)
+    proc = run_agbom("scan", "tree", "--keys", "keys.json", "-o", "out.json", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert not (tmp_path / "out.json").exists()
@@ -231,7 +217,7 @@ def test_index_digests_are_kept_beside_the_folder_digest(tmp_path: Path) -> None
     ]  # fmt: skip
     base = _site(tmp_path, texts, entries)
     (base / "packed.tar.gz").write_bytes(archive)
-    report = json.loads(_agbom("scan", "site", "-f", "json", cwd=tmp_path).stdout)
+    report = json.loads(run_agbom("scan", "site", "-f", "json", cwd=tmp_path).stdout)
     skills = {c["name"]: c for c in report["agbom"]["components"] if c["type"] == "skill"}
     pdf = skills["pdf-tools"]
     assert pdf["index_digest"]["value"] == _sha(texts["pdf-tools"])
@@ -254,7 +240,7 @@ def test_an_index_url_never_reaches_outside_the_site(tmp_path: Path) -> None:
     entries = [{"name": "leak", "type": "archive", "url": "../../../outside.txt",
                 "digest": f"sha256:{_sha('outside')}"}]  # fmt: skip
     _site(tmp_path, {"leak": _skill_md("leak")}, entries)
-    report = json.loads(_agbom("scan", "site", "-f", "json", cwd=tmp_path).stdout)
+    report = json.loads(run_agbom("scan", "site", "-f", "json", cwd=tmp_path).stdout)
     (skill,) = [c for c in report["agbom"]["components"] if c["type"] == "skill"]
     assert skill["index_digest"]["matches"] is None
     assert "index_digest_mismatch" not in skill
@@ -263,6 +249,6 @@ def test_an_index_url_never_reaches_outside_the_site(tmp_path: Path) -> None:
 def test_a_broken_index_is_reported_not_trusted(tmp_path: Path) -> None:
     base = _site(tmp_path, {"x": _skill_md("x")}, [])
     (base / "index.json").write_text("{broken")
-    report = json.loads(_agbom("scan", "site", "-f", "json", cwd=tmp_path).stdout)
+    report = json.loads(run_agbom("scan", "site", "-f", "json", cwd=tmp_path).stdout)
     (skill,) = [c for c in report["agbom"]["components"] if c["type"] == "skill"]
     assert skill["index_digest"]["problem"].startswith("discovery index not valid JSON")
