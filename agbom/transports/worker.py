@@ -393,7 +393,7 @@ class DecisionServer:
             self._held[session_id] = deque()
             self._bulk.submit(tag, message)
             return
-        self._decide(tag, message, checked=checked if isinstance(message, dict) else None)
+        self._decide(tag, message, checked=checked)
 
     def _finish_prepared(self) -> None:
         """Decide the snapshots the bulk thread prepared, then what their sessions held."""
