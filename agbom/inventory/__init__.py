@@ -11,6 +11,7 @@ from agbom.inventory.diff import (
     apply_diff,
     compute_diff,
     parse_diff,
+    with_replaced,
 )
 from agbom.inventory.model import (
     REFERENCE_FIELDS,
@@ -44,6 +45,7 @@ __all__ = [
     "compute_diff",
     "normalize_algorithm",
     "parse_component",
+    "with_replaced",
     "parse_diff",
 ]
 

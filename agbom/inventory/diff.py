@@ -7,19 +7,21 @@ objects carrying an ``id``.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agbom._canonical import NotCanonicalizable
 from agbom.inventory.model import (
     AgBOM,
     Component,
     ComponentType,
     InvalidAgBOM,
     Problem,
-    _checked,
     _split_header,
     check_references,
+    document_frame,
     parse_component,
 )
 
@@ -180,7 +182,56 @@ def apply_diff(base: AgBOM, diff: AgBOMDiff, *, source: str = "agbom/changed pay
         base, (*diff.removed, *(c.id for c in diff.added), *(c.id for c in diff.changed))
     )
     _carry_referrers(base, result, diff)
-    return _checked(result, source)
+    _carry_types(base, result, diff)
+    return _checked_change(result, diff, source)
+
+
+def _checked_change(result: AgBOM, diff: AgBOMDiff, source: str) -> AgBOM:
+    """``result`` once what ``diff`` brought has an RFC 8785 form (as ``_checked`` asks of a
+    whole AgBOM). The other components were checked in ``base``; the hash itself is left to
+    be computed when it is first read, from ``base``'s layout."""
+    try:
+        for component in (*diff.added, *diff.changed):
+            component.canonical  # noqa: B018 - computing it is the check
+        document_frame(result.header)
+    except (NotCanonicalizable, TypeError, ValueError) as exc:
+        raise InvalidAgBOM(
+            [Problem("document", f"cannot be canonicalized (RFC 8785): {exc}")], source=source
+        ) from exc
+    return result
+
+
+def with_replaced(agbom: AgBOM, replacements: Mapping[str, Component], *, base: AgBOM) -> AgBOM:
+    """``agbom`` with the data of some of its components replaced, keeping their ids, types
+    and references (annotations such as advisories), and still known to differ from ``base``
+    only in the ids it did plus these: its hash then resumes from ``base``'s layout, and a
+    store compares only those ids.
+
+    ``agbom`` must have been derived from ``base`` (:func:`apply_diff`); raises
+    ``ValueError`` otherwise, or when a replacement is not such a like-for-like one."""
+    named = agbom.changed_since(base)
+    if named is None:
+        raise ValueError("the AgBOM was not derived from the given base")
+    components = dict(agbom.components)
+    for cid, component in replacements.items():
+        current = components.get(cid)
+        if (
+            current is None
+            or component.id != cid
+            or component.type is not current.type
+            or list(component.references()) != list(current.references())
+        ):
+            raise ValueError(f"{cid!r}: a replacement keeps the component's id, type and links")
+        try:
+            component.canonical  # noqa: B018 - computing it is the check
+        except (NotCanonicalizable, TypeError) as exc:
+            raise ValueError(f"{cid!r}: no RFC 8785 form ({exc})") from exc
+        components[cid] = component
+    result = AgBOM._in_order(components, agbom.header)
+    result._derived_from(base, (*named, *replacements))
+    result._referrers = agbom._referrers
+    result._types = agbom._types
+    return result
 
 
 def _changed_references(
@@ -230,6 +281,39 @@ def _carry_referrers(base: AgBOM, result: AgBOM, diff: AgBOMDiff) -> None:
         else:
             patched.pop(target, None)
     result._referrers = patched
+
+
+def _carry_types(base: AgBOM, result: AgBOM, diff: AgBOMDiff) -> None:
+    """Give ``result`` the index by type of ``base`` patched by ``diff`` (when ``base`` had
+    one): only the lists of the types the diff adds to or takes from are copied."""
+    index = base._types
+    if index is None:
+        return
+    patched = dict(index)
+    copied: set[ComponentType] = set()
+
+    def ids_of(ctype: ComponentType) -> list[str]:
+        if ctype not in copied:
+            copied.add(ctype)
+            patched[ctype] = list(patched.get(ctype, ()))
+        return patched[ctype]
+
+    leaving = [(cid, base.get(cid)) for cid in diff.removed]
+    arriving = list(diff.added)
+    for component in diff.changed:
+        before = base.get(component.id)
+        if before is not None and before.type is not component.type:
+            leaving.append((component.id, before))
+            arriving.append(component)
+    for cid, before in leaving:
+        if before is not None:
+            ids = ids_of(before.type)
+            at = bisect.bisect_left(ids, cid)
+            if at < len(ids) and ids[at] == cid:
+                del ids[at]
+    for component in arriving:
+        bisect.insort(ids_of(component.type), component.id)
+    result._types = {ctype: ids for ctype, ids in patched.items() if ids}
 
 
 def apply_changed_payload(

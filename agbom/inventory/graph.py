@@ -356,6 +356,13 @@ class GraphUndo:
         self._journal = journal
         self._done = False
 
+    @property
+    def nodes(self) -> frozenset[str]:
+        """The nodes whose attributes or edges the change may have touched: the components it
+        added, removed or changed, and their children before and after. Every edge the
+        change made or took away ends at one of them."""
+        return frozenset(self._touched)
+
     def undo(self) -> None:
         if self._done:
             return

@@ -247,6 +247,7 @@ class AgBOM:
         "_origin",
         "_parent",
         "_referrers",
+        "_types",
         "header",
     )
 
@@ -256,6 +257,7 @@ class AgBOM:
         self.header = dict(header)
         self._hash: str | None = None
         self._referrers: dict[str, frozenset[str]] | None = None
+        self._types: dict[ComponentType, list[str]] | None = None  # ids by type, in id order
         # The canonical document in hashed chunks (agbom/inventory/_layout.py), and for an
         # AgBOM derived from another, that one's layout and the ids that differ.
         self._layout: DocumentLayout | None = None
@@ -270,6 +272,7 @@ class AgBOM:
         agbom.header = dict(header)
         agbom._hash = None
         agbom._referrers = None
+        agbom._types = None
         agbom._layout = None
         agbom._origin = None
         agbom._parent = None
@@ -384,7 +387,17 @@ class AgBOM:
         return self._components.get(component_id)
 
     def of_type(self, ctype: ComponentType) -> list[Component]:
-        return [c for c in self._components.values() if c.type is ctype]
+        """The components of ``ctype``, in id order. The index by type is built once and
+        carried across diffs (``apply_diff``), so asking for an AgBOM's few servers does not
+        walk its many tools on every change."""
+        index = self._types
+        if index is None:
+            index = {}
+            for cid, component in self._components.items():
+                index.setdefault(component.type, []).append(cid)
+            self._types = index
+        components = self._components
+        return [components[cid] for cid in index.get(ctype, ())]
 
     @property
     def agent(self) -> Mapping[str, Any]:
