@@ -232,6 +232,7 @@ class RuleSet:
         previous: Sequence[Finding],
         *,
         context: EvalContext | None = None,
+        moved: Iterable[str] | None = None,
     ) -> list[Finding]:
         """Findings for ``graph`` after a change to ``changed_ids`` (added, changed or removed).
 
@@ -241,6 +242,13 @@ class RuleSet:
         their ancestors (the only nodes whose reach can have changed); earlier findings that
         touch none of these, and whose path is still in the graph, are kept as they are.
         Whole-graph shape rules (cycle, max_length) run again when anything changed.
+
+        A kept finding's path (the shortest from the agent to its component) can move only
+        where edges moved. ``moved`` names the nodes every added or removed edge ends at
+        (:attr:`~agbom.inventory.graph.GraphUndo.nodes` of the change): then a finding is
+        re-checked when its path runs through a changed node, a moved one or one below a
+        moved one. Without it, through a changed node or any ancestor of one, which is every
+        path from the agent once anything changed, so every finding's source is re-checked.
         """
         context = context or EvalContext()
         view = _Graph(graph)
@@ -250,6 +258,11 @@ class RuleSet:
         present = {c for c in changed if c in view.nodes}
         affected = present | view.ancestors(present)
         dirty = affected | changed
+        if moved is None:
+            on_path = dirty
+        else:
+            shifted = {m for m in moved if m in view.nodes}
+            on_path = changed | shifted | view.descendants(shifted)
         shape_ids = {r.id for r in self._shape_rules}
         kept: list[Finding] = []
         redo: set[str] = set(affected)
@@ -257,7 +270,7 @@ class RuleSet:
             rule = self.by_id.get(f.rule_id)
             if rule is None or not rule.enabled or rule.id in shape_ids:
                 continue
-            touched = dirty.intersection(f.components) or dirty.intersection(f.path)
+            touched = dirty.intersection(f.components) or on_path.intersection(f.path)
             if (
                 touched
                 or not view.path_valid(f.path)

@@ -187,6 +187,17 @@ class _Graph:
                     queue.append(p)
         return seen
 
+    def descendants(self, nodes: Iterable[str]) -> set[str]:
+        seen: set[str] = set()
+        queue = deque(n for n in nodes if n in self.nodes)
+        while queue:
+            current = queue.popleft()
+            for child in self.succ.get(current, ()):
+                if child not in seen:
+                    seen.add(child)
+                    queue.append(child)
+        return seen
+
     def path_valid(self, path: Sequence[str]) -> bool:
         if any(n not in self.nodes for n in path):
             return False

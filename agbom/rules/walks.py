@@ -309,15 +309,18 @@ def _witnesses(
     graph: _Graph,
     source: str,
     wanted: Iterable[str],
-    caps_of: Callable[[str], Iterable[str]],
+    caps_of: Callable[[str], frozenset[str] | tuple[str, ...]],
     expand: Callable[[str], bool],
-    memo: Mapping[str, frozenset[str]] | None = None,
+    memo: dict[str, frozenset[str]] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """For each wanted capability, a node below ``source`` exposing it, with BFS parents.
 
-    With the ``memo`` of :func:`_union_below` the search descends straight into a child
-    whose subtree is known to hold the capability (depth x degree steps); without it, or
-    below a cycle the memo does not cover, it falls back to a BFS with early exit.
+    With the ``memo`` of :func:`_union_below` the search descends straight into the first
+    child whose subtree holds the capability (depth x degree steps); without it, or when
+    that would loop, it falls back to a BFS with early exit. A child the memo does not cover
+    yet (under a cycle the DFS memoizes only what it closed, so coverage depends on which
+    sources were searched before) has its union computed first: the witness then depends on
+    the graph alone, and an incremental run names the path a full one does.
     """
     missing = set(wanted)
     parent: dict[str, str] = {source: ""}
@@ -338,8 +341,12 @@ def _witnesses(
                         missing -= set(caps_of(child))
                         nxt = ""
                         break
+                    if nxt is not None or not expand(child):
+                        continue
                     below = memo.get(child)
-                    if nxt is None and below is not None and cap in below and expand(child):
+                    if below is None:
+                        below = _union_below(graph, child, memo, caps_of, expand)
+                    if cap in below:
                         nxt = child
                 if nxt is None or nxt == "":
                     break
