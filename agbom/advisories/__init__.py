@@ -8,6 +8,7 @@ exports it as ``vulnerabilities[]`` and SARIF carries the rule findings. No netw
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agbom.advisories.osv import (
@@ -35,6 +36,7 @@ __all__ = [
     "annotate",
     "load_osv",
     "package_purls",
+    "vulnerabilities_of",
 ]
 
 
@@ -49,9 +51,7 @@ def annotate(agbom: AgBOM, database: OsvDatabase) -> AgBOM:
     document = agbom.to_document()
     changed = False
     for component in document["components"]:
-        matches: list[dict[str, Any]] = []
-        for purl in package_purls(component):
-            matches.extend(m.to_json() for m in database.match(purl))
+        matches = vulnerabilities_of(component, database)
         if matches:
             component[VULNERABILITIES_FIELD] = matches
             changed = True
@@ -61,3 +61,12 @@ def annotate(agbom: AgBOM, database: OsvDatabase) -> AgBOM:
     if not changed:
         return agbom
     return AgBOM.from_document(document, source="AgBOM with advisories")
+
+
+def vulnerabilities_of(data: Mapping[str, Any], database: OsvDatabase) -> list[dict[str, Any]]:
+    """The ``vulnerabilities`` list ``database`` gives a component's wire object ``data``
+    (empty when no advisory affects its packages)."""
+    matches: list[dict[str, Any]] = []
+    for purl in package_purls(data):
+        matches.extend(m.to_json() for m in database.match(purl))
+    return matches

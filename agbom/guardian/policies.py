@@ -144,6 +144,31 @@ class Policies:
                 return agbom
         return self._pins().annotate(agbom, store)
 
+    def _annotate_change(
+        self, before: AgBOM | None, agbom: AgBOM, diff: AgBOMDiff
+    ) -> tuple[AgBOM, tuple[Component, ...], tuple[Component, ...]]:
+        """``agbom`` (``before`` with ``diff`` applied) annotated, and the diff's components
+        as annotated plus the others whose signals moved (see :func:`_annotated_change`).
+
+        When signals are in use and ``before`` carries them, only what the diff touched is
+        judged again (``GuardianSignals.annotate_change``): a one-tool change to a large
+        AgBOM then costs in proportion to the change, not to the AgBOM."""
+        store = self.g.store
+        signals = self.signals if self.signals is not None else self._approvals_only
+        if before is not None and signals is not None:
+            found = signals.annotate_change(before, agbom, store)
+            if found is not None:
+                annotated, replaced = found
+                named = {c.id for c in diff.added} | {c.id for c in diff.changed}
+                added = tuple(annotated.get(c.id) or c for c in diff.added)
+                changed = [annotated.get(c.id) or c for c in diff.changed]
+                for cid in sorted(replaced - named):
+                    moved = annotated.get(cid)
+                    if moved is not None:
+                        changed.append(moved)
+                return annotated, added, tuple(changed)
+        return _annotated_change(self._annotate, store, before, agbom, diff)
+
     # -- dispatch ------------------------------------------------------------------------------
 
     def evaluate(
@@ -386,9 +411,7 @@ class Policies:
             agbom, diff = apply_changed_payload(session.agbom, payload)
         except InvalidAgBOM as exc:
             raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
-        agbom, added, changed = _annotated_change(
-            self._annotate, self.g.store, session.agbom, agbom, diff
-        )
+        agbom, added, changed = self._annotate_change(session.agbom, agbom, diff)
         if session.agbom is not None and "agbom" not in payload:
             # Incremental: patch the session's graph in place (taken back unless the change is
             # committed as allowed), re-evaluate only what changed.
@@ -402,7 +425,7 @@ class Policies:
                     *(c.id for c in changed),
                 ]
                 findings = self.g.rules.evaluate_incremental(
-                    graph, touched, session.findings, context=context
+                    graph, touched, session.findings, context=context, moved=undo.nodes
                 )
             except BaseException:
                 undo.undo()

@@ -22,13 +22,16 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from agbom.advisories import VULNERABILITIES_FIELD
+import orjson
+
+from agbom.advisories import VULNERABILITIES_FIELD, vulnerabilities_of
 from agbom.advisories.live import LiveAdvisories
 from agbom.scan.lock import (
     LOCK_VERSION,
@@ -39,12 +42,19 @@ from agbom.scan.lock import (
     drift,
     mark_drift,
     read_lock,
+    server_changes,
+    server_entry,
     tool_set_pin,
 )
 
 if TYPE_CHECKING:
+    from agbom.advisories import OsvDatabase
     from agbom.inventory import AgBOM, Component
     from agbom.store import ServerPin, Store
+
+SignalState = tuple[int, int, tuple[tuple[Any, ...], ...] | None]
+"""What an annotation depended on besides the AgBOM: the export's generation, the lock's, and
+the approval rows of the AgBOM's servers (``None``: no store was asked)."""
 
 SIGNAL_FIELDS = (VULNERABILITIES_FIELD, TOOLS_DRIFT)
 """The component fields the signals set (and the Guardian compares across versions)."""
@@ -78,8 +88,10 @@ class GuardianSignals:
         self.advisories = LiveAdvisories(osv, report=report) if osv is not None else None
         self.lock_path = lock
         self.lock: Mapping[str, Any] | None = read_lock(lock) if lock is not None else None
+        self.lock_generation = 1
         self._drifted: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
         self._reload_lock = threading.Lock()
+        self._annotated = _AnnotatedStates()
 
     # -- reloading ---------------------------------------------------------------------------
 
@@ -90,10 +102,15 @@ class GuardianSignals:
                 self.advisories.reload()  # reports either way, keeps the old one on failure
             if self.lock_path is not None:
                 try:
-                    self.lock = read_lock(self.lock_path)
+                    lock = read_lock(self.lock_path)
                 except LockError as exc:
                     self._report(f"lock reload failed, keeping the loaded lock: {exc}")
                 else:
+                    # The lock before its generation: a reader takes the generation first, so
+                    # at worst it pairs the new lock with the old generation and, next time,
+                    # annotates a whole AgBOM again (annotate_change), never the reverse.
+                    self.lock = lock
+                    self.lock_generation += 1
                     self._report(f"lock file reloaded from {self.lock_path}")
 
     def install_sighup(self) -> None:
@@ -109,19 +126,104 @@ class GuardianSignals:
     def annotate(self, agbom: AgBOM, store: Store | None = None) -> AgBOM:
         """``agbom`` with advisories on its components and tool drift on its servers: against
         the lock file, and against the approved pins in ``store`` (read now)."""
-        if self.advisories is not None:
-            agbom = self.advisories.annotate(agbom)
-        lock = self.lock
+        from agbom.advisories import annotate
+        from agbom.inventory import ComponentType
+
+        generations, database, lock = self._current()
+        rows = (
+            _approval_rows(store, agbom.of_type(ComponentType.MCP_SERVER))
+            if store is not None
+            else None
+        )
+        if database is not None:
+            agbom = annotate(agbom, database)
         changes = self.tool_drift(lock, agbom) if lock is not None else []
-        pinned = lock is not None
-        if store is not None:
-            approved, rows = approval_lock(store, agbom)
-            pinned = pinned or rows  # a revoked approval still clears drift judged by it
-            if approved is not None:
-                changes.extend(_approval_drift(approved, agbom))
+        pinned = lock is not None or bool(rows)
+        if rows:
+            approved = _approved_entries(rows, agbom.of_type(ComponentType.MCP_SERVER))
+            if approved:
+                document = {"lock_version": LOCK_VERSION, "servers": approved, "skills": {}}
+                changes.extend(_approval_drift(document, agbom))
         if pinned:
             agbom = _exact_drift(agbom, changes)
+        self._annotated.remember(agbom, (*generations, _fingerprint(rows)))
         return agbom
+
+    def annotate_change(
+        self, before: AgBOM, agbom: AgBOM, store: Store
+    ) -> tuple[AgBOM, frozenset[str]] | None:
+        """What :meth:`annotate` makes of ``agbom``, worked out from the change alone, and the
+        ids of the components whose signals that set or cleared.
+
+        ``agbom`` is ``before`` (an AgBOM this object annotated) with a diff applied
+        (:func:`~agbom.inventory.apply_diff`). Only what the diff can have moved is judged
+        again: the advisories of the components it brought, and the drift of the servers it
+        names or whose tools it names; every other component keeps the signals it had.
+        ``None`` when that would not be what :meth:`annotate` makes: ``agbom`` is not derived
+        from ``before``, ``before`` was not annotated here, or the export, the lock or the
+        approvals of the servers changed since (then annotate the whole AgBOM)."""
+        from agbom.inventory import Component, ComponentType, with_replaced
+
+        named = agbom.changed_since(before)
+        remembered = self._annotated.state_of(before)
+        if named is None or remembered is None:
+            return None
+        server_type = ComponentType.MCP_SERVER
+        generations, database, lock = self._current()
+        rows = _approval_rows(store, agbom.of_type(server_type))
+        state = (*generations, _fingerprint(rows))
+        if state != remembered:
+            return None
+        pinned = lock is not None or bool(rows)
+        replacements: dict[str, Component] = {}
+        touched: set[str] = set()
+        for cid in named:
+            component = agbom.get(cid)
+            for referrer in (*agbom.referrers(cid), *before.referrers(cid)):
+                found = agbom.get(referrer)
+                if found is not None and found.type is server_type:
+                    touched.add(referrer)
+            if component is None:
+                continue
+            if component.type is server_type:
+                touched.add(cid)
+            fresh = dict(component.data)
+            if database is not None:
+                matches = vulnerabilities_of(fresh, database)
+                if matches:
+                    fresh[VULNERABILITIES_FIELD] = orjson.loads(orjson.dumps(matches))
+                else:
+                    fresh.pop(VULNERABILITIES_FIELD, None)
+            if pinned:
+                fresh.pop(TOOLS_DRIFT, None)  # only the lock and the approvals say (below)
+            if fresh != component.data:
+                replacements[cid] = Component(id=cid, type=component.type, data=fresh)
+        if pinned and touched:
+            servers = [s for s in (agbom.get(sid) for sid in sorted(touched)) if s is not None]
+            approved = _approved_entries(rows, servers)
+            for server in servers:
+                current = replacements.get(server.id) or server
+                drifted = _server_drift(agbom, server, lock, approved.get(server.id))
+                if drifted != current.data.get(TOOLS_DRIFT):
+                    fresh = dict(current.data)
+                    if drifted is None:
+                        fresh.pop(TOOLS_DRIFT, None)
+                    else:
+                        fresh[TOOLS_DRIFT] = drifted
+                    replacements[server.id] = Component(id=server.id, type=server_type, data=fresh)
+        result = with_replaced(agbom, replacements, base=before) if replacements else agbom
+        self._annotated.remember(result, state)
+        return result, frozenset(replacements)
+
+    def _current(self) -> tuple[tuple[int, int], OsvDatabase | None, Mapping[str, Any] | None]:
+        """The generations of the export and the lock, then the two themselves: read in that
+        order, so that a reload in between pairs a new one with an old generation (which
+        only makes the next change annotate the whole AgBOM), never the other way round."""
+        advisories = self.advisories
+        generations = (advisories.generation if advisories is not None else 0,
+                       self.lock_generation)  # fmt: skip
+        database = advisories.database if advisories is not None else None
+        return generations, database, self.lock
 
     @staticmethod
     def tool_drift(lock: Mapping[str, Any], agbom: AgBOM) -> list[Change]:
@@ -212,21 +314,94 @@ def approval_lock(store: Store, agbom: AgBOM) -> tuple[dict[str, Any] | None, bo
     from agbom.inventory import ComponentType
 
     servers = agbom.of_type(ComponentType.MCP_SERVER)
-    if not servers:
-        return None, False
-    names = [s.id for s in servers] + [s.name for s in servers if s.name]
-    rows = store.server_pins_for(names)
+    rows = _approval_rows(store, servers)
     if not rows:
         return None, False
+    locked = _approved_entries(rows, servers)
+    if not locked:
+        return None, True
+    return {"lock_version": LOCK_VERSION, "servers": locked, "skills": {}}, True
+
+
+def _approval_rows(store: Store, servers: Sequence[Component]) -> list[ServerPin]:
+    """The store's approval rows (approved or revoked) for ``servers``: one lookup of their
+    ids and names, none without servers."""
+    if not servers:
+        return []
+    names = [s.id for s in servers] + [s.name for s in servers if s.name]
+    return list(store.server_pins_for(names))
+
+
+def _approved_entries(
+    rows: Sequence[ServerPin], servers: Sequence[Component]
+) -> dict[str, dict[str, Any]]:
+    """Lock entries, by server id, of the ``servers`` an approved row among ``rows`` pins."""
     by_key = {row.server.strip().casefold(): row for row in rows}
     locked: dict[str, Any] = {}
     for server in servers:
         row = by_key.get(server.id.casefold()) or by_key.get((server.name or "").casefold())
         if row is not None and row.approved:
             locked[server.id] = _lock_entry(row, server.name, server.data)
-    if not locked:
-        return None, True
-    return {"lock_version": LOCK_VERSION, "servers": locked, "skills": {}}, True
+    return locked
+
+
+def _fingerprint(rows: Sequence[ServerPin] | None) -> tuple[tuple[Any, ...], ...] | None:
+    """What an annotation depended on in ``rows``: each row's server, status and pin."""
+    if rows is None:
+        return None
+    return tuple(sorted((r.server, r.status, r.value, r.decided_at) for r in rows))
+
+
+def _server_drift(
+    agbom: AgBOM,
+    server: Component,
+    lock: Mapping[str, Any] | None,
+    approved: Mapping[str, Any] | None,
+) -> dict[str, Any] | None:
+    """The ``tools_drift`` :func:`_exact_drift` puts on ``server``: against the lock's entry,
+    then against its approved pin (which wins, as in :meth:`GuardianSignals.annotate`)."""
+    pinned = lock["servers"].get(server.id) if lock is not None else None
+    if pinned is None and approved is None:
+        return None
+    entry = server_entry(agbom, server)
+    found: Change | None = None
+    for pin, judged in ((pinned, None), (approved, approved)):
+        if pin is None:
+            continue
+        for change in server_changes(server.id, pin, entry):
+            if change.kind == "tools":
+                if judged is not None:
+                    change.tools[APPROVAL] = list(judged[APPROVAL])
+                found = change
+    if found is None:
+        return None
+    marked: dict[str, Any] = orjson.loads(orjson.dumps({"detail": found.detail, **found.tools}))
+    return marked
+
+
+class _AnnotatedStates:
+    """The :data:`SignalState` each live AgBOM was annotated under, by identity: an entry
+    goes with its AgBOM (a weak reference's callback), so a session's versions never pile
+    up here. A new object at a reused address was never remembered: the entry of the old
+    one is gone by then."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[weakref.ref[AgBOM], SignalState]] = {}
+
+    def remember(self, agbom: AgBOM, state: SignalState) -> None:
+        key = id(agbom)
+        by_id = self._by_id
+
+        def forget(_gone: object, key: int = key) -> None:
+            by_id.pop(key, None)
+
+        by_id[key] = (weakref.ref(agbom, forget), state)
+
+    def state_of(self, agbom: AgBOM) -> SignalState | None:
+        found = self._by_id.get(id(agbom))
+        if found is None or found[0]() is not agbom:
+            return None
+        return found[1]
 
 
 def _lock_entry(row: ServerPin, name: str | None, data: Mapping[str, Any]) -> dict[str, Any]:

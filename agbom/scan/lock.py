@@ -172,23 +172,28 @@ def server_tools(agbom: Any, server: Any) -> list[dict[str, Any]] | None:
 # -- lock files -------------------------------------------------------------------------------
 
 
+def server_entry(agbom: Any, server: Any) -> dict[str, Any]:
+    """The lock entry of one MCP server of ``agbom``: its package and its tool set's pin."""
+    entry: dict[str, Any] = {
+        "name": server.name,
+        "purl": server.data.get("purl"),
+        "version": server.version,
+    }
+    tools = server_tools(agbom, server)
+    if tools is not None:
+        # The definitions too: a diff can then show what a changed tool now says.
+        entry["tools"] = tool_set_pin(tools)
+        entry["tools"]["definitions"] = sorted(tools, key=lambda t: str(t["name"]))
+    return entry
+
+
 def build_lock(agbom: Any) -> dict[str, Any]:
     """The lock document for ``agbom``: servers' packages and tool pins, skills' digests."""
     servers: dict[str, Any] = {}
     skills: dict[str, Any] = {}
     for component in agbom:
         if component.type.value == "mcp_server":
-            entry: dict[str, Any] = {
-                "name": component.name,
-                "purl": component.data.get("purl"),
-                "version": component.version,
-            }
-            tools = server_tools(agbom, component)
-            if tools is not None:
-                # The definitions too: a diff can then show what a changed tool now says.
-                entry["tools"] = tool_set_pin(tools)
-                entry["tools"]["definitions"] = sorted(tools, key=lambda t: str(t["name"]))
-            servers[component.id] = entry
+            servers[component.id] = server_entry(agbom, component)
         elif component.type.value == "skill" and component.digest is not None:
             algorithm, value = component.digest
             skills[component.id] = {
@@ -317,26 +322,34 @@ def drift(lock: Mapping[str, Any], agbom: Any) -> list[Change]:
                     was, now = _short(before.get("digest")), _short(after["digest"])
                     changes.append(Change("skill-digest", cid, f"skill digest {was} -> {now}"))
                 continue
-            if (before.get("purl"), before.get("version")) != (after["purl"], after["version"]):
-                changes.append(Change("package", cid, f"package {before.get('purl')} -> "
-                                      f"{after['purl']}"))  # fmt: skip
-            old_tools, new_tools = before.get("tools"), after.get("tools")
-            if old_tools is None and new_tools is None:
-                continue
-            if not isinstance(old_tools, Mapping) or not isinstance(new_tools, Mapping):
-                state = "no tool set now" if new_tools is None else "no tool set in the lock"
-                changes.append(Change("tools", cid, f"tool set: {state}"))
-                continue
-            if old_tools.get("value") != new_tools.get("value"):
-                detail = _tools_change(old_tools, new_tools)
-                text = "; ".join(f"{k} {', '.join(v)}" for k, v in detail.items()) or "reordered"
-                change = Change("tools", cid, f"tool set changed: {text}", detail)
-                change.tools["differences"] = describe_changes(
-                    old_tools, new_tools, detail.get("changed", [])
-                )
-                if not change.tools["differences"]:
-                    del change.tools["differences"]
-                changes.append(change)
+            changes.extend(server_changes(cid, before, after))
+    return changes
+
+
+def server_changes(cid: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
+    """How one server's entry ``after`` (from :func:`server_entry`) differs from the lock's
+    ``before``: its package, then its tool set."""
+    changes: list[Change] = []
+    if (before.get("purl"), before.get("version")) != (after["purl"], after["version"]):
+        changes.append(Change("package", cid, f"package {before.get('purl')} -> "
+                              f"{after['purl']}"))  # fmt: skip
+    old_tools, new_tools = before.get("tools"), after.get("tools")
+    if old_tools is None and new_tools is None:
+        return changes
+    if not isinstance(old_tools, Mapping) or not isinstance(new_tools, Mapping):
+        state = "no tool set now" if new_tools is None else "no tool set in the lock"
+        changes.append(Change("tools", cid, f"tool set: {state}"))
+        return changes
+    if old_tools.get("value") != new_tools.get("value"):
+        detail = _tools_change(old_tools, new_tools)
+        text = "; ".join(f"{k} {', '.join(v)}" for k, v in detail.items()) or "reordered"
+        change = Change("tools", cid, f"tool set changed: {text}", detail)
+        change.tools["differences"] = describe_changes(
+            old_tools, new_tools, detail.get("changed", [])
+        )
+        if not change.tools["differences"]:
+            del change.tools["differences"]
+        changes.append(change)
     return changes
 
 
