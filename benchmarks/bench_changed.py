@@ -1,6 +1,15 @@
 """``agbom/changed`` cost of a one-component change at 10k and 100k components (in process).
 
-Run: ``python benchmarks/bench_changed.py [--sizes 10000 100000] [--changes 15]``.
+Run: ``python benchmarks/bench_changed.py [--sizes 10000 100000] [--changes 15] [--signals]``.
+
+``--default-rules`` evaluates the default rule pack on each change (without it, no rules).
+``--signals`` measures the ``agbom serve --osv PATH --lock FILE`` configuration: one MCP server
+per 100 tools, each server listing its tools, every tenth tool naming an npm package that a
+one-record OSV export (written for the run) marks as affected, and a lock file of the first
+AgBOM. The changed tool's capability moves back and forth, so its server's tool set is judged
+against the lock and the advisories on each change (a capability is not part of a tool set's
+pin, so the measured changes are allowed; one more change, to the tool's description, must then
+be refused as drift).
 
 For each size: the median cost of one ``agbom/changed`` that changes one tool, the bytes the
 store grows by per change (the bytes its tables and indexes use, from SQLite's ``dbstat``;
@@ -53,6 +62,56 @@ def tool(index: int, capability: str = "fs.read") -> dict[str, Any]:
     }
 
 
+SERVER_EVERY = 100
+"""With ``--signals``: one MCP server per this many tools."""
+ADVISORY = {
+    "schema_version": "1.6.0",
+    "id": "GHSA-bnch-agb0-0001",
+    "modified": "2026-01-01T00:00:00Z",
+    "summary": "Benchmark advisory: every version of the package is affected",
+    "affected": [
+        {
+            "package": {"ecosystem": "npm", "name": "bench-affected"},
+            "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}]}],
+        }
+    ],
+    "database_specific": {"severity": "HIGH"},
+}
+
+
+def signal_components(n: int) -> list[dict[str, Any]]:
+    """``n`` tools, every tenth naming an affected package, and their MCP servers."""
+    tools = [tool(i) for i in range(n)]
+    for i in range(0, n, 10):
+        tools[i]["purl"] = "pkg:npm/bench-affected@1.0.0"
+    servers = [
+        {
+            "id": f"server-{s}",
+            "type": "mcp_server",
+            "name": f"server-{s}",
+            "version": "1.0.0",
+            "transport": "stdio",
+            "endpoint": f"npx bench-server-{s}",
+            "tools": [f"tool-{i}" for i in range(s * SERVER_EVERY, min(n, (s + 1) * SERVER_EVERY))],
+        }
+        for s in range((n + SERVER_EVERY - 1) // SERVER_EVERY)
+    ]
+    return tools + servers
+
+
+def signal_files(folder: Path, document: dict[str, Any]) -> tuple[Path, Path]:
+    """An OSV export of one advisory, and the lock file of ``document``."""
+    from agbom.inventory import AgBOM
+    from agbom.scan.lock import build_lock
+
+    osv = folder / "osv"
+    osv.mkdir()
+    (osv / "GHSA-bnch-agb0-0001.json").write_bytes(orjson.dumps(ADVISORY))
+    lock = folder / "agbom.lock.json"
+    lock.write_bytes(orjson.dumps(build_lock(AgBOM.from_document(document))))
+    return osv, lock
+
+
 def store_bytes(db: Path) -> int:
     return sum(os.path.getsize(p) for p in (db, Path(f"{db}-wal")) if p.exists())
 
@@ -91,9 +150,21 @@ def timed_sha256(data: bytes) -> float:
     return (time.perf_counter() - started) * 1e3
 
 
-def measure(n: int, changes: int) -> dict[str, float]:
-    db = Path(tempfile.mkdtemp()) / "s.db"
-    g = build_guardian(db)
+def measure(
+    n: int, changes: int, *, signals: bool = False, default_rules: bool = False
+) -> dict[str, float]:
+    folder = Path(tempfile.mkdtemp())
+    db = folder / "s.db"
+    components = signal_components(n) if signals else [tool(i) for i in range(n)]
+    document = {"agent": {"id": "bench"}, "components": components}
+    if signals:
+        from agbom.guardian.config import GuardianConfig
+
+        osv, lock = signal_files(folder, document)
+        config = GuardianConfig(osv_path=str(osv), lock_path=str(lock))
+        g = build_guardian(db, config=config, with_default_rules=True)
+    else:
+        g = build_guardian(db, with_default_rules=default_rules)
     sid = str(uuid.uuid4())
     hello = {
         "acs_versions_supported": ["0.1.0"],
@@ -108,7 +179,6 @@ def measure(n: int, changes: int) -> dict[str, float]:
     }
     g.handle(envelope("handshake/hello", hello, sid))
     g.handle(envelope("steps/sessionStart", {}, sid))
-    document = {"agent": {"id": "bench"}, "components": [tool(i) for i in range(n)]}
     answer = g.handle(envelope("agbom/snapshot", {"agbom": document}, sid))
     assert answer["result"]["decision"] == "allow", answer
     # Sorted-key orjson is the RFC 8785 form of this all-ASCII, integer-free document.
@@ -117,7 +187,7 @@ def measure(n: int, changes: int) -> dict[str, float]:
     document_bytes = len(whole)
     del document, whole
     # One change first: warms the caches a long-running Guardian has warm.
-    target = n // 2
+    target = n // 2 + 1  # not a tool that names the affected package
     g.handle(envelope("agbom/changed", {"changed": [tool(target, "fs.write")]}, sid))
     size_before, used_before = store_bytes(db), used_bytes(db)
     times = []
@@ -128,6 +198,11 @@ def measure(n: int, changes: int) -> dict[str, float]:
         answer = g.handle(request)
         times.append((time.perf_counter() - started) * 1e3)
         assert "result" in answer, answer
+    if signals:
+        # The signals are live: a new description drifts the server's tool set from the lock.
+        drifted = {**tool(target), "description": "now does something else"}
+        answer = g.handle(envelope("agbom/changed", {"changed": [drifted]}, sid))
+        assert answer["result"]["decision"] != "allow", answer
     grown = (store_bytes(db) - size_before) / changes
     used = (used_bytes(db) - used_before) / changes
     call = {"tool": {"name": f"tool-{target}", "id": f"tool-{target}"}, "arguments": {}}
@@ -154,10 +229,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--changes", type=int, default=15)
+    parser.add_argument(
+        "--signals", action="store_true", help="as agbom serve --osv PATH --lock FILE"
+    )
+    parser.add_argument(
+        "--default-rules",
+        action="store_true",
+        help="with the default rule pack (implied by --signals)",
+    )
     args = parser.parse_args()
+    if args.default_rules and not args.signals:
+        print("configuration: the default rule pack")
+    if args.signals:
+        print("configuration: agbom serve --osv PATH --lock FILE (default rules)")
     results = {}
     for n in args.sizes:
-        r = measure(n, args.changes)
+        r = measure(n, args.changes, signals=args.signals, default_rules=args.default_rules)
         results[n] = r
         print(
             f"{n:>7} components: agbom/changed median {r['changed_ms']:8.2f} ms, "
