@@ -59,7 +59,9 @@ class Severity(enum.Enum):
 
     @property
     def rank(self) -> int:
-        return _SEVERITY_RANK[self]
+        # By value: a member's own hash is Enum.__hash__, Python code, and findings are sorted
+        # by rank on every change.
+        return _SEVERITY_RANK[self._value_]
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, Severity):
@@ -81,7 +83,7 @@ class Severity(enum.Enum):
             raise RuleError(f"unknown severity {value!r} (known: {known})") from None
 
 
-_SEVERITY_RANK = {s: i for i, s in enumerate(Severity)}
+_SEVERITY_RANK = {s.value: i for i, s in enumerate(Severity)}
 
 
 class Action(enum.StrEnum):

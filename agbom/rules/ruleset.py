@@ -3,6 +3,7 @@ in full or incrementally (split from engine.py)."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -236,11 +237,12 @@ class RuleSet:
     ) -> list[Finding]:
         """Findings for ``graph`` after a change to ``changed_ids`` (added, changed or removed).
 
-        ``previous`` are the findings of the graph before the change (from :meth:`evaluate` or
-        an earlier incremental call, with the same rules and context). Component rules run
-        again for the changed ids only; path and least-privilege rules for the changed ids and
-        their ancestors (the only nodes whose reach can have changed); earlier findings that
-        touch none of these, and whose path is still in the graph, are kept as they are.
+        ``previous`` are the findings of the graph before the change, as :meth:`evaluate` or
+        an earlier incremental call returned them (sorted), with the same rules and context.
+        Component rules run again for the changed ids only; path and least-privilege rules
+        for the changed ids and their ancestors (the only nodes whose reach can have changed);
+        earlier findings that touch none of these, and whose path is still in the graph, are
+        kept as they are.
         Whole-graph shape rules (cycle, max_length) run again when anything changed.
 
         A kept finding's path (the shortest from the agent to its component) can move only
@@ -271,10 +273,12 @@ class RuleSet:
             if rule is None or not rule.enabled or rule.id in shape_ids:
                 continue
             touched = dirty.intersection(f.components) or on_path.intersection(f.path)
+            # Told where edges moved, a path that broke runs through a changed or moved node,
+            # and a removed component is a changed one: ``touched`` already says so.
             if (
                 touched
-                or not view.path_valid(f.path)
-                or any(c not in view.nodes for c in f.components)
+                or (moved is None and not view.path_valid(f.path))
+                or (moved is None and any(c not in view.nodes for c in f.components))
             ):
                 # Re-check the finding's first component (its source): its path may move.
                 if f.components and f.components[0] in view.nodes:
@@ -295,7 +299,14 @@ class RuleSet:
         for shape in self._shape_rules:
             if shape.id not in quiet:
                 fresh.extend(shape.evaluate(view, context))
-        return sorted({*kept, *fresh}, key=Finding.sort_key)
+        # ``kept`` is in the order of ``previous``, which is sorted (it is what evaluate or an
+        # earlier call returned): insert the few fresh findings instead of sorting them all.
+        merged = list(kept)
+        known = set(kept)
+        for finding in sorted(set(fresh), key=Finding.sort_key):
+            if finding not in known:
+                bisect.insort(merged, finding, key=Finding.sort_key)
+        return merged
 
     def _quiet_shape_rules(
         self,
