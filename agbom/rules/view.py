@@ -177,26 +177,10 @@ class _Graph:
         return result
 
     def ancestors(self, nodes: Iterable[str]) -> set[str]:
-        seen: set[str] = set()
-        queue = deque(n for n in nodes if n in self.nodes)
-        while queue:
-            current = queue.popleft()
-            for p in self.pred.get(current, ()):
-                if p not in seen:
-                    seen.add(p)
-                    queue.append(p)
-        return seen
+        return _closure(nodes, self.pred, self.nodes)
 
     def descendants(self, nodes: Iterable[str]) -> set[str]:
-        seen: set[str] = set()
-        queue = deque(n for n in nodes if n in self.nodes)
-        while queue:
-            current = queue.popleft()
-            for child in self.succ.get(current, ()):
-                if child not in seen:
-                    seen.add(child)
-                    queue.append(child)
-        return seen
+        return _closure(nodes, self.succ, self.nodes)
 
     def path_valid(self, path: Sequence[str]) -> bool:
         if any(n not in self.nodes for n in path):
@@ -232,3 +216,19 @@ def _types_of(predicate: Predicate) -> frozenset[str] | None:
             if part.key == "type" and types is not None:
                 return frozenset(types)
     return None
+
+
+def _closure(
+    nodes: Iterable[str], edges: Mapping[str, Iterable[str]], known: Mapping[str, Any]
+) -> set[str]:
+    """Every node reached from ``nodes`` (those in ``known``) along ``edges``, not counting
+    the start nodes unless a walk comes back to them."""
+    seen: set[str] = set()
+    queue = deque(n for n in nodes if n in known)
+    while queue:
+        current = queue.popleft()
+        for nxt in edges.get(current, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return seen
