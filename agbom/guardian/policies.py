@@ -159,14 +159,7 @@ class Policies:
             found = signals.annotate_change(before, agbom, store)
             if found is not None:
                 annotated, replaced = found
-                named = {c.id for c in diff.added} | {c.id for c in diff.changed}
-                added = tuple(annotated.get(c.id) or c for c in diff.added)
-                changed = [annotated.get(c.id) or c for c in diff.changed]
-                for cid in sorted(replaced - named):
-                    moved = annotated.get(cid)
-                    if moved is not None:
-                        changed.append(moved)
-                return annotated, added, tuple(changed)
+                return _as_annotated(annotated, diff, sorted(replaced - _named(diff)))
         return _annotated_change(self._annotate, store, before, agbom, diff)
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -1066,16 +1059,31 @@ def _annotated_change(
     annotated = annotate(agbom, store)
     if annotated is agbom:
         return agbom, diff.added, diff.changed
-    named = {c.id for c in diff.added} | {c.id for c in diff.changed}
-    added = tuple(annotated.get(c.id) or c for c in diff.added)
-    changed = [annotated.get(c.id) or c for c in diff.changed]
+    named = _named(diff)
+    moved: list[str] = []
     if before is not None:
         for component in annotated:
             was = before.get(component.id) if component.id not in named else None
             if was is not None and any(
                 component.data.get(k) != was.data.get(k) for k in SIGNAL_FIELDS
             ):
-                changed.append(component)
+                moved.append(component.id)
+    return _as_annotated(annotated, diff, moved)
+
+
+def _named(diff: AgBOMDiff) -> set[str]:
+    """The ids of the components a diff brings (added or changed)."""
+    return {c.id for c in diff.added} | {c.id for c in diff.changed}
+
+
+def _as_annotated(
+    annotated: AgBOM, diff: AgBOMDiff, moved: Iterable[str]
+) -> tuple[AgBOM, tuple[Component, ...], tuple[Component, ...]]:
+    """``annotated``, the diff's components as annotated, and as changed also the components
+    ``moved`` (ids in id order) that the diff did not name but whose signals moved."""
+    added = tuple(annotated.get(c.id) or c for c in diff.added)
+    changed = [annotated.get(c.id) or c for c in diff.changed]
+    changed.extend(c for c in (annotated.get(cid) for cid in moved) if c is not None)
     return annotated, added, tuple(changed)
 
 

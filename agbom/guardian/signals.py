@@ -29,8 +29,6 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from agbom.advisories import VULNERABILITIES_FIELD, vulnerabilities_of
 from agbom.advisories.live import LiveAdvisories
 from agbom.scan.lock import (
@@ -130,17 +128,16 @@ class GuardianSignals:
         from agbom.inventory import ComponentType
 
         generations, database, lock = self._current()
-        rows = (
-            _approval_rows(store, agbom.of_type(ComponentType.MCP_SERVER))
-            if store is not None
-            else None
-        )
+        # Looked up before the advisories: they change neither the servers nor what an
+        # approval entry reads of them (name, purl, version).
+        servers = agbom.of_type(ComponentType.MCP_SERVER)
+        rows = _approval_rows(store, servers) if store is not None else None
         if database is not None:
             agbom = annotate(agbom, database)
         changes = self.tool_drift(lock, agbom) if lock is not None else []
         pinned = lock is not None or bool(rows)
         if rows:
-            approved = _approved_entries(rows, agbom.of_type(ComponentType.MCP_SERVER))
+            approved = _approved_entries(rows, servers)
             if approved:
                 document = {"lock_version": LOCK_VERSION, "servers": approved, "skills": {}}
                 changes.extend(_approval_drift(document, agbom))
@@ -179,7 +176,9 @@ class GuardianSignals:
         touched: set[str] = set()
         for cid in named:
             component = agbom.get(cid)
-            for referrer in (*agbom.referrers(cid), *before.referrers(cid)):
+            # Only the new AgBOM's referrers: a server that listed ``cid`` before and does not
+            # now was changed itself, so the diff names it.
+            for referrer in agbom.referrers(cid):
                 found = agbom.get(referrer)
                 if found is not None and found.type is server_type:
                     touched.add(referrer)
@@ -191,7 +190,7 @@ class GuardianSignals:
             if database is not None:
                 matches = vulnerabilities_of(fresh, database)
                 if matches:
-                    fresh[VULNERABILITIES_FIELD] = orjson.loads(orjson.dumps(matches))
+                    fresh[VULNERABILITIES_FIELD] = matches
                 else:
                     fresh.pop(VULNERABILITIES_FIELD, None)
             if pinned:
@@ -305,24 +304,6 @@ class GuardianSignals:
 # -- approved pins (agbom servers approve) ----------------------------------------------------
 
 
-def approval_lock(store: Store, agbom: AgBOM) -> tuple[dict[str, Any] | None, bool]:
-    """The approved pins of ``agbom``'s MCP servers as a lock document (``None`` when none is
-    approved), and whether the store holds an approval row (approved or revoked) for any.
-
-    One lookup of the servers' ids and names (none when the AgBOM has no MCP server). A
-    server matches an approval by its id, else its name, without regard to case."""
-    from agbom.inventory import ComponentType
-
-    servers = agbom.of_type(ComponentType.MCP_SERVER)
-    rows = _approval_rows(store, servers)
-    if not rows:
-        return None, False
-    locked = _approved_entries(rows, servers)
-    if not locked:
-        return None, True
-    return {"lock_version": LOCK_VERSION, "servers": locked, "skills": {}}, True
-
-
 def _approval_rows(store: Store, servers: Sequence[Component]) -> list[ServerPin]:
     """The store's approval rows (approved or revoked) for ``servers``: one lookup of their
     ids and names, none without servers."""
@@ -373,10 +354,7 @@ def _server_drift(
                 if judged is not None:
                     change.tools[APPROVAL] = list(judged[APPROVAL])
                 found = change
-    if found is None:
-        return None
-    marked: dict[str, Any] = orjson.loads(orjson.dumps({"detail": found.detail, **found.tools}))
-    return marked
+    return None if found is None else {"detail": found.detail, **found.tools}
 
 
 class _AnnotatedStates:
@@ -540,7 +518,6 @@ __all__: Sequence[str] = (
     "MAX_DRIFTED",
     "SIGNAL_FIELDS",
     "GuardianSignals",
-    "approval_lock",
     "approval_stands",
     "with_drift",
 )
