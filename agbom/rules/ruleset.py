@@ -275,10 +275,9 @@ class RuleSet:
             touched = dirty.intersection(f.components) or on_path.intersection(f.path)
             # Told where edges moved, a path that broke runs through a changed or moved node,
             # and a removed component is a changed one: ``touched`` already says so.
-            if (
-                touched
-                or (moved is None and not view.path_valid(f.path))
-                or (moved is None and any(c not in view.nodes for c in f.components))
+            if touched or (
+                moved is None
+                and (not view.path_valid(f.path) or any(c not in view.nodes for c in f.components))
             ):
                 # Re-check the finding's first component (its source): its path may move.
                 if f.components and f.components[0] in view.nodes:
@@ -301,11 +300,15 @@ class RuleSet:
                 fresh.extend(shape.evaluate(view, context))
         # ``kept`` is in the order of ``previous``, which is sorted (it is what evaluate or an
         # earlier call returned): insert the few fresh findings instead of sorting them all.
+        # A fresh finding equal to a kept one is not added twice: equal findings have equal
+        # keys, so it can only sit in the run of its key.
         merged = list(kept)
-        known = set(kept)
         for finding in sorted(set(fresh), key=Finding.sort_key):
-            if finding not in known:
-                bisect.insort(merged, finding, key=Finding.sort_key)
+            key = finding.sort_key()
+            at = bisect.bisect_left(merged, key, key=Finding.sort_key)
+            end = bisect.bisect_right(merged, key, lo=at, key=Finding.sort_key)
+            if finding not in merged[at:end]:
+                merged.insert(end, finding)
         return merged
 
     def _quiet_shape_rules(
