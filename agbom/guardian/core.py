@@ -268,6 +268,8 @@ class Guardian(PipelinedCommits, SessionMemory):
                 continue  # decided on a stale head: decide again on the reloaded session
             except AcsError as exc:
                 err = exc
+            except StoreError as exc:
+                err = _store_failure(exc)
             except Exception as exc:  # noqa: BLE001 - a Guardian answers, it does not crash
                 err = AcsError(
                     codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}"
@@ -834,7 +836,13 @@ class Guardian(PipelinedCommits, SessionMemory):
         agent_id = session.agent_id
         session.can_modify = self.config.client_can_modify(agent_id) and offer.can_modify
         session.can_ask = self.config.client_can_ask(agent_id) and offer.can_ask
-        self._persist_session(session, status="negotiated")
+        try:
+            self._persist_session(session, status="negotiated")
+        except StoreError:
+            # A refused handshake negotiates nothing: the next request finds the session as
+            # the store has it, not the offer this answer turned down.
+            self._forget(session.session_id)
+            raise
         answer = server_hello(
             offer, self.config, signing=self.keyring is not None, can_ask=session.can_ask
         )
@@ -864,6 +872,19 @@ class Guardian(PipelinedCommits, SessionMemory):
             # Signed with the key the request used (a rotation keeps both keys in the ring).
             response = self._sign(response, params["metadata"]["session_id"], key_id)
         return response
+
+
+def _store_failure(exc: StoreError) -> AcsError:
+    """The answer to a store failure outside a chain append (the handshake's session record, a
+    session restored from the store): the store's own words as ``store_unavailable``, as when
+    the database is known to be unreachable, not an ``internal_error`` that reads as a bug."""
+    if isinstance(exc, ChainConflict | DuplicateRequest):
+        return AcsError(codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}")
+    return AcsError(
+        codes.INTERNAL_ERROR,
+        "store_unavailable",
+        f"{exc}; nothing is decided until the store takes writes again",
+    )
 
 
 def _chain_conflict() -> AcsError:

@@ -58,3 +58,32 @@ def test_a_restored_session_on_a_read_only_store_is_refused_audit_append_failed(
         assert stored == [*before, reply["result"]["chain_hash"]]
     finally:
         again.store.close()
+
+
+def test_a_handshake_on_a_read_only_store_is_refused_store_unavailable_and_negotiates_nothing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "ro.db"
+    build_guardian(db).store.close()  # the schema exists; the files then become unwritable
+    sid = new_session_id()
+    guardian = build_guardian(db)
+    try:
+        with unwritable(db):
+            # This process opened the store before: reopen, as a restarted server would.
+            guardian.store.close()
+            guardian = build_guardian(db)
+            refused = guardian.handle(hello(sid))
+        # Writable again, the refused handshake has negotiated nothing.
+        after = guardian.handle(request("steps/sessionStart", {}, session_id=sid))
+        again = guardian.handle(hello(sid))
+        started = guardian.handle(request("steps/sessionStart", {}, session_id=sid))
+    finally:
+        guardian.store.close()
+    assert "result" not in refused, refused
+    assert refused["error"]["code"] == -32603, refused
+    assert refused["error"]["data"]["reason"] == "store_unavailable", refused
+    assert "read-only" in refused["error"]["data"]["message"], refused
+    assert "StoreError" not in refused["error"]["data"]["message"], refused
+    assert after["error"]["data"]["reason"] == "no_handshake", after
+    assert "result" in again, again
+    assert started["result"]["decision"] == "allow", started
