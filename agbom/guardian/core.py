@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from agbom.guardian.config import GuardianConfig
 from agbom.guardian.decision import Decision, clamp
 from agbom.guardian.handshake import read_client_hello, server_hello
-from agbom.guardian.memory import SessionMemory
+from agbom.guardian.memory import RestorePoint, SessionMemory
 from agbom.guardian.pipelined import (
     MAX_QUEUED,
     PIPELINED_METHODS,
@@ -125,6 +126,7 @@ class Guardian(PipelinedCommits, SessionMemory):
         self._checked: tuple[Prechecked, Any] | None = None
         self._sessions: dict[str, SessionState] = {}
         self._session_bytes = 0  # the estimated memory of ``_sessions`` (their weights)
+        self._stale_chains: OrderedDict[str, RestorePoint] = OrderedDict()
         self._lock = threading.RLock()
         self.policies = Policies(self)
         self._schedule: Schedule | None = None
@@ -776,7 +778,7 @@ class Guardian(PipelinedCommits, SessionMemory):
         except ChainConflict as exc:
             # Another replica appended to this session: everything this decision stood on
             # (closed, started, turn, tool calls, inventory, replayed ids) may have changed.
-            self._forget(session.session_id)
+            self._forget(session.session_id, stale=True)
             raise StaleSession(session.session_id) from exc
         except DuplicateRequest as exc:
             raise replay_error(exc) from exc

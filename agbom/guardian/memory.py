@@ -10,19 +10,35 @@ least recently used first.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.config import GuardianConfig
 from agbom.guardian.pipelined import Pipelined
-from agbom.guardian.session import SessionState
+from agbom.guardian.session import ChainFold, HeldInventory, SessionState
 from agbom.protocol import AcsError
 from agbom.protocol import errors as codes
 from agbom.store import Store
 
 MAX_SESSIONS_IN_MEMORY = 2048
 """Sessions whose state a Guardian keeps in memory; others are restored from the store."""
+
+
+@dataclass(frozen=True, slots=True)
+class RestorePoint:
+    """What a session forgotten as stale is restored from: the fold of the chain it was last
+    restored from, and its inventory as it held it (``None`` without an AgBOM)."""
+
+    chain: ChainFold
+    inventory: HeldInventory | None
+
+
+STALE_CHAINS_KEPT = 64
+"""Sessions forgotten as stale whose restore point is kept until they are restored (at once,
+as a rule: the request that found them stale is decided again)."""
 
 
 class SessionMemory:
@@ -34,6 +50,7 @@ class SessionMemory:
     clock: Callable[[], float]
     _lock: threading.RLock
     _sessions: dict[str, SessionState]
+    _stale_chains: OrderedDict[str, RestorePoint]
     _session_bytes: int
     _queued: list[Pipelined]
 
@@ -57,8 +74,13 @@ class SessionMemory:
         if stored is None:
             if not create:
                 raise AcsError(codes.CAPABILITY_NOT_NEGOTIATED, "no_session", "unknown session")
+            # A new session's chain is empty: restoring it after another replica appended
+            # starts from that (and keeps the AgBOM it holds, if that is still the latest).
             session = SessionState(
-                session_id=session_id, agent_id=agent_id or "unknown", tenant_id=tenant_id
+                session_id=session_id,
+                agent_id=agent_id or "unknown",
+                tenant_id=tenant_id,
+                chain=ChainFold(),
             )
         else:
             session = self._restore(session_id, stored)
@@ -82,10 +104,24 @@ class SessionMemory:
         self._forget(session.session_id)
         return self._session(session.session_id, agent_id, tenant_id)
 
-    def _forget(self, session_id: str) -> None:
+    def _forget(self, session_id: str, *, stale: bool = False) -> None:
+        """Drop ``session_id`` from memory. ``stale``: because the stored chain moved on
+        (another replica appended to it); what the session was restored from is kept aside
+        for a while, so that restoring it reads only the entries appended since."""
         session = self._sessions.pop(session_id, None)
-        if session is not None:
-            self._session_bytes -= session.weight
+        if session is None:
+            return
+        self._session_bytes -= session.weight
+        if stale and session.chain is not None:
+            kept = self._stale_chains
+            kept.pop(session_id, None)
+            held = None
+            if session.agbom is not None:
+                findings = session.findings if session.findings_known else None
+                held = HeldInventory(session.agbom, session.agbom_version, session.graph, findings)
+            kept[session_id] = RestorePoint(session.chain, held)
+            if len(kept) > STALE_CHAINS_KEPT:
+                kept.popitem(last=False)
 
     def _reweigh(self, session: SessionState) -> None:
         """Count ``session`` at its current size; past the memory bound, drop the least
@@ -107,11 +143,21 @@ class SessionMemory:
             return len(self._sessions), self._session_bytes
 
     def _restore(self, session_id: str, stored: Mapping[str, Any]) -> SessionState:
+        """The session as the store has it. After a stale forget, from what it was restored
+        from plus the entries appended since, and its AgBOM as it was when that is still the
+        latest accepted version; else from the whole chain and the stored AgBOM."""
+        kept = self._stale_chains.pop(session_id, None)
+        chain = None
+        if kept is not None:
+            since = self.store.chain_entries(session_id, after=kept.chain.seq)
+            chain = kept.chain.extended(since)
+        if chain is None:
+            chain = ChainFold.of(self.store.chain_entries(session_id))
+        held = kept.inventory if kept is not None else None
+        if held is not None and self.store.agbom_version_number(session_id) == held.version:
+            return SessionState.restored(session_id, stored, chain, None, held)
         return SessionState.restored(
-            session_id,
-            stored,
-            self.store.chain_entries(session_id),
-            self.store.agbom_version(session_id),
+            session_id, stored, chain, self.store.agbom_version(session_id)
         )
 
     def _persist_session(self, session: SessionState, *, status: str) -> None:
@@ -136,3 +182,4 @@ class SessionMemory:
         with self._lock:
             self._sessions.clear()
             self._session_bytes = 0
+            self._stale_chains.clear()

@@ -142,7 +142,7 @@ class PipelinedCommits:
 
         def _answer(self, request: Any, *, attempts: int = STALE_ATTEMPTS) -> dict[str, Any]: ...
 
-        def _forget(self, session_id: str) -> None: ...
+        def _forget(self, session_id: str, *, stale: bool = False) -> None: ...
 
         def _restore(self, session_id: str, stored: Any) -> SessionState: ...
 
@@ -195,7 +195,7 @@ class PipelinedCommits:
             outcomes = [exc] * len(appends)
         for append, outcome in zip(appends, outcomes, strict=True):
             if not isinstance(outcome, int):
-                self._forget(append.session_id)
+                self._forget(append.session_id, stale=True)
         stale = [
             index
             for index, (pipelined, outcome) in enumerate(zip(queued, outcomes, strict=True))

@@ -258,6 +258,7 @@ class Policies:
             session.agbom = pending.agbom
             session.graph = pending.graph
             session.findings = list(pending.findings or [])
+            session.findings_known = True
             session.agbom_version = store.save_agbom_version(
                 session.session_id,
                 agent_id=session.agent_id,
@@ -270,6 +271,19 @@ class Policies:
             session.graph = pending.graph
 
     # -- inventory -----------------------------------------------------------------------------
+
+    def findings_of(self, session: SessionState) -> list[Finding]:
+        """The rule findings on the session's AgBOM. A session restored from the store has its
+        AgBOM but not its findings: they are evaluated again here, once, on first use, so
+        that a restart or a stale replica neither forgets a finding (a change or a subagent
+        allowed that the findings refuse) nor takes every one for new."""
+        if not session.findings_known:
+            if session.agbom is not None:
+                graph = session.ensure_graph()
+                context = self._context(session, graph)
+                session.findings = self.g.rules.evaluate(graph, context=context)
+            session.findings_known = True
+        return session.findings
 
     def _context(self, session: SessionState, graph: ComponentGraph | None) -> EvalContext:
         return self.context_for(session.agent_id, session.tenant_id, graph, self.g.store)
@@ -418,7 +432,7 @@ class Policies:
                     *(c.id for c in changed),
                 ]
                 findings = self.g.rules.evaluate_incremental(
-                    graph, touched, session.findings, context=context, moved=undo.nodes
+                    graph, touched, self.findings_of(session), context=context, moved=undo.nodes
                 )
             except BaseException:
                 undo.undo()
@@ -438,7 +452,7 @@ class Policies:
             "changed": [c.id for c in diff.changed],
             "artifact_changes": [a.to_json() for a in diff.artifact_changes],
         }
-        previous = {f.sort_key() for f in session.findings}
+        previous = {f.sort_key() for f in self.findings_of(session)}
         new_findings = [f for f in findings if f.sort_key() not in previous]
         decision = self._findings_decision(new_findings, what="this AgBOM change")
         if diff.artifact_changes and decision.disposition is Disposition.ALLOW:
@@ -1000,7 +1014,7 @@ class Policies:
         if self.g.store.get_session(str(child)) is not None:
             return Decision.deny(f"session {child} already exists", "subagent_session_exists")
         # A session whose inventory carries denied components may not spawn more agents.
-        denied = [f for f in session.findings if f.action is Action.DENY]
+        denied = [f for f in self.findings_of(session) if f.action is Action.DENY]
         if denied:
             return self._findings_decision(denied, what="spawning a subagent")
         return Decision.allow()

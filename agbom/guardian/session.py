@@ -10,13 +10,15 @@ from typing import Any
 from agbom.inventory import AgBOM, ComponentGraph
 
 RECENT_REQUEST_IDS = 4096
-"""Request ids of decided steps each in-memory session remembers (older ones are caught by the
-store's unique index when their entry is appended)."""
+"""Request ids of decided steps each in-memory session remembers, the latest at least this many
+and at most twice as many (older ones are caught by the store's unique index when their entry
+is appended); as many toolCallRequest ids, which a toolCallResult must name."""
 REFUSED_REQUEST_IDS = 1024
 """Request ids of refused requests each in-memory session remembers, so that a replay of a
 refused request is answered -32005 rather than refused again for its first reason."""
 SKILL_REGISTRATIONS = 1024
-"""Outcomes of skillRegister per (skill_id, digest) each in-memory session remembers."""
+"""Outcomes of skillRegister per (skill_id, digest) each in-memory session remembers: the
+latest at least this many, at most twice as many."""
 
 SESSION_BASE_BYTES = 8 * 1024
 COMPONENT_BYTES = 2 * 1024
@@ -30,6 +32,110 @@ LEGACY_ORIGIN = "legacy"
 
 SkillPair = tuple[str, str, str]
 """(skill_id, digest algorithm, digest value)."""
+
+
+def _remember(memory: dict[Any, Any], key: Any, value: Any, bound: int) -> None:
+    """Put ``key`` last in ``memory``; past twice ``bound`` keys, keep the last ``bound``.
+
+    Plain dicts (insertion-ordered) trimmed in one go rather than OrderedDicts trimmed key by
+    key: a restore copies these (``dict.copy`` of 4,096 keys takes about 20 us, an
+    OrderedDict's about 400), and the trim costs O(1) a key over time."""
+    memory.pop(key, None)
+    memory[key] = value
+    if len(memory) > 2 * bound:
+        kept = list(memory.items())[-bound:]
+        memory.clear()
+        memory.update(kept)
+
+
+@dataclass(slots=True)
+class ChainFold:
+    """What a session's chain says of it, folded entry by entry in chain order: the part of a
+    restored session that comes from its entries (head, ended, deferrals, the turn, the
+    remembered request ids, tool calls and skill registrations).
+
+    A fold is a function of the stored entries alone, so the fold of a chain equals the fold
+    of its first ``seq`` entries extended by the rest. That is what lets a replica whose
+    session went stale (another replica appended to it) read only the entries appended since
+    it last restored the session, instead of the whole chain again (docs/deploying.md).
+    """
+
+    seq: int = 0
+    head: str | None = None
+    ended: bool = False
+    deferrals: int = 0
+    turn_id: str | None = None
+    request_ids: dict[str, None] = field(default_factory=dict)
+    tool_calls: dict[str, None] = field(default_factory=dict)
+    registrations: dict[SkillPair, bool] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, entries: Sequence[Mapping[str, Any]]) -> ChainFold:
+        """The fold of a whole chain, ``entries`` in order."""
+        fold = cls()
+        for entry in entries:
+            fold._apply(entry)
+            fold.seq += 1
+        return fold
+
+    def extended(self, entries: Sequence[Mapping[str, Any]]) -> ChainFold | None:
+        """A new fold: this one followed by ``entries``, the entries with a greater seq in
+        order; ``None`` when they do not continue this chain (a seq skipped, or a first
+        ``previous_hash`` that is not this head), and the caller folds the chain afresh."""
+        fold = ChainFold(
+            seq=self.seq,
+            head=self.head,
+            ended=self.ended,
+            deferrals=self.deferrals,
+            turn_id=self.turn_id,
+            request_ids=self.request_ids.copy(),
+            tool_calls=self.tool_calls.copy(),
+            registrations=self.registrations.copy(),
+        )
+        for entry in entries:
+            if entry.get("seq") != fold.seq + 1 or entry.get("previous_hash") != fold.head:
+                return None
+            fold._apply(entry)
+            fold.seq += 1
+        return fold
+
+    def _apply(self, entry: Mapping[str, Any]) -> None:
+        step_type = entry.get("step_type")
+        self.head = entry.get("entry_hash")
+        if step_type == "steps/sessionEnd":
+            self.ended = True
+        if entry.get("decision") == "defer":
+            self.deferrals += 1
+        step_id = entry.get("step_id")
+        if isinstance(step_id, str):
+            _remember(self.request_ids, step_id, None, RECENT_REQUEST_IDS)
+        if step_type == "steps/toolCallRequest":
+            _remember(self.tool_calls, str(step_id), None, RECENT_REQUEST_IDS)
+        skill = entry.get("skill") if step_type == "steps/skillRegister" else None
+        if isinstance(skill, Mapping):
+            pair = (str(skill["skill_id"]), str(skill["algorithm"]), str(skill["value"]))
+            allowed = entry.get("decision") != "deny"
+            _remember(self.registrations, pair, allowed, SKILL_REGISTRATIONS)
+        if entry.get("turn_id"):
+            self.turn_id = entry["turn_id"]
+        if step_type == "steps/turnEnd":
+            self.turn_id = None
+
+    def remembered(self) -> int:
+        """How many ids and pairs it holds (for the memory bound)."""
+        return len(self.request_ids) + len(self.tool_calls) + len(self.registrations)
+
+
+@dataclass(frozen=True, slots=True)
+class HeldInventory:
+    """A session's AgBOM as a Guardian held it in memory: the version it is, its graph (as
+    patched by the session's steps, if built) and its rule findings (``None``: not evaluated
+    since the AgBOM was restored)."""
+
+    agbom: AgBOM
+    version: int
+    graph: ComponentGraph | None
+    findings: Sequence[Any] | None
 
 
 @dataclass(slots=True)
@@ -50,7 +156,10 @@ class SessionState:
     graph: ComponentGraph | None = None
     agbom_version: int = 0
     findings: list[Any] = field(default_factory=list)
-    recent_request_ids: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    # False for an AgBOM restored from the store: its findings are evaluated again when first
+    # needed (Policies.findings_of), not taken as none.
+    findings_known: bool = True
+    recent_request_ids: dict[str, None] = field(default_factory=dict)
     nonces: OrderedDict[str, float] = field(default_factory=OrderedDict)
     deferrals: int = 0
     # "acs": opened by handshake/hello; "hook": opened by a runtime hook (Guardian.decide).
@@ -64,14 +173,17 @@ class SessionState:
     can_ask: bool = True
     refused_request_ids: OrderedDict[str, None] = field(default_factory=OrderedDict)
     # Latest skillRegister outcome (allowed?) per pair in this session.
-    registrations: OrderedDict[SkillPair, bool] = field(default_factory=OrderedDict)
+    registrations: dict[SkillPair, bool] = field(default_factory=dict)
     # request_ids of this session's toolCallRequests, which a toolCallResult's request_id_ref
     # must name.
-    tool_calls: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    tool_calls: dict[str, None] = field(default_factory=dict)
     weight: int = 0  # the bytes this session is counted for in the Guardian's memory bound
     # Tools of ``agbom`` by name (see Policies._find_tool); rebuilt when agbom is replaced.
     tools_by_name: dict[str, Any] = field(default_factory=dict)
     tools_by_name_of: AgBOM | None = None
+    # The fold of the chain as of this session's restore (empty for a session created here):
+    # where the next restore starts from. None only for a state built by hand.
+    chain: ChainFold | None = None
 
     def estimated_bytes(self) -> int:
         """What this session's state costs in memory, estimated from the sizes that grow."""
@@ -84,6 +196,7 @@ class SessionState:
             + len(self.tool_calls)
             + len(self.nonces)
             + len(self.registrations)
+            + (self.chain.remembered() if self.chain is not None else 0)
         )
         return SESSION_BASE_BYTES + COMPONENT_BYTES * components + REMEMBERED_ID_BYTES * remembered
 
@@ -92,12 +205,19 @@ class SessionState:
         cls,
         session_id: str,
         stored: Mapping[str, Any],
-        entries: Sequence[Mapping[str, Any]],
+        chain: ChainFold,
         latest_agbom: Mapping[str, Any] | None,
+        held: HeldInventory | None = None,
     ) -> SessionState:
-        """A session as its stored row, its chain entries and its latest accepted AgBOM
+        """A session as its stored row, its chain (folded) and its latest accepted AgBOM
         version say it was (what a Guardian holds in memory, rebuilt after a restart or an
-        eviction)."""
+        eviction). ``chain`` is kept beside the session, unchanged, so that a later restore
+        can start from it (:meth:`ChainFold.extended`); the session works on copies.
+
+        ``latest_agbom`` is the stored version (a mapping with ``document`` and ``version``);
+        its rule findings are then unknown until evaluated again (``findings_known``).
+        ``held`` instead is that version as a replica held it in memory, graph and findings
+        included."""
         negotiated = stored.get("negotiated")
         session = cls(
             session_id=session_id,
@@ -120,37 +240,29 @@ class SessionState:
         # The chain is the serialized record (one writer per entry, across replicas); the
         # session row is written beside it. A chain with entries has started, and one with its
         # sessionEnd is sealed, whatever the row says (a crash between the two writes).
-        session.started = status in ("open", "closed") or bool(entries)
-        session.closed = status == "closed" or any(
-            entry.get("step_type") == "steps/sessionEnd" for entry in entries
-        )
-        session.deferrals = sum(1 for entry in entries if entry.get("decision") == "defer")
-        session.head = entries[-1]["entry_hash"] if entries else None
-        session.seq = len(entries)
-        for entry in entries[-RECENT_REQUEST_IDS:]:
-            if isinstance(entry.get("step_id"), str):
-                session.remember_request(entry["step_id"])
-        for entry in entries:
-            if entry.get("step_type") == "steps/toolCallRequest":
-                session.remember_tool_call(str(entry.get("step_id")))
-            skill = entry.get("skill") if entry.get("step_type") == "steps/skillRegister" else None
-            if isinstance(skill, Mapping):
-                pair = (str(skill["skill_id"]), str(skill["algorithm"]), str(skill["value"]))
-                session.remember_registration(pair, entry.get("decision") != "deny")
-        for entry in entries[-64:]:
-            if entry.get("turn_id"):
-                session.turn_id = entry["turn_id"]
-            if entry.get("step_type") == "steps/turnEnd":
-                session.turn_id = None
-        if latest_agbom is not None:
+        session.started = status in ("open", "closed") or chain.seq > 0
+        session.closed = status == "closed" or chain.ended
+        session.deferrals = chain.deferrals
+        session.head = chain.head
+        session.seq = chain.seq
+        session.turn_id = chain.turn_id
+        session.recent_request_ids = chain.request_ids.copy()
+        session.tool_calls = chain.tool_calls.copy()
+        session.registrations = chain.registrations.copy()
+        if held is not None:
+            session.agbom, session.agbom_version = held.agbom, held.version
+            session.graph = held.graph
+            session.findings = list(held.findings or ())
+            session.findings_known = held.findings is not None
+        elif latest_agbom is not None:
             session.agbom = AgBOM.from_document(latest_agbom["document"], source="stored AgBOM")
             session.agbom_version = int(latest_agbom.get("version", 0))
+            session.findings_known = False
+        session.chain = chain
         return session
 
     def remember_request(self, request_id: str) -> None:
-        self.recent_request_ids[request_id] = None
-        if len(self.recent_request_ids) > RECENT_REQUEST_IDS:
-            self.recent_request_ids.popitem(last=False)
+        _remember(self.recent_request_ids, request_id, None, RECENT_REQUEST_IDS)
 
     def remember_refused(self, request_id: str) -> None:
         self.refused_request_ids[request_id] = None
@@ -161,15 +273,10 @@ class SessionState:
         return request_id in self.recent_request_ids or request_id in self.refused_request_ids
 
     def remember_registration(self, pair: SkillPair, allowed: bool) -> None:
-        self.registrations.pop(pair, None)
-        self.registrations[pair] = allowed
-        if len(self.registrations) > SKILL_REGISTRATIONS:
-            self.registrations.popitem(last=False)
+        _remember(self.registrations, pair, allowed, SKILL_REGISTRATIONS)
 
     def remember_tool_call(self, request_id: str) -> None:
-        self.tool_calls[request_id] = None
-        if len(self.tool_calls) > RECENT_REQUEST_IDS:
-            self.tool_calls.popitem(last=False)
+        _remember(self.tool_calls, request_id, None, RECENT_REQUEST_IDS)
 
     def remember_nonce(self, nonce: str, now: float, window_s: float) -> None:
         self.nonces[nonce] = now

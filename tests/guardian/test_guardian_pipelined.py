@@ -23,6 +23,11 @@ T = TypeVar("T")
 TOOL = {"tool": {"name": "read_file", "version": "1.0"}, "arguments": {"path": {"value": "a"}}}
 
 
+PUSH_OUT = 2 * 4 + 2
+"""Steps after the first that push its id out of a session's memory of 4 (the tests set
+RECENT_REQUEST_IDS to 4; a session keeps the latest 4 to 8)."""
+
+
 @pytest.fixture
 def guardian(tmp_path: Path) -> Guardian:
     g = build_guardian(tmp_path / "store.db")
@@ -112,8 +117,8 @@ def test_a_replay_older_than_memory_is_refused_by_the_store(
 
     async def body() -> list[Any]:
         out = [await send(guardian, first)]
-        filler = [request("steps/toolCallRequest", TOOL, session_id=sid) for _ in range(6)]
-        out += [await send(guardian, m) for m in filler]  # pushes the first id out of memory
+        filler = [request("steps/toolCallRequest", TOOL, session_id=sid) for _ in range(PUSH_OUT)]
+        out += [await send(guardian, m) for m in filler]  # push the first id out of memory
         out.append(await send(guardian, first))
         out.append(await send(guardian, request("steps/toolCallRequest", TOOL, session_id=sid)))
         return out
@@ -246,9 +251,10 @@ def test_an_error_found_at_commit_is_signed_in_a_signed_session(
 
     async def body() -> list[Any]:
         out = [await send(g, first)]
-        # Six more push the first id out of memory: only the store can catch its replay.
+        # These push the first id out of memory: only the store can catch its replay.
         filler = [
-            ring.sign(request("steps/toolCallRequest", TOOL, session_id=sid), sid) for _ in range(6)
+            ring.sign(request("steps/toolCallRequest", TOOL, session_id=sid), sid)
+            for _ in range(PUSH_OUT)
         ]
         out += [await send(g, m) for m in filler]
         out.append(await send(g, first))

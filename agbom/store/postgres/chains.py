@@ -212,13 +212,14 @@ class ChainsMixin(PostgresBase):
             ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
-    def chain_entries(self, session_id: str) -> list[dict[str, Any]]:
-        """The session's entries in order: entry fields plus previous_hash, entry_hash, seq."""
+    def chain_entries(self, session_id: str, *, after: int = 0) -> list[dict[str, Any]]:
+        """The session's entries in order: entry fields plus previous_hash, entry_hash, seq.
+        ``after``: only those with a greater seq (what was appended since)."""
         with self._read() as conn:
             rows = conn.execute(
                 "SELECT seq, entry, entry_hash, previous_hash FROM chain_entries "
-                "WHERE session_id = %s ORDER BY seq",
-                (session_id,),
+                "WHERE session_id = %s AND seq > %s ORDER BY seq",
+                (session_id, int(after)),
             ).fetchall()
         out = []
         for seq, text, entry_hash, previous_hash in rows:

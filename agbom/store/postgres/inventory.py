@@ -111,6 +111,15 @@ class InventoryMixin(PostgresBase):
             index_components(conn, session_id, version, agent_id, components, ts)
         return version
 
+    def agbom_version_number(self, session_id: str) -> int:
+        """The number of the session's latest accepted AgBOM version; 0 when it has none."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT MAX(version) FROM agbom_versions WHERE session_id = %s AND accepted",
+                (session_id,),
+            ).fetchone()
+        return 0 if row is None or row[0] is None else int(row[0])
+
     def agbom_version(self, session_id: str, version: int | None = None) -> dict[str, Any] | None:
         """One stored AgBOM version; ``version=None`` is the latest accepted one."""
         with self._read() as conn:

@@ -227,13 +227,14 @@ class ChainsMixin(SqliteBase):
         return None if row is None else (int(row[0]), row[1])
 
     @_guarded
-    def chain_entries(self, session_id: str) -> list[dict[str, Any]]:
-        """The session's entries in order: entry fields plus previous_hash, entry_hash, seq."""
+    def chain_entries(self, session_id: str, *, after: int = 0) -> list[dict[str, Any]]:
+        """The session's entries in order: entry fields plus previous_hash, entry_hash, seq.
+        ``after``: only those with a greater seq (what was appended since)."""
         out = []
         for seq, text, entry_hash, previous_hash in self._require().execute(
             "SELECT seq, entry, entry_hash, previous_hash FROM chain_entries "
-            "WHERE session_id = ? ORDER BY seq",
-            (session_id,),
+            "WHERE session_id = ? AND seq > ? ORDER BY seq",
+            (session_id, int(after)),
         ):
             item = orjson.loads(text)
             item["previous_hash"] = previous_hash

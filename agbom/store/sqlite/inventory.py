@@ -139,6 +139,19 @@ class InventoryMixin(SqliteBase):
         return None if row is None else self._version_dict(conn, row)
 
     @_guarded
+    def agbom_version_number(self, session_id: str) -> int:
+        """The number of the session's latest accepted AgBOM version; 0 when it has none."""
+        row = (
+            self._require()
+            .execute(
+                "SELECT MAX(version) FROM agbom_versions WHERE session_id = ? AND accepted = 1",
+                (session_id,),
+            )
+            .fetchone()
+        )
+        return 0 if row is None or row[0] is None else int(row[0])
+
+    @_guarded
     def latest_agbom_for_agent(self, agent_id: str) -> dict[str, Any] | None:
         """The most recently stored AgBOM version of any session of ``agent_id``."""
         conn = self._require()
