@@ -81,7 +81,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Show which rules matched an AgBOM (or one component, or one recorded decision) and why.",
     ),
     "serve": (
-        "guardian_cmds",
+        "serve_cmds",
         "Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz.",
     ),
     "replay": (

@@ -125,3 +125,10 @@ def client_capabilities(
         base.no_ask + tuple(no_ask),
         ask_fallback or base.ask_fallback,
     )
+
+
+def guardian_config(**overrides: Any) -> Any:
+    """A GuardianConfig of the options given (None: the default)."""
+    from agbom.guardian import GuardianConfig
+
+    return GuardianConfig(**{k: v for k, v in overrides.items() if v is not None})

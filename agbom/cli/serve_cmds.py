@@ -1,0 +1,495 @@
+"""``agbom serve``: the Guardian over HTTP (a front process and its decision process) or stdio."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from agbom.cli.common import (
+    choice,
+    db_option,
+    no_default_rules_option,
+    rules_option,
+    with_default_rules,
+)
+from agbom.cli.guardian_options import (
+    check_key_options,
+    client_capabilities,
+    guardian_config,
+    key_id_option,
+    keys_file_option,
+)
+from agbom.display import visible
+from agbom.errors import InputError
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="Address to bind."),
+    port: int = typer.Option(
+        8787,
+        "--port",
+        min=0,
+        max=65535,
+        metavar="PORT",
+        help="TCP port (0: a free one, printed at start).",
+    ),
+    db: str = db_option(),
+    rules: Path | None = rules_option(),
+    no_default_rules: bool = no_default_rules_option(),
+    secret_file: Path | None = typer.Option(
+        None,
+        "--secret-file",
+        metavar="FILE",
+        help="Deployment key material; session keys are derived from it (HKDF-SHA256).",
+    ),
+    key_id: str | None = key_id_option(),
+    keys_file: Path | None = keys_file_option(),
+    require_signatures: bool = typer.Option(
+        False, "--require-signatures", help="Refuse unsigned requests with -32004."
+    ),
+    require_session_start: bool = typer.Option(
+        False,
+        "--require-session-start",
+        help="Refuse steps of a session that sent no steps/sessionStart (-32003 no_session); "
+        "by default the first step after the handshake opens the session (spec §8).",
+    ),
+    client_config: Path | None = typer.Option(
+        None,
+        "--client-config",
+        help="YAML file naming, by agent_id glob, clients that cannot apply MODIFY or answer "
+        "ASK (see docs/protocol.md, Clients).",
+    ),
+    no_modify: list[str] = typer.Option(
+        [],
+        "--no-modify",
+        metavar="AGENT_GLOB",
+        help="AGENT_GLOB of clients that cannot apply MODIFY: it becomes DENY "
+        "modify_unsupported (ALLOW at postCompact). Repeatable.",
+    ),
+    no_ask: list[str] = typer.Option(
+        [],
+        "--no-ask",
+        metavar="AGENT_GLOB",
+        help="AGENT_GLOB of clients that cannot answer ASK: it becomes DEFER (deny on timeout) "
+        "or DENY approver_unavailable. Repeatable.",
+    ),
+    ask_fallback: str | None = typer.Option(
+        None,
+        "--ask-fallback",
+        metavar="[defer|deny]",
+        help="What ASK becomes for those clients: defer (default) or deny.",
+    ),
+    api_token_file: Path | None = typer.Option(
+        None, "--api-token-file", help="Bearer token protecting the /v1 read API."
+    ),
+    stdio: bool = typer.Option(
+        False,
+        "--stdio",
+        help="Serve JSON-RPC on stdin/stdout (Content-Length framing) instead of HTTP.",
+    ),
+    mode: str = typer.Option(
+        "enforce",
+        "--mode",
+        metavar="[enforce|observe]",
+        help="enforce, or observe (record unknown skills and allow them).",
+    ),
+    strict_inventory: bool = typer.Option(
+        False, "--strict", help="Deny tool calls for tools missing from the session's AgBOM."
+    ),
+    max_body_bytes: int = typer.Option(
+        1024 * 1024, "--max-body-bytes", help="Largest request body accepted."
+    ),
+    fail_open_hooks: bool = typer.Option(
+        False, "--hooks-fail-open", help="Runtime hook endpoints allow on malformed input."
+    ),
+    skew_window_ms: int = typer.Option(
+        300_000, "--skew-window-ms", help="Accepted clock skew of request timestamps."
+    ),
+    max_load_path_depth: int = typer.Option(
+        8, "--max-load-path-depth", help="Deepest skillLoad load_path accepted."
+    ),
+    allow_overbroad: bool = typer.Option(
+        False,
+        "--allow-overbroad-capabilities",
+        help="Do not deny skills that declare capabilities none of their tools expose.",
+    ),
+    decision_timeout: float = typer.Option(
+        90.0,
+        "--decision-timeout",
+        help="Seconds a request may wait for the decision process before it is answered "
+        "with an error and the process, taken to be stuck, is restarted.",
+    ),
+    single_process: bool = typer.Option(
+        False,
+        "--single-process",
+        help="Decide in the HTTP process instead of a decision process of its own "
+        "(one core; for debugging and constrained hosts).",
+    ),
+    allowed_hosts: list[str] = typer.Option(
+        [],
+        "--allowed-host",
+        help="Another Host header value to answer (NAME or NAME:PORT; repeatable; '*' for any). "
+        "By default only the bound address and localhost, 127.0.0.1, [::1] with the port.",
+    ),
+    allowed_origins: list[str] = typer.Option(
+        [],
+        "--allowed-origin",
+        help="A browser origin (scheme://host[:port]) allowed to call (repeatable). Requests "
+        "carrying any other Origin header are refused.",
+    ),
+    public_read_api: bool = typer.Option(
+        False,
+        "--public-read-api",
+        help="Serve the /v1 read API without --api-token-file on a non-loopback --host.",
+    ),
+    header_timeout: float = typer.Option(
+        10.0, "--header-timeout", help="Seconds a connection may take to send request headers."
+    ),
+    body_timeout: float = typer.Option(
+        30.0, "--body-timeout", help="Seconds a request may take to send its body."
+    ),
+    max_connections: int = typer.Option(
+        1024,
+        "--max-connections",
+        help="Open connections at most (lowered to fit the file descriptor limit).",
+    ),
+    decision_log: Path | None = typer.Option(
+        None,
+        "--decision-log",
+        metavar="FILE",
+        help="Append one JSON line per committed decision to FILE (secrets redacted; written "
+        "off the decision path: lines a full disk refuses are dropped and counted).",
+    ),
+    decision_log_max_bytes: int = typer.Option(
+        100 * 1024 * 1024,
+        "--decision-log-max-bytes",
+        metavar="BYTES",
+        help="Rotate the decision log past this size (FILE becomes FILE.1, ...).",
+    ),
+    decision_log_keep: int = typer.Option(
+        5,
+        "--decision-log-keep",
+        metavar="N",
+        help="Rotated decision logs kept (FILE.1 ... FILE.N); 0 keeps none.",
+    ),
+    otlp_endpoint: str | None = typer.Option(
+        None,
+        "--otlp-endpoint",
+        metavar="URL",
+        help="Export decisions as OpenTelemetry spans over OTLP/HTTP to URL (e.g. "
+        "http://127.0.0.1:4318; needs the otel extra). The ServerHello then accepts acs-trace.",
+    ),
+    reviewers_file: Path | None = typer.Option(
+        None,
+        "--reviewers-file",
+        metavar="FILE",
+        help="Serve the reviewers' page under /ui/ to the reviewers in FILE "
+        "('agbom reviewers add'; see docs/reviewing.md).",
+    ),
+    reviewer_header: str | None = typer.Option(
+        None,
+        "--reviewer-header",
+        metavar="NAME",
+        help="With --reviewers-file: trust this request header (set by your reverse proxy) to "
+        "name the reviewer. Only when every request comes through that proxy.",
+    ),
+    ui_secret_file: Path | None = typer.Option(
+        None,
+        "--ui-secret-file",
+        metavar="FILE",
+        help="With --reviewers-file: sign the page's sessions with the secret in FILE (mode "
+        "0600, 'agbom reviewers secret FILE'). Without it a per-process secret is used: a "
+        "restart signs reviewers out, and replicas need the same FILE to share sign-ins.",
+    ),
+    osv: Path | None = typer.Option(
+        None,
+        "--osv",
+        metavar="PATH",
+        help="Deny agbom/snapshot and agbom/changed by the OSV advisories (all.zip or a folder "
+        "of OSV JSON, read offline) that affect their packages (AGB-VULN-*). Reloaded on SIGHUP.",
+    ),
+    lock: Path | None = typer.Option(
+        None,
+        "--lock",
+        metavar="FILE",
+        help="Check MCP servers' tool sets in AgBOMs and wrapped tools/list results against "
+        "this lock file ('agbom lock'; AGB-LOCK-001). Reloaded on SIGHUP.",
+    ),
+) -> None:
+    """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
+    from agbom.guardian import build_guardian
+    from agbom.transports.interface import Limits
+
+    mode = choice(mode, ("enforce", "observe"), "--mode")
+    with_default = with_default_rules(rules, no_default_rules)
+    check_key_options(secret_file, keys_file)
+    if require_signatures and secret_file is None and keys_file is None:
+        raise typer.BadParameter(
+            "needs --secret-file or --keys-file", param_hint="--require-signatures"
+        )
+    clients = client_capabilities(client_config, no_modify, no_ask, ask_fallback)
+    if decision_timeout <= 0:
+        raise typer.BadParameter("must be positive", param_hint="--decision-timeout")
+    if skew_window_ms <= 0 or max_load_path_depth <= 0 or max_body_bytes <= 0:
+        raise typer.BadParameter(
+            "--skew-window-ms, --max-load-path-depth and --max-body-bytes must be positive"
+        )
+    telemetry = _telemetry_options(
+        decision_log, decision_log_max_bytes, decision_log_keep, otlp_endpoint
+    )
+    policy = None
+    if not stdio:  # (usage errors first, before the store is opened)
+        policy = _front_policy(
+            host,
+            port,
+            allowed_hosts,
+            allowed_origins,
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
+            max_connections=max_connections,
+            read_api_protected=api_token_file is not None or public_read_api,
+        )
+    signals = _signals(osv, lock)  # a bad export or lock file: exit 2, before the store opens
+    config = guardian_config(
+        # Absolute: a decision process (re)started later reads the same files.
+        osv_path=None if osv is None else str(osv.absolute()),
+        lock_path=None if lock is None else str(lock.absolute()),
+        require_signatures=require_signatures,
+        strict_inventory=strict_inventory,
+        max_body_bytes=max_body_bytes,
+        skew_window_ms=skew_window_ms,
+        max_load_path_depth=max_load_path_depth,
+        deny_overbroad_capabilities=not allow_overbroad,
+        require_session_start=require_session_start,
+        **clients.settings(),
+        **telemetry,
+    )
+    limits = Limits(max_body_bytes=max_body_bytes)
+    review = _review_config(
+        reviewers_file, reviewer_header, rules, with_default, allowed_origins, ui_secret_file
+    )
+    keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
+    loaded = [signals]  # this process's copy; dropped when a decision process loads its own
+
+    def factory(transport: str = "http", *, observed: bool = True) -> Any:
+        from dataclasses import replace
+
+        return build_guardian(
+            db,
+            rules,
+            mode=mode,
+            # The check below opens no telemetry: the Guardian that decides does.
+            config=config if observed else replace(config, decision_log=None, otlp_endpoint=None),
+            transport=transport,
+            with_default_rules=with_default,
+            signals=loaded[0],
+            **keys,
+        )
+
+    if stdio:
+        from agbom.transports.stdio import serve_stdio
+
+        guardian = factory("stdio")
+        if signals is not None:
+            signals.install_sighup()
+        try:
+            _, problem = serve_stdio(guardian, sys.stdin.buffer, sys.stdout.buffer, limits)
+        finally:
+            guardian.store.close()
+        if problem is not None:
+            raise InputError(f"stdin: {problem}")
+        return
+    # Fail fast on a bad store, key file or rule pack before binding.
+    factory(observed=False).store.close()
+    from agbom.transports.http import (
+        InProcessDecisions,
+        ProcessDecisions,
+        read_token_file,
+        serve_http,
+    )
+    from agbom.transports.worker import WorkerSpec
+
+    token = read_token_file(api_token_file) if api_token_file is not None else None
+    decisions: InProcessDecisions | ProcessDecisions
+    if single_process:
+        decisions = InProcessDecisions(factory, limits)
+        if signals is not None:
+            signals.install_sighup()
+    else:
+        spec = WorkerSpec.of(
+            db,
+            rules,
+            mode=mode,
+            config=config,
+            limits=limits,
+            with_default_rules=with_default,
+            **keys,
+        )
+        decisions = ProcessDecisions(spec, limits, deadline_s=decision_timeout)
+        if signals is not None:
+            # The decision process loads the export itself (config.osv_path) and reloads it on
+            # the SIGHUP this process passes on to it.
+            loaded[0] = signals = None
+            _forward_sighup(decisions)
+
+    def announce(bound_host: str, bound_port: int) -> None:
+        from agbom.store import redact_location
+
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        where = redact_location(db)
+        url = f"http://{shown}:{bound_port}/acs"
+        typer.echo(f"agbom: serving ACS on {url} (store {where})", err=True)
+
+    serve_http(
+        decisions,
+        host=host,
+        port=port,
+        limits=limits,
+        api_token=token,
+        fail_open_hooks=fail_open_hooks,
+        policy=policy,
+        announce=announce,
+        review=review,
+    )
+
+
+def _signals(osv: Path | None, lock: Path | None) -> Any:
+    """The loaded ``--osv`` export and ``--lock`` file, or exit 2 with one line."""
+    if osv is None and lock is None:
+        return None
+    from agbom.guardian.signals import GuardianSignals
+
+    try:
+        return GuardianSignals(osv, lock)
+    except InputError as exc:
+        typer.echo(f"agbom: error: {visible(exc.diagnostics())}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _forward_sighup(decisions: Any) -> None:
+    """SIGHUP to ``agbom serve`` reaches the decision process, which reloads."""
+    import signal
+
+    signal.signal(signal.SIGHUP, lambda _n, _f: decisions.process.send_signal(signal.SIGHUP))
+
+
+def _review_config(
+    reviewers_file: Path | None,
+    header: str | None,
+    rules: Path | None,
+    with_default: bool,
+    allowed_origins: list[str],
+    secret_file: Path | None = None,
+) -> Any:
+    """The review page's settings (agbom/review), or None when it is off."""
+    if reviewers_file is None:
+        if header is not None or secret_file is not None:
+            hint = "--reviewer-header" if header is not None else "--ui-secret-file"
+            raise typer.BadParameter("needs --reviewers-file", param_hint=hint)
+        return None
+    from agbom.review.app import ReviewConfig
+    from agbom.review.reviewers import load
+    from agbom.review.secret import load_secrets
+
+    load(reviewers_file)  # one line now for a missing or broken file, not at the first sign-in
+    if secret_file is not None:
+        load_secrets(secret_file)  # the same for the secret file
+    else:
+        typer.echo(
+            "agbom: review page: sessions are signed with a secret of this process only "
+            "(a restart signs reviewers out; replicas need --ui-secret-file)",
+            err=True,
+        )
+    try:
+        return ReviewConfig(
+            reviewers_file.absolute(),
+            identity_header=header,
+            secret_file=None if secret_file is None else secret_file.absolute(),
+            rules_dir=rules,
+            with_default_rules=with_default,
+            allowed_origins=frozenset(o.strip().lower().rstrip("/") for o in allowed_origins),
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--reviewer-header") from None
+
+
+def _telemetry_options(
+    decision_log: Path | None, max_bytes: int, keep: int, otlp_endpoint: str | None
+) -> dict[str, Any]:
+    """The GuardianConfig settings of ``--decision-log*`` and ``--otlp-endpoint``, checked
+    (a usage error for a bad value, one line for a log that cannot be opened)."""
+    if max_bytes < 4096:
+        raise typer.BadParameter("must be at least 4096", param_hint="--decision-log-max-bytes")
+    if keep < 0:
+        raise typer.BadParameter("must be 0 or more", param_hint="--decision-log-keep")
+    settings: dict[str, Any] = {"decision_log_max_bytes": max_bytes, "decision_log_keep": keep}
+    if decision_log is not None:
+        from agbom.telemetry.decision_log import check_log_path
+
+        problem = check_log_path(decision_log)
+        if problem is not None:  # a usage error, like every bad option value (exit 2)
+            raise typer.BadParameter(problem, param_hint="--decision-log")
+        settings["decision_log"] = str(decision_log.absolute())
+    if otlp_endpoint is not None:
+        from agbom.telemetry.otlp import otel_available, traces_url
+
+        try:
+            traces_url(otlp_endpoint)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc).split(": ", 1)[-1], param_hint="--otlp-endpoint")
+        if not otel_available():
+            raise InputError("--otlp-endpoint needs OpenTelemetry: pip install 'agbom[otel]'")
+        settings["otlp_endpoint"] = otlp_endpoint
+    return settings
+
+
+def _front_policy(
+    host: str,
+    port: int,
+    allowed_hosts: list[str],
+    allowed_origins: list[str],
+    *,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
+    read_api_protected: bool,
+) -> Any:
+    """The HTTP front's policy for ``serve``'s options (usage errors for bad ones)."""
+    from agbom.transports.http import FrontPolicy, is_loopback_host
+
+    if not is_loopback_host(host) and not read_api_protected:
+        raise typer.BadParameter(
+            f"{host} is reachable from other machines, and the /v1 read API would answer "
+            "them without a token: give --api-token-file, or --public-read-api to allow it",
+            param_hint="--host",
+        )
+    if header_timeout <= 0 or body_timeout <= 0:
+        raise typer.BadParameter("--header-timeout and --body-timeout must be positive")
+    if max_connections <= 0:
+        raise typer.BadParameter("must be positive", param_hint="--max-connections")
+    for entry in allowed_hosts:
+        if not entry.isascii() or not entry.strip() or any(c in entry for c in " /\t,@"):
+            raise typer.BadParameter(f"not a host name: {entry!r}", param_hint="--allowed-host")
+    for origin in allowed_origins:
+        scheme, sep, rest = origin.partition("://")
+        if scheme not in ("http", "https") or not sep or not rest or "/" in rest.rstrip("/"):
+            raise typer.BadParameter(
+                f"not an origin (scheme://host[:port]): {origin!r}", param_hint="--allowed-origin"
+            )
+    return FrontPolicy.for_address(
+        host,
+        port,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        header_timeout_s=header_timeout,
+        body_timeout_s=body_timeout,
+        max_connections=max_connections,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` to ``app``."""
+    app.command("serve")(serve)
