@@ -220,7 +220,6 @@ def serve(
     ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
-    from agbom.guardian import build_guardian
     from agbom.transports.interface import Limits
 
     mode = choice(mode, ("enforce", "observe"), "--mode")
@@ -252,7 +251,6 @@ def serve(
             max_connections=max_connections,
             read_api_protected=api_token_file is not None or public_read_api,
         )
-    signals = _signals(osv, lock)  # a bad export or lock file: exit 2, before the store opens
     config = guardian_config(
         # Absolute: a decision process (re)started later reads the same files.
         osv_path=None if osv is None else str(osv.absolute()),
@@ -268,10 +266,92 @@ def serve(
         **telemetry,
     )
     limits = Limits(max_body_bytes=max_body_bytes)
+    keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
+    early = None
+    if osv is not None and not stdio and not single_process:
+        # The decision process loads the export itself, which takes seconds (11.5 s for
+        # 100,000 advisories): started now, it loads while this process checks the export,
+        # the store and the keys, instead of after (docs/performance.md, "Start-up").
+        early = _decision_process(
+            db, rules, mode, config, limits, with_default, keys, decision_timeout
+        )
+        early.process.launch()
+    try:
+        _serve(
+            early=early,
+            stdio=stdio,
+            single_process=single_process,
+            osv=osv,
+            lock=lock,
+            db=db,
+            rules=rules,
+            mode=mode,
+            config=config,
+            limits=limits,
+            with_default=with_default,
+            keys=keys,
+            policy=policy,
+            api_token_file=api_token_file,
+            fail_open_hooks=fail_open_hooks,
+            decision_timeout=decision_timeout,
+            review_options=(reviewers_file, reviewer_header, allowed_origins, ui_secret_file),
+            host=host,
+            port=port,
+        )
+    finally:
+        if early is not None:
+            early.process.abandon()  # a no-op once the server has taken it over
+
+
+def _decision_process(
+    db: str,
+    rules: Path | None,
+    mode: str,
+    config: Any,
+    limits: Any,
+    with_default: bool,
+    keys: dict[str, Any],
+    decision_timeout: float,
+) -> Any:
+    """The decision process ``agbom serve`` runs, not started yet."""
+    from agbom.transports.http import ProcessDecisions
+    from agbom.transports.worker import WorkerSpec
+
+    spec = WorkerSpec.of(
+        db, rules, mode=mode, config=config, limits=limits, with_default_rules=with_default, **keys
+    )
+    return ProcessDecisions(spec, limits, deadline_s=decision_timeout)
+
+
+def _serve(
+    *,
+    early: Any,
+    stdio: bool,
+    single_process: bool,
+    osv: Path | None,
+    lock: Path | None,
+    db: str,
+    rules: Path | None,
+    mode: str,
+    config: Any,
+    limits: Any,
+    with_default: bool,
+    keys: dict[str, Any],
+    policy: Any,
+    api_token_file: Path | None,
+    fail_open_hooks: bool,
+    decision_timeout: float,
+    review_options: tuple[Any, ...],
+    host: str,
+    port: int,
+) -> None:
+    from agbom.guardian import build_guardian
+
+    signals = _signals(osv, lock)  # a bad export or lock file: exit 2, before the store opens
+    reviewers_file, reviewer_header, allowed_origins, ui_secret_file = review_options
     review = _review_config(
         reviewers_file, reviewer_header, rules, with_default, allowed_origins, ui_secret_file
     )
-    keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
     loaded = [signals]  # this process's copy; dropped when a decision process loads its own
 
     def factory(transport: str = "http", *, observed: bool = True) -> Any:
@@ -310,7 +390,6 @@ def serve(
         read_token_file,
         serve_http,
     )
-    from agbom.transports.worker import WorkerSpec
 
     token = read_token_file(api_token_file) if api_token_file is not None else None
     decisions: InProcessDecisions | ProcessDecisions
@@ -319,16 +398,9 @@ def serve(
         if signals is not None:
             signals.install_sighup()
     else:
-        spec = WorkerSpec.of(
-            db,
-            rules,
-            mode=mode,
-            config=config,
-            limits=limits,
-            with_default_rules=with_default,
-            **keys,
+        decisions = early or _decision_process(
+            db, rules, mode, config, limits, with_default, keys, decision_timeout
         )
-        decisions = ProcessDecisions(spec, limits, deadline_s=decision_timeout)
         if signals is not None:
             # The decision process loads the export itself (config.osv_path) and reloads it on
             # the SIGHUP this process passes on to it.

@@ -567,6 +567,7 @@ class DecisionProcess:
         self._flush_scheduled = False
         self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._launched: socket.socket | None = None  # see launch()
         self.store_problem: str | None = None
         """Why the decision process's store cannot write now, as it last said; ``None`` if it
         can. Requests are still forwarded meanwhile: they are answered with the store's error
@@ -593,8 +594,27 @@ class DecisionProcess:
             await self.stop()
             raise
 
-    async def _spawn(self) -> None:
-        assert self._loop is not None
+    def launch(self) -> None:
+        """Start the process now, before the event loop runs, so that it builds its Guardian
+        (loading an ``--osv`` export takes seconds) while this process does its own start-up;
+        :meth:`start` then waits for it. :meth:`abandon` stops it if this process gives up
+        first."""
+        if self._launched is None and self._proc is None:
+            self._launched = self._popen()
+
+    def abandon(self) -> None:
+        """Stop a process :meth:`launch` started that :meth:`start` never took over."""
+        launched, self._launched = self._launched, None
+        if launched is None:
+            return
+        launched.close()
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def _popen(self) -> socket.socket:
+        """The process, started; our end of its socket pair."""
         ours, theirs = socket.socketpair()
         try:
             # -P: the working directory (maybe a checkout an agent wrote to) is never put on
@@ -606,8 +626,16 @@ class DecisionProcess:
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
             )
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
+        return ours
+
+    async def _spawn(self) -> None:
+        assert self._loop is not None
+        ours, self._launched = self._launched or self._popen(), None
         self.store_problem = None  # the new process says so first if its store cannot write
         self._ready = self._loop.create_future()
         _, self._link = await self._loop.create_unix_connection(lambda: _Link(self), sock=ours)

@@ -371,3 +371,42 @@ def test_sighup_reloads_the_lock_and_a_bad_one_keeps_the_old(
     assert failed, with_lock.logs()
     assert _snapshot(with_lock, rewritten)["decision"] == "allow"
     assert _snapshot(with_lock, AGBOM)["decision"] == "deny"
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Pids of the processes whose command line contains ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        if text.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_start_that_fails_after_the_decision_process_was_launched_leaves_none_behind(
+    tmp_path: Path,
+) -> None:
+    """With --osv the decision process starts at once, to load the export while the front
+    checks it too; a front that then gives up (here: a token file it cannot read) stops it."""
+    db = tmp_path / "launched.db"  # named in the decision process's command line (its spec)
+    proc = run_cli(
+        "serve",
+        "--port",
+        "0",
+        "--db",
+        str(db),
+        "--osv",
+        str(FIXTURE),
+        "--api-token-file",
+        str(tmp_path / "no-such-token"),
+    )
+    assert isinstance(proc, subprocess.CompletedProcess)
+    assert proc.returncode == 1, proc.stderr  # a file it cannot read: exit 1, one line
+    lines = proc.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "no-such-token" in lines[0], lines
+    assert _processes_naming(str(db)) == []
