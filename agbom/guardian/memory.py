@@ -118,7 +118,10 @@ class SessionMemory:
             held = None
             if session.agbom is not None:
                 findings = session.findings if session.findings_known else None
-                held = HeldInventory(session.agbom, session.agbom_version, session.graph, findings)
+                tools = session.tools_by_name if session.tools_by_name_of is session.agbom else None
+                held = HeldInventory(
+                    session.agbom, session.agbom_version, session.graph, findings, tools
+                )
             kept[session_id] = RestorePoint(session.chain, held)
             if len(kept) > STALE_CHAINS_KEPT:
                 kept.popitem(last=False)

@@ -136,6 +136,7 @@ class HeldInventory:
     version: int
     graph: ComponentGraph | None
     findings: Sequence[Any] | None
+    tools_by_name: dict[str, Any] | None = None  # its tools by name, if indexed
 
 
 @dataclass(slots=True)
@@ -254,6 +255,8 @@ class SessionState:
             session.graph = held.graph
             session.findings = list(held.findings or ())
             session.findings_known = held.findings is not None
+            if held.tools_by_name is not None:
+                session.tools_by_name, session.tools_by_name_of = held.tools_by_name, held.agbom
         elif latest_agbom is not None:
             session.agbom = AgBOM.from_document(latest_agbom["document"], source="stored AgBOM")
             session.agbom_version = int(latest_agbom.get("version", 0))
