@@ -150,3 +150,36 @@ def test_reopen_gives_a_handle_of_its_own(store: Store) -> None:
     finally:
         other.close()
     assert [r.skill_id for r in store.list_skills()] == ["pdf"]
+
+
+def test_a_handle_reads_what_others_appended_since_a_seq(store_factory: Factory) -> None:
+    """What a stale replica reads to catch up: the entries after the last seq it folded."""
+    one, two = store_factory(), store_factory()
+    head = None
+    for n in range(1, 6):
+        head = append(one if n % 2 else two, "s", n, head)
+    since = two.chain_entries("s", after=2)
+    assert [e["seq"] for e in since] == [3, 4, 5]
+    assert since[0]["previous_hash"] == two.chain_entries("s")[1]["entry_hash"]
+    assert [e["n"] for e in since] == [3, 4, 5]
+    assert two.chain_entries("s", after=5) == []
+    assert two.chain_entries("s", after=0) == two.chain_entries("s")
+
+
+def test_the_latest_accepted_agbom_version_number_is_the_same_on_every_handle(
+    store_factory: Factory,
+) -> None:
+    one, two = store_factory(), store_factory()
+    assert two.agbom_version_number("s") == 0
+    document = {"agent_id": "agent-1", "components": []}
+    one.save_agbom_version("s", agent_id="agent-1", document=document, agbom_hash="h1")
+    second = one.save_agbom_version("s", agent_id="agent-1", document=document, agbom_hash="h2")
+    assert two.agbom_version_number("s") == second == 2
+    # A refused version is on the record, but it is not the session's AgBOM.
+    one.save_agbom_version(
+        "s", agent_id="agent-1", document=document, agbom_hash="h3", accepted=False
+    )
+    assert two.agbom_version_number("s") == 2
+    latest = two.agbom_version("s")
+    assert latest is not None and latest["version"] == 2
+    assert two.agbom_version_number("other") == 0
