@@ -22,9 +22,13 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_guardian import envelope  # noqa: E402 - the shared request builder
 
 HELLO = {
     "acs_versions_supported": ["0.1.0"],
@@ -35,24 +39,8 @@ HELLO = {
 TOOL = {"tool": {"name": "read_file", "version": "1.0"}, "arguments": {"path": {"value": "a"}}}
 
 
-def envelope(method: str, payload: Any, session_id: str) -> dict[str, Any]:
-    rid = str(uuid.uuid4())
-    return {
-        "jsonrpc": "2.0",
-        "method": method,
-        "id": rid,
-        "params": {
-            "acs_version": "0.1.0",
-            "request_id": rid,
-            "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            "metadata": {"agent_id": "bench", "session_id": session_id},
-            "payload": payload,
-        },
-    }
-
-
 def timed(guardian: Any, session_id: str) -> float:
-    request = envelope("steps/toolCallRequest", TOOL, session_id)
+    request = envelope("steps/toolCallRequest", TOOL, session_id=session_id)
     started = time.perf_counter()
     answer = guardian.handle(request)
     elapsed = (time.perf_counter() - started) * 1e3
@@ -96,7 +84,7 @@ def main() -> None:
                 ("agbom/snapshot", {"agbom": {"agent": {"id": "bench"}, "components": tools}})
             )
         for method, payload in opening:
-            assert "result" in replicas[0].handle(envelope(method, payload, sid))
+            assert "result" in replicas[0].handle(envelope(method, payload, session_id=sid))
         length = 1
         for target in sorted(args.lengths):
             while length < target:
