@@ -273,9 +273,7 @@ class Guardian(PipelinedCommits, SessionMemory):
             except StoreError as exc:
                 err = _store_failure(exc)
             except Exception as exc:  # noqa: BLE001 - a Guardian answers, it does not crash
-                err = AcsError(
-                    codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}"
-                )
+                err = _internal_error(exc)
             finally:
                 self._request = None
             break
@@ -876,12 +874,17 @@ class Guardian(PipelinedCommits, SessionMemory):
         return response
 
 
+def _internal_error(exc: Exception) -> AcsError:
+    """What a failure nobody answered more precisely is answered with."""
+    return AcsError(codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}")
+
+
 def _store_failure(exc: StoreError) -> AcsError:
     """The answer to a store failure outside a chain append (the handshake's session record, a
     session restored from the store): the store's own words as ``store_unavailable``, as when
     the database is known to be unreachable, not an ``internal_error`` that reads as a bug."""
     if isinstance(exc, ChainConflict | DuplicateRequest):
-        return AcsError(codes.INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}: {exc}")
+        return _internal_error(exc)
     return AcsError(
         codes.INTERNAL_ERROR,
         "store_unavailable",

@@ -105,9 +105,10 @@ class SessionMemory:
         return self._session(session.session_id, agent_id, tenant_id)
 
     def _forget(self, session_id: str, *, stale: bool = False) -> None:
-        """Drop ``session_id`` from memory. ``stale``: because the stored chain moved on
-        (another replica appended to it); what the session was restored from is kept aside
-        for a while, so that restoring it reads only the entries appended since."""
+        """Drop ``session_id`` from memory. ``stale``: because the store refused its append
+        (another replica appended to it, or the commit failed), so its state in memory ran
+        ahead of the store; what it was restored from is kept aside for a while, so that
+        restoring it reads only the entries appended since."""
         session = self._sessions.pop(session_id, None)
         if session is None:
             return

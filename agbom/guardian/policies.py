@@ -279,11 +279,13 @@ class Policies:
         allowed that the findings refuse) nor takes every one for new."""
         if not session.findings_known:
             if session.agbom is not None:
-                graph = session.ensure_graph()
-                context = self._context(session, graph)
-                session.findings = self.g.rules.evaluate(graph, context=context)
+                session.findings = self._evaluate(session, session.ensure_graph())
             session.findings_known = True
         return session.findings
+
+    def _evaluate(self, session: SessionState, graph: ComponentGraph) -> list[Finding]:
+        """Every rule on ``graph``, with what the session's skills were approved with."""
+        return self.g.rules.evaluate(graph, context=self._context(session, graph))
 
     def _context(self, session: SessionState, graph: ComponentGraph | None) -> EvalContext:
         return self.context_for(session.agent_id, session.tenant_id, graph, self.g.store)
@@ -406,7 +408,7 @@ class Policies:
                 raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
             agbom = self._annotate(agbom, self.g.store)
             graph = ComponentGraph(agbom)
-            findings = self.g.rules.evaluate(graph, context=self._context(session, graph))
+            findings = self._evaluate(session, graph)
         pending.agbom, pending.graph, pending.findings = agbom, graph, findings
         pending.change = {"method": "agbom/snapshot"}
         return self._findings_decision(findings, what="this AgBOM")
@@ -441,7 +443,7 @@ class Policies:
             self._pending.undo = undo
         else:
             graph = ComponentGraph(agbom)
-            findings = self.g.rules.evaluate(graph, context=self._context(session, graph))
+            findings = self._evaluate(session, graph)
         pending = self._pending
         assert pending is not None
         pending.agbom, pending.graph, pending.findings, pending.diff = agbom, graph, findings, diff

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agbom.inventory import AgBOM, ComponentGraph
@@ -75,19 +75,14 @@ class ChainFold:
         fold = cls()
         for entry in entries:
             fold._apply(entry)
-            fold.seq += 1
         return fold
 
     def extended(self, entries: Sequence[Mapping[str, Any]]) -> ChainFold | None:
         """A new fold: this one followed by ``entries``, the entries with a greater seq in
         order; ``None`` when they do not continue this chain (a seq skipped, or a first
         ``previous_hash`` that is not this head), and the caller folds the chain afresh."""
-        fold = ChainFold(
-            seq=self.seq,
-            head=self.head,
-            ended=self.ended,
-            deferrals=self.deferrals,
-            turn_id=self.turn_id,
+        fold = replace(
+            self,
             request_ids=self.request_ids.copy(),
             tool_calls=self.tool_calls.copy(),
             registrations=self.registrations.copy(),
@@ -96,11 +91,12 @@ class ChainFold:
             if entry.get("seq") != fold.seq + 1 or entry.get("previous_hash") != fold.head:
                 return None
             fold._apply(entry)
-            fold.seq += 1
         return fold
 
     def _apply(self, entry: Mapping[str, Any]) -> None:
+        """Fold the next entry in."""
         step_type = entry.get("step_type")
+        self.seq += 1
         self.head = entry.get("entry_hash")
         if step_type == "steps/sessionEnd":
             self.ended = True
