@@ -276,27 +276,87 @@ def serve(
             db, rules, mode, config, limits, with_default, keys, decision_timeout
         )
         early.process.launch()
+    from agbom.guardian import build_guardian
+
     try:
-        _serve(
-            early=early,
-            stdio=stdio,
-            single_process=single_process,
-            osv=osv,
-            lock=lock,
-            db=db,
-            rules=rules,
-            mode=mode,
-            config=config,
-            limits=limits,
-            with_default=with_default,
-            keys=keys,
-            policy=policy,
-            api_token_file=api_token_file,
-            fail_open_hooks=fail_open_hooks,
-            decision_timeout=decision_timeout,
-            review_options=(reviewers_file, reviewer_header, allowed_origins, ui_secret_file),
+        signals = _signals(osv, lock)  # a bad export or lock file: exit 2, before the store opens
+        review = _review_config(
+            reviewers_file, reviewer_header, rules, with_default, allowed_origins, ui_secret_file
+        )
+        loaded = [signals]  # this process's copy; dropped when a decision process loads its own
+
+        def factory(transport: str = "http", *, observed: bool = True) -> Any:
+            from dataclasses import replace
+
+            # The check below opens no telemetry: the Guardian that decides does.
+            unobserved = replace(config, decision_log=None, otlp_endpoint=None)
+            return build_guardian(
+                db,
+                rules,
+                mode=mode,
+                config=config if observed else unobserved,
+                transport=transport,
+                with_default_rules=with_default,
+                signals=loaded[0],
+                **keys,
+            )
+
+        if stdio:
+            from agbom.transports.stdio import serve_stdio
+
+            guardian = factory("stdio")
+            if signals is not None:
+                signals.install_sighup()
+            try:
+                _, problem = serve_stdio(guardian, sys.stdin.buffer, sys.stdout.buffer, limits)
+            finally:
+                guardian.store.close()
+            if problem is not None:
+                raise InputError(f"stdin: {problem}")
+            return
+        # Fail fast on a bad store, key file or rule pack before binding.
+        factory(observed=False).store.close()
+        from agbom.transports.http import (
+            InProcessDecisions,
+            ProcessDecisions,
+            read_token_file,
+            serve_http,
+        )
+
+        token = read_token_file(api_token_file) if api_token_file is not None else None
+        decisions: InProcessDecisions | ProcessDecisions
+        if single_process:
+            decisions = InProcessDecisions(factory, limits)
+            if signals is not None:
+                signals.install_sighup()
+        else:
+            decisions = early or _decision_process(
+                db, rules, mode, config, limits, with_default, keys, decision_timeout
+            )
+            if signals is not None:
+                # The decision process loads the export itself (config.osv_path) and reloads it on
+                # the SIGHUP this process passes on to it.
+                loaded[0] = signals = None
+                _forward_sighup(decisions)
+
+        def announce(bound_host: str, bound_port: int) -> None:
+            from agbom.store import redact_location
+
+            shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+            where = redact_location(db)
+            url = f"http://{shown}:{bound_port}/acs"
+            typer.echo(f"agbom: serving ACS on {url} (store {where})", err=True)
+
+        serve_http(
+            decisions,
             host=host,
             port=port,
+            limits=limits,
+            api_token=token,
+            fail_open_hooks=fail_open_hooks,
+            policy=policy,
+            announce=announce,
+            review=review,
         )
     finally:
         if early is not None:
@@ -321,111 +381,6 @@ def _decision_process(
         db, rules, mode=mode, config=config, limits=limits, with_default_rules=with_default, **keys
     )
     return ProcessDecisions(spec, limits, deadline_s=decision_timeout)
-
-
-def _serve(
-    *,
-    early: Any,
-    stdio: bool,
-    single_process: bool,
-    osv: Path | None,
-    lock: Path | None,
-    db: str,
-    rules: Path | None,
-    mode: str,
-    config: Any,
-    limits: Any,
-    with_default: bool,
-    keys: dict[str, Any],
-    policy: Any,
-    api_token_file: Path | None,
-    fail_open_hooks: bool,
-    decision_timeout: float,
-    review_options: tuple[Any, ...],
-    host: str,
-    port: int,
-) -> None:
-    from agbom.guardian import build_guardian
-
-    signals = _signals(osv, lock)  # a bad export or lock file: exit 2, before the store opens
-    reviewers_file, reviewer_header, allowed_origins, ui_secret_file = review_options
-    review = _review_config(
-        reviewers_file, reviewer_header, rules, with_default, allowed_origins, ui_secret_file
-    )
-    loaded = [signals]  # this process's copy; dropped when a decision process loads its own
-
-    def factory(transport: str = "http", *, observed: bool = True) -> Any:
-        from dataclasses import replace
-
-        return build_guardian(
-            db,
-            rules,
-            mode=mode,
-            # The check below opens no telemetry: the Guardian that decides does.
-            config=config if observed else replace(config, decision_log=None, otlp_endpoint=None),
-            transport=transport,
-            with_default_rules=with_default,
-            signals=loaded[0],
-            **keys,
-        )
-
-    if stdio:
-        from agbom.transports.stdio import serve_stdio
-
-        guardian = factory("stdio")
-        if signals is not None:
-            signals.install_sighup()
-        try:
-            _, problem = serve_stdio(guardian, sys.stdin.buffer, sys.stdout.buffer, limits)
-        finally:
-            guardian.store.close()
-        if problem is not None:
-            raise InputError(f"stdin: {problem}")
-        return
-    # Fail fast on a bad store, key file or rule pack before binding.
-    factory(observed=False).store.close()
-    from agbom.transports.http import (
-        InProcessDecisions,
-        ProcessDecisions,
-        read_token_file,
-        serve_http,
-    )
-
-    token = read_token_file(api_token_file) if api_token_file is not None else None
-    decisions: InProcessDecisions | ProcessDecisions
-    if single_process:
-        decisions = InProcessDecisions(factory, limits)
-        if signals is not None:
-            signals.install_sighup()
-    else:
-        decisions = early or _decision_process(
-            db, rules, mode, config, limits, with_default, keys, decision_timeout
-        )
-        if signals is not None:
-            # The decision process loads the export itself (config.osv_path) and reloads it on
-            # the SIGHUP this process passes on to it.
-            loaded[0] = signals = None
-            _forward_sighup(decisions)
-
-    def announce(bound_host: str, bound_port: int) -> None:
-        from agbom.store import redact_location
-
-        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-        where = redact_location(db)
-        url = f"http://{shown}:{bound_port}/acs"
-        typer.echo(f"agbom: serving ACS on {url} (store {where})", err=True)
-
-    serve_http(
-        decisions,
-        host=host,
-        port=port,
-        limits=limits,
-        api_token=token,
-        fail_open_hooks=fail_open_hooks,
-        policy=policy,
-        announce=announce,
-        review=review,
-    )
 
 
 def _signals(osv: Path | None, lock: Path | None) -> Any:
