@@ -29,6 +29,21 @@ def db_option() -> Any:
     )
 
 
+def checked_identifier(value: str, param_hint: str) -> str:
+    """``value`` when it is an acceptable identifier; a usage error (exit 2) naming the
+    invisible or control character otherwise (:mod:`agbom._identifiers`)."""
+    from agbom._identifiers import identifier_problem
+
+    problem = identifier_problem(value)
+    if problem is not None:
+        raise typer.BadParameter(
+            f"{visible(value)!s} {problem}; identifiers may not hold control, line-break, "
+            "bidi or other invisible characters",
+            param_hint=param_hint,
+        )
+    return value
+
+
 def rules_option() -> Any:
     return typer.Option(
         None,

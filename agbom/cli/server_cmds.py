@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import typer
 
-from agbom.cli.common import db_option, write_output
+from agbom.cli.common import checked_identifier, db_option, write_output
 from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import ServerPin, Store, format_timestamp, open_store
@@ -154,6 +154,7 @@ def approve_cmd(
             "give exactly one of --tools-from FILE and --from-session SESSION",
             param_hint="'--tools-from'",
         )
+    checked_identifier(server, "SERVER")
     with open_store(db) as store:
         if tools_from is not None:
             tools, named = _from_file(tools_from)

@@ -19,7 +19,13 @@ from typing import Any
 import orjson
 import typer
 
-from agbom.cli.common import db_option, output_option, read_bytes, write_output
+from agbom.cli.common import (
+    checked_identifier,
+    db_option,
+    output_option,
+    read_bytes,
+    write_output,
+)
 from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import (
@@ -285,6 +291,7 @@ def _decide(
     capabilities: list[str] | None = None,
 ) -> None:
     pair = _parse_digest(digest)
+    checked_identifier(skill_id, "SKILL_ID")
     with open_store(db) as store:
         before = store.get_skill(skill_id, pair)
         record = store.set_status(

@@ -20,6 +20,7 @@ import fastjsonschema
 import orjson
 
 from agbom._canonical import NotCanonicalizable, jcs_bytes, jcs_key_order
+from agbom._identifiers import identifier_problem
 from agbom._schema import compiled_validator, describe_failure
 from agbom.errors import AgbomError
 from agbom.inventory._layout import DocumentLayout
@@ -182,6 +183,12 @@ def _validate_component(raw: Any, location: str) -> tuple[Component | None, list
         return None, [Problem(location, describe_failure(exc))]
     if comp_id == ROOT_ID:
         return None, [Problem(location, f"the id {ROOT_ID!r} is reserved for the agent itself")]
+    for field in ("id", "name"):
+        # An id or name that renders like another one would let a reviewer approve, or an
+        # operator ban, the wrong component.
+        problem = identifier_problem(raw.get(field))
+        if problem is not None:
+            return None, [Problem(f"{location}.{field}", problem)]
     return Component(id=str(comp_id), type=ctype, data=dict(raw)), []
 
 
@@ -209,6 +216,11 @@ def _split_header(document: Mapping[str, Any]) -> tuple[dict[str, Any], list[Pro
     agent = header.get("agent")
     if agent is not None and not isinstance(agent, Mapping):
         problems.append(Problem("agent", "must be an object"))
+    elif agent is not None:
+        for field in ("id", "name"):
+            problem = identifier_problem(agent.get(field))
+            if problem is not None:
+                problems.append(Problem(f"agent.{field}", problem))
     if _too_deep(header):
         problems.append(Problem("document", f"header nested deeper than {MAX_DEPTH} levels"))
     return header, problems

@@ -15,6 +15,7 @@ import fastjsonschema
 
 from agbom._schema import compiled_validator, describe_failure
 from agbom.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, AcsError
+from agbom.protocol.identifiers import check_envelope_identifiers, check_payload_identifiers
 from agbom.protocol.methods import MCP_METHOD, METHODS, MethodSpec
 
 MAX_DEPTH = 64
@@ -75,26 +76,31 @@ def validate_envelope(obj: Any, *, max_depth: int = MAX_DEPTH) -> None:
     problem = _run(compiled_validator(REQUEST_SCHEMA), obj)
     if problem is not None:
         raise AcsError(INVALID_REQUEST, "invalid_envelope", f"invalid request envelope: {problem}")
+    # -32602: the envelope is well formed, but an id in it cannot be shown faithfully.
+    check_envelope_identifiers(obj["params"])
 
 
 def validate_payload(spec: MethodSpec, payload: Any) -> None:
     """Check ``params.payload`` against the method's payload schema.
 
     Raises ``-32602`` / ``invalid_payload``. A method without a payload schema only needs an
-    object. Unknown fields are always accepted, as the specification requires.
+    object. Unknown fields are always accepted, as the specification requires. The
+    agent-chosen ids in it (skills, tools, servers) are then checked: -32602 /
+    ``invalid_identifier`` (:mod:`agbom.protocol.identifiers`).
     """
     if spec.payload_schema is None:
         if not isinstance(payload, Mapping):
             raise AcsError(INVALID_PARAMS, "invalid_payload", "payload must be an object")
-        return
-    problem = _run(compiled_validator(spec.payload_schema), payload)
-    if problem is not None:
-        raise AcsError(
-            INVALID_PARAMS,
-            "invalid_payload",
-            f"invalid {spec.name} payload: {problem}",
-            {"method": spec.name},
-        )
+    else:
+        problem = _run(compiled_validator(spec.payload_schema), payload)
+        if problem is not None:
+            raise AcsError(
+                INVALID_PARAMS,
+                "invalid_payload",
+                f"invalid {spec.name} payload: {problem}",
+                {"method": spec.name},
+            )
+    check_payload_identifiers(spec.name, payload)
 
 
 def validate_response(obj: Any) -> None:

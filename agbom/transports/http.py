@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_plus
 
 import orjson
 from starlette.applications import Starlette
@@ -33,6 +33,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from agbom._identifiers import identifier_problem, invisible_character
 from agbom.adapters.headers import MAX_EVENT_BYTES, RUNTIME_HEADER, TOO_LARGE_CODE, too_large_reason
 from agbom.adapters.interface import HookReply
 from agbom.errors import AgbomError
@@ -61,6 +62,15 @@ JSON = "application/json"
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response(orjson.dumps(data), status_code=status, media_type=JSON, headers=headers)
+
+
+def _bad_identifier(field: str, value: str) -> Response | None:
+    """A 400 for an id that holds control or invisible characters (``None`` when fine): the
+    read API refuses them as the wire does, rather than answer "not found" for a look-alike."""
+    problem = identifier_problem(value)
+    if problem is None:
+        return None
+    return _json({"error": "invalid_identifier", "field": field, "message": problem}, 400)
 
 
 class _Disconnected(Exception):
@@ -428,6 +438,8 @@ def create_app(
         if not authorized(request):
             return unauthorized()
         skill_id = unquote(request.path_params["skill_id"])
+        if (refused := _bad_identifier("skill_id", skill_id)) is not None:
+            return refused
         records = decisions.store.skill_records(skill_id)
         if not records:
             return _json({"error": "not_found", "skill_id": skill_id}, 404)
@@ -439,12 +451,17 @@ def create_app(
         from agbom.store import Digest, StoreError
 
         skill_id = unquote(request.path_params["skill_id"])
+        if (refused := _bad_identifier("skill_id", skill_id)) is not None:
+            return refused
         try:
             digest = Digest.parse(unquote(request.path_params["digest"]))
         except StoreError as exc:
             return _json({"error": "bad_digest", "message": str(exc)}, 400)
         agent_id = request.query_params.get("agent_id")
         tenant_id = request.query_params.get("tenant_id")
+        for name, value in (("agent_id", agent_id), ("tenant_id", tenant_id)):
+            if value is not None and (refused := _bad_identifier(name, value)) is not None:
+                return refused
         verdict = decisions.store.verdict(skill_id, digest, agent_id=agent_id, tenant_id=tenant_id)
         return _json(
             {
@@ -476,6 +493,8 @@ def create_app(
         if not authorized(request):
             return unauthorized()
         session_id = request.path_params["session_id"]
+        if (refused := _bad_identifier("session_id", session_id)) is not None:
+            return refused
         version = request.query_params.get("version")
         fmt = request.query_params.get("format", "canonical")
         if version is not None and not version.isdigit():
@@ -492,6 +511,8 @@ def create_app(
         if not authorized(request):
             return unauthorized()
         agent_id = request.path_params["agent_id"]
+        if (refused := _bad_identifier("agent_id", agent_id)) is not None:
+            return refused
         fmt = request.query_params.get("format", "canonical")
         record = decisions.store.latest_agbom_for_agent(agent_id)
         if record is None:
@@ -528,7 +549,31 @@ def create_app(
             await decisions.stop()
 
     app = Starlette(routes=routes, lifespan=lifespan)
-    return _with_front(app, decisions, limits, policy)
+
+    async def read_api(scope: Any, receive: Any, send: Any) -> None:
+        # starlette's routes never match a path holding a line break (their patterns stop at
+        # one), so such ids would get a bare 404; the read API refuses them as the wire does.
+        if scope["type"] == "http" and scope["path"].startswith("/v1/"):
+            query = unquote_plus(scope.get("query_string", b"").decode("latin-1"))
+            if invisible_character(scope["path"]) or invisible_character(query):
+                request = Request(scope, receive)
+                response = (
+                    unauthorized()
+                    if not authorized(request)
+                    else _json(
+                        {
+                            "error": "invalid_identifier",
+                            "message": "an id in the path or query holds a control, line-break, "
+                            "bidi or other invisible character",
+                        },
+                        400,
+                    )
+                )
+                await response(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return _with_front(read_api, decisions, limits, policy)
 
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
@@ -543,7 +588,7 @@ async def _answer(send: Any, status: int, body: bytes, *, close: bool = False) -
     await send({"type": "http.response.body", "body": body})
 
 
-def _with_front(app: Starlette, decisions: Decisions, limits: Limits, policy: FrontPolicy) -> Any:
+def _with_front(app: Any, decisions: Decisions, limits: Limits, policy: FrontPolicy) -> Any:
     """The front checks for every request, then ``POST /acs`` straight from ASGI; everything
     else goes through starlette.
 
