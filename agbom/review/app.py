@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import re
 import secrets
 import sys
@@ -29,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
+from agbom.display import visible
 from agbom.review import queries
 from agbom.review.auth import (
     LOGIN_COOKIE,
@@ -150,13 +152,26 @@ class _Static:
 def _environment() -> Any:
     import jinja2
 
+    def shown(value: Any) -> Any:
+        # Every value a page shows has its invisible characters written as escapes (a bidi
+        # override in a SKILL.md or a zero-width space in a name would otherwise mislead the
+        # reviewer); line breaks and tabs stay, so file contents keep their lines. Ids go
+        # through the ``id`` filter, which escapes line breaks too.
+        if isinstance(value, str) and not hasattr(value, "__html__") and not value.isprintable():
+            return "".join(
+                c if c.isprintable() or c in " \n\t\r" else visible(c) for c in value
+            )
+        return value
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("agbom.review", "templates"),
         autoescape=True,  # every template, every value; Markup only from svg.render
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=shown,
     )
+    env.filters["id"] = lambda value: visible(value)
     env.filters["q"] = lambda value: quote(str(value), safe="")
     env.filters["ts"] = lambda value: format_timestamp(value) or ""
     return env
@@ -486,9 +501,18 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         action = fields.get("action", "")
         if action not in ACTIONS:
             raise BadInput(400, "the action is approve, deny or revoke")
-        skill_id, digest = pair_from(fields.get("skill_id", ""), fields.get("digest", ""))
+        skill_id = queries.skill_id_from_hex(fields.get("skill_id_hex", ""))
+        if skill_id is None:
+            raise BadInput(400, "the form does not name a skill (skill_id_hex)")
+        skill_id, digest = pair_from(skill_id, fields.get("digest", ""))
         if digest is None:
             raise BadInput(400, "the digest is missing")
+        if not hmac.compare_digest(
+            fields.get("pair_key", ""), queries.pair_key(skill_id, digest)
+        ):
+            # The pair that came back is not the pair the page was rendered for: decide
+            # nothing rather than another registration.
+            raise BadInput(400, "the form's pair key does not match its skill and digest")
         reason = fields.get("reason", "").strip()
         if not reason:
             raise BadInput(400, "a decision needs a reason")

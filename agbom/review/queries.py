@@ -7,6 +7,7 @@ Lists are bounded (a page shows at most :data:`MAX_ROWS` rows and says when it c
 from __future__ import annotations
 
 import difflib
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -129,6 +130,39 @@ class SkillPage:
     changes: Changes | None
     baseline_missing_definition: bool = False
     description: str | None = None  # the skill's description in the registering agent's AgBOM
+
+    @property
+    def form(self) -> DecisionForm:
+        return DecisionForm.of(self.record.skill_id, self.record.digest)
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionForm:
+    """How the decision form names its pair: the id as hex of its UTF-8 bytes (ASCII, which
+    no form encoding rewrites) and a key over the exact pair, which the server recomputes."""
+
+    skill_id_hex: str
+    pair_key: str
+
+    @classmethod
+    def of(cls, skill_id: str, digest: Digest) -> DecisionForm:
+        return cls(skill_id.encode("utf-8", "surrogatepass").hex(), pair_key(skill_id, digest))
+
+
+def pair_key(skill_id: str, digest: Digest) -> str:
+    """SHA-256 over the pair's exact bytes: the id, a NUL (ids hold none), the digest."""
+    material = skill_id.encode("utf-8", "surrogatepass") + b"\0" + str(digest).encode()
+    return hashlib.sha256(material).hexdigest()
+
+
+def skill_id_from_hex(text: str) -> str | None:
+    """The id a form's ``skill_id_hex`` names, or ``None`` when it is not hex of UTF-8."""
+    if not text or len(text) > 4 * 2 * 512:
+        return None
+    try:
+        return bytes.fromhex(text).decode("utf-8")
+    except ValueError:
+        return None
 
 
 def definition_of(store: Store, record: SkillRecord) -> Definition | None:

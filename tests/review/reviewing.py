@@ -162,3 +162,14 @@ def add_reviewer(file: Path, name: str, role: str) -> str:
     token = done.stdout.decode().strip()
     assert token.startswith("agr_") and token not in file.read_text()
     return token
+
+
+def pair_fields(skill_id: str, digest: str) -> dict[str, str]:
+    """The decision form's fields naming ``(skill_id, digest)``: the id as hex of its UTF-8
+    bytes and a SHA-256 key over ``id NUL digest`` (docs/reviewing.md, "The decision form"),
+    computed here independently of the page."""
+    import hashlib
+
+    raw = skill_id.encode("utf-8")
+    key = hashlib.sha256(raw + b"\0" + digest.encode()).hexdigest()
+    return {"skill_id_hex": raw.hex(), "digest": digest, "pair_key": key}

@@ -25,6 +25,7 @@ from tests.review.reviewing import (
     cli_status,
     load,
     need_browser,
+    pair_fields,
     register,
     skill_folder,
     version_of,
@@ -279,8 +280,12 @@ def test_a_cross_site_post_without_the_csrf_token_is_refused(
     sign_in(page, site, "alice")  # the victim is signed in: the browser holds the cookie
     form = (
         f'<form id="f" method="post" action="{site.url}/ui/skill/decide">'
-        '<input name="action" value="approve"><input name="skill_id" value="csrf-target">'
-        f'<input name="digest" value="{version.digest}"><input name="reason" value="pwned">'
+        '<input name="action" value="approve"><input name="reason" value="pwned">'
+        + "".join(
+            f'<input name="{k}" value="{v}">'
+            for k, v in pair_fields("csrf-target", version.digest).items()
+        )
+        +
         '</form><script>document.getElementById("f").submit()</script>'
     )
 
@@ -303,7 +308,7 @@ def test_a_cross_site_post_without_the_csrf_token_is_refused(
         attacker.server_close()
     # A same-origin POST that lacks the token is refused too.
     page.goto(f"{site.url}/ui/queue")
-    fields = {"action": "approve", "skill_id": "csrf-target", "digest": version.digest}
+    fields = {"action": "approve", **pair_fields("csrf-target", version.digest)}
     assert post_form(page, site, {**fields, "reason": "no token"}) == 403
     assert cli_status(site.db, "csrf-target", version.digest)["record"]["status"] == "pending"
 
@@ -320,7 +325,7 @@ def test_a_viewer_cannot_approve(site: Site, page: Any, tmp_path: Path) -> None:
     shot(page, "viewer")
     # Even with the viewer's own valid CSRF token, the server refuses the decision.
     token = page.locator("form[action='/ui/logout'] input[name=csrf]").get_attribute("value")
-    fields = {"action": "approve", "skill_id": "viewer-target", "digest": version.digest}
+    fields = {"action": "approve", **pair_fields("viewer-target", version.digest)}
     assert post_form(page, site, {**fields, "reason": "viewer tries", "csrf": token}) == 403
     assert "viewer and cannot decide" in page.locator("[role=alert]").inner_text()
     assert cli_status(site.db, "viewer-target", version.digest)["record"]["status"] == "pending"
@@ -387,3 +392,45 @@ def test_every_page_is_accessible_and_keyboard_reachable(site: Site, page: Any) 
     page.wait_for_url("**/ui/explain?**")
     check_accessibility(page)
     shot(page, "explain")
+
+
+def test_approve_on_a_look_alike_page_decides_exactly_the_pair_shown(site: Site, page: Any) -> None:
+    """Two registrations whose ids differ only in a line break (a legacy or hostile record:
+    the wire refuses such ids now). The browser's form encoding turns a raw ``\\n`` in a
+    hidden field into ``\\r\\n``, so a form carrying the raw id approved the other pair,
+    with its capabilities. The form names its pair by ASCII hex and a key instead."""
+    from agbom.store import Digest, open_store
+
+    harmless, dangerous = "deploy\nhelper", "deploy\r\nhelper"
+    digest = Digest.parse("sha256:" + "c" * 64)
+    with open_store(str(site.db)) as store:
+        for skill_id, caps in ((harmless, []), (dangerous, ["process.execute", "network.egress"])):
+            store.record_registration(
+                skill_id=skill_id,
+                digest=digest,
+                ref="file:///skills/deploy-helper",
+                declared_capabilities=caps,
+                composition={},
+                provenance=None,
+                agent_id="agent-lookalike",
+                tenant_id=None,
+            )
+    sign_in(page, site, "alice")
+    page.goto(f"{site.url}/ui/skill?id=deploy%0Ahelper&digest={digest}")
+    # The id is shown with its line break escaped, so the two pages do not look alike.
+    assert page.locator("h1 .id").inner_text() == "deploy\\nhelper"
+    page.get_by_label("Reason (kept in the history)").fill("no capabilities: harmless")
+    page.get_by_role("button", name="Approve").click()
+    page.wait_for_load_state()
+    shot(page, "lookalike-approved")
+    status = {
+        sid: cli_status(site.db, sid, str(digest))["record"]["status"]
+        for sid in (harmless, dangerous)
+    }
+    assert status == {harmless: "approved", dangerous: "pending"}, status
+    # A form whose id came back altered is refused, and decides nothing.
+    altered = {**pair_fields(harmless, str(digest)), "skill_id_hex": dangerous.encode().hex()}
+    csrf = page.locator("#decide input[name=csrf]").first.get_attribute("value")
+    sent = {"action": "approve", "reason": "altered", "csrf": csrf or "", **altered}
+    assert post_form(page, site, sent) == 400
+    assert cli_status(site.db, dangerous, str(digest))["record"]["status"] == "pending"

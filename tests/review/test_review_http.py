@@ -14,6 +14,7 @@ from tests.review.reviewing import (
     add_reviewer,
     cli_status,
     load,
+    pair_fields,
     register,
     skill_folder,
     version_of,
@@ -121,8 +122,7 @@ def test_decisions_need_the_token_the_origin_and_the_approver_role(server, tmp_p
     alice, csrf = signed_in(served, tokens["alice"])
     fields = {
         "action": "approve",
-        "skill_id": "http-target",
-        "digest": version.digest,
+        **pair_fields("http-target", version.digest),
         "reason": "ok",
     }
     assert decide(alice, served, **fields).status_code == 403  # no token
@@ -226,8 +226,7 @@ def test_the_page_works_on_postgresql(pg_url: str, tmp_path: Path) -> None:
         assert '<span class="add">+two</span>' in page and "matches the digest" in page
         fields = {
             "action": "approve",
-            "skill_id": "pg-skill",
-            "digest": new.digest,
+            **pair_fields("pg-skill", new.digest),
             "reason": "diff read",
             "csrf": csrf,
         }

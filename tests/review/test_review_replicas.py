@@ -13,7 +13,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.review.reviewing import add_reviewer, cli_status, register, skill_folder, version_of
+from tests.review.reviewing import (
+    add_reviewer,
+    cli_status,
+    pair_fields,
+    register,
+    skill_folder,
+    version_of,
+)
 from tests.transports.served import Served, run_cli
 
 pytestmark = pytest.mark.network
@@ -121,7 +128,7 @@ def test_a_sign_in_on_one_replica_decides_on_another(cluster: Cluster, tmp_path:
     csrf = csrf_of(a, cookie)  # the token in the page replica A rendered
     queue = get(b, "/ui/queue", cookie)
     assert queue.status_code == 200 and "alice" in queue.text and "replica-skill" in queue.text
-    fields = {"action": "approve", "skill_id": "replica-skill", "digest": version.digest}
+    fields = {"action": "approve", **pair_fields("replica-skill", version.digest)}
     assert decide(b, cookie, **fields, reason="read on B").status_code == 403  # no CSRF token
     assert cli_status(a.db, "replica-skill", version.digest)["record"]["status"] == "pending"
     done = decide(b, cookie, **fields, reason="read on B", csrf=csrf)
@@ -154,7 +161,7 @@ def test_another_secret_or_none_refuses_the_cookie(cluster: Cluster) -> None:
         try:
             refused = get(stranger, "/ui/queue", cookie)
             assert refused.status_code == 303 and refused.headers["location"] == "/ui/login"
-            fields = {"action": "revoke", "skill_id": "x", "digest": "sha256:" + "0" * 64}
+            fields = {"action": "revoke", **pair_fields("x", "sha256:" + "0" * 64)}
             answer = decide(stranger, cookie, **fields, reason="no", csrf=csrf)
             assert answer.status_code == 403 and "sign in first" in answer.text
         finally:
