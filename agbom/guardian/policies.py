@@ -673,29 +673,33 @@ class Policies:
             names = [named] if isinstance(named, str) else []
             if not _has_server_approval(self.g.store, servers, names):
                 return Decision.allow()
-        found = self._pins().tools_list_drift(
+        drifts = self._pins().tools_list_drift(
             session.session_id,
             named if isinstance(named, str) else None,
             payload["result"],
             store=self.g.store,
             agbom=session.agbom,
         )
-        if found is None:
+        if not drifts:
             return Decision.allow()
-        server_id, drifted = found
-        current = session.agbom.get(server_id) if session.agbom is not None else None
-        data = dict(current.data) if current is not None else {
-            "id": server_id, "type": "mcp_server", "name": server_id, "tools": [],
-        }  # fmt: skip
         from agbom.guardian.signals import with_drift
 
-        server = Component(
-            id=server_id, type=ComponentType.MCP_SERVER, data=with_drift(data, drifted)
-        )
         graph = session.graph
         context = self._context(session, graph)
-        findings = self.g.rules.evaluate_component(server, graph, context=context)
-        return self._findings_decision(findings, what=f"the tools/list of {server_id}")
+        findings: list[Finding] = []
+        for server_id, drifted in drifts:
+            # One pair, or under a lock that cannot tell whose list it is, each server it
+            # could be (all of them drifted: their later tool calls are judged with it).
+            current = session.agbom.get(server_id) if session.agbom is not None else None
+            data = dict(current.data) if current is not None else {
+                "id": server_id, "type": "mcp_server", "name": server_id, "tools": [],
+            }  # fmt: skip
+            server = Component(
+                id=server_id, type=ComponentType.MCP_SERVER, data=with_drift(data, drifted)
+            )
+            findings.extend(self.g.rules.evaluate_component(server, graph, context=context))
+        whose = drifts[0][0] if len(drifts) == 1 else f"one of {len(drifts)} locked servers"
+        return self._findings_decision(findings, what=f"the tools/list of {whose}")
 
     def _redact(self, method: str, payload: dict[str, Any], decision: Decision) -> Decision:
         pointers = sorted(set(secret_pointers(payload)))

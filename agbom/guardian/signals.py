@@ -241,29 +241,40 @@ class GuardianSignals:
         *,
         store: Store | None = None,
         agbom: AgBOM | None = None,
-    ) -> tuple[str, dict[str, Any]] | None:
-        """The drift a wrapped ``tools/list`` result shows against the lock, as
-        ``(server id, tools_drift)``; ``None`` when it matches, or names no locked server.
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """The drift a wrapped ``tools/list`` result shows against the lock, as ``(server id,
+        tools_drift)`` pairs; empty when it matches, or names no locked server.
 
-        ``server`` is the step's ``metadata.mcp_server`` (a lock server id, else its name);
-        without it a lock of exactly one pinned server is that server. A result that cannot be
-        read as a tool list (no ``tools``, a tool without a name) is drift: it is not the set
-        that was pinned.
+        ``server`` is the step's ``metadata.mcp_server``: a lock server id, else a lock
+        server's name, matched exactly (case-sensitive). Without it a lock of exactly one
+        pinned server is that server. A result the lock cannot attribute (no label under a
+        lock of several pinned servers, a label that matches a lock server's id or name only
+        up to case, a name several servers share) is drift for each server it could be: the
+        near matches, else every pinned one. A result that cannot be read as a tool list (no
+        ``tools``, a tool without a name) is drift: it is not the set that was pinned.
 
-        A server the lock does not pin is looked up in ``store``'s approvals (by that name,
-        and by the id and name of the session ``agbom``'s server it names; without a name,
-        the session's only MCP server): an approved pin is compared exactly as the lock's.
+        A server the lock does not name at all is looked up in ``store``'s approvals (by that
+        name, and by the id and name of the session ``agbom``'s server it names; without a
+        name, the session's only MCP server): an approved pin is compared exactly as the
+        lock's.
         """
         lock = self.lock
-        server_id = _locked_server(lock, server) if lock is not None else None
+        server_id: str | None = None
+        if lock is not None:
+            attributed = _locked_server(lock, server)
+            if isinstance(attributed, _Unattributed):
+                reason: dict[str, Any] = {"detail": attributed.reason}
+                return [(sid, self._remember(session_id, sid, dict(reason)))
+                        for sid in attributed.candidates]  # fmt: skip
+            server_id = attributed
         if server_id is None and store is not None:
             lock, server_id = _approved_server(store, agbom, server)
         if lock is None or server_id is None:
-            return None
+            return []
         entry = lock["servers"][server_id]
         pinned = entry.get("tools")
         if not isinstance(pinned, Mapping):
-            return None
+            return []
         tools = result.get("tools") if isinstance(result, Mapping) else None
         try:
             if not isinstance(tools, list):
@@ -276,18 +287,21 @@ class GuardianSignals:
         else:
             if pin["value"] == pinned.get("value"):
                 self._drifted.pop((session_id, server_id), None)  # back to the pinned set
-                return None
+                return []
             pin["definitions"] = sorted(current, key=lambda t: str(t["name"]))
             changes = _pin_drift(server_id, lock, pin)
             found = {"detail": changes.detail, **changes.tools}
         if isinstance(entry.get(APPROVAL), list):
             found[APPROVAL] = list(entry[APPROVAL])
+        return [(server_id, self._remember(session_id, server_id, found))]
+
+    def _remember(self, session_id: str, server_id: str, found: dict[str, Any]) -> dict[str, Any]:
         key = (session_id, server_id)
         self._drifted[key] = found
         self._drifted.move_to_end(key)
         while len(self._drifted) > MAX_DRIFTED:
             self._drifted.popitem(last=False)
-        return server_id, found
+        return found
 
     def drifted(
         self, session_id: str, server_id: str, store: Store | None = None
@@ -465,18 +479,67 @@ def _exact_drift(agbom: AgBOM, changes: Sequence[Change]) -> AgBOM:
     return marked
 
 
-def _locked_server(lock: Mapping[str, Any], server: str | None) -> str | None:
+class _Unattributed:
+    """A ``tools/list`` result the lock cannot attribute to one server: why, and the lock
+    servers it could belong to (each then judged as drifted)."""
+
+    __slots__ = ("candidates", "reason")
+
+    def __init__(self, reason: str, candidates: Sequence[str]) -> None:
+        self.reason = reason
+        self.candidates = tuple(candidates)
+
+
+MAX_NAMED = 5
+"""Lock servers a reason names at most (a lock may pin hundreds)."""
+
+
+def _listed_ids(ids: Sequence[str]) -> str:
+    shown = ", ".join(repr(i) for i in ids[:MAX_NAMED])
+    return shown + (f" and {len(ids) - MAX_NAMED} more" if len(ids) > MAX_NAMED else "")
+
+
+def _locked_server(lock: Mapping[str, Any], server: str | None) -> str | _Unattributed | None:
+    """The lock server id ``server`` (a ``metadata.mcp_server``) names, exactly and
+    case-sensitively, as an id or else as the name of one server; ``None`` when the lock
+    does not know it; :class:`_Unattributed` when it cannot tell which pinned server it is."""
     servers: Mapping[str, Any] = lock["servers"]
+    pinned = [sid for sid, entry in servers.items() if isinstance(entry.get("tools"), Mapping)]
+    shown = repr(server[:80]) if server is not None else ""
     if server is None:
-        pinned = [sid for sid, entry in servers.items() if isinstance(entry.get("tools"), Mapping)]
-        return pinned[0] if len(pinned) == 1 else None
+        if len(pinned) <= 1:
+            return pinned[0] if pinned else None
+        return _Unattributed(
+            f"a tools/list result that names no server (metadata.mcp_server), under a lock "
+            f"pinning {len(pinned)} servers ({_listed_ids(pinned)}): it cannot be attributed "
+            "to one pin",
+            pinned,
+        )
     if server in servers:
         return server
+    named = [sid for sid, entry in servers.items() if entry.get("name") == server]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        return _Unattributed(
+            f"a tools/list result for {shown}, the name of {len(named)} lock servers "
+            f"({_listed_ids(named)}): it cannot be attributed to one pin; name the server id",
+            named,
+        )
     wanted = server.casefold()
-    named = [
-        sid for sid, entry in servers.items() if str(entry.get("name", "")).casefold() == wanted
+    near = [
+        sid
+        for sid, entry in servers.items()
+        if sid.casefold() == wanted or str(entry.get("name", "")).casefold() == wanted
     ]
-    return named[0] if len(named) == 1 else None
+    if near:
+        return _Unattributed(
+            f"a tools/list result for {shown}, which is no lock server: it differs only in "
+            f"case from {_listed_ids(near)} (server names match exactly), so it cannot be "
+            "attributed to a pin",
+            near,
+        )
+    return None
 
 
 def _pin_drift(server_id: str, lock: Mapping[str, Any], pin: Mapping[str, Any]) -> Change:
