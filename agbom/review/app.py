@@ -174,7 +174,27 @@ def _environment() -> Any:
     env.filters["id"] = lambda value: visible(value)
     env.filters["q"] = lambda value: quote(str(value), safe="")
     env.filters["ts"] = lambda value: format_timestamp(value) or ""
+    env.filters["when"] = when
     return env
+
+
+def when(value: Any) -> Any:
+    """A time as a reader wants it (``2026-12-02 13:05:16 UTC``) in a ``<time>`` element whose
+    ``datetime`` and ``title`` keep the exact ISO 8601 value; text that is no time is shown
+    as it is, escaped."""
+    import markupsafe
+
+    if value is None or value == "":
+        return ""
+    moment: datetime | None = value if isinstance(value, datetime) else None
+    if moment is None:
+        try:
+            moment = parse_timestamp(str(value), what="time")
+        except (StoreError, ValueError, OverflowError):
+            return str(value)
+    exact = format_timestamp(moment) or str(value)
+    readable = moment.strftime("%Y-%m-%d %H:%M:%S UTC")  # parse_timestamp gives UTC
+    return markupsafe.Markup('<time datetime="{0}" title="{0}">{1}</time>').format(exact, readable)
 
 
 def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
@@ -485,16 +505,20 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
 
     def skill(request: Request, who: Any) -> Response:
         skill_id, digest = pair_from(query(request, "id"), query(request, "digest"))
-        data = queries.skill_page(reader(), skill_id, digest)
+        db = reader()
+        data = queries.skill_page(db, skill_id, digest, rules())
         if data is None:
             raise BadInput(404, "no such skill or digest in the store")
-        done = query(request, "done")
+        shown = query(request, "done")
+        done = shown if shown in ("approved", "denied", "revoked") else None
+        following = queries.next_pending(db, (data.record.skill_id, data.record.digest))
         return page(
             request,
             "skill.html",
             who=who,
             p=data,
-            done=done if done in ("approved", "denied", "revoked") else None,
+            done=done,
+            next_pending=following,
         )
 
     def decide(request: Request, who: Any, fields: dict[str, str]) -> Response:
@@ -528,8 +552,15 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         name = who[1].name
         assert len(name) <= MAX_ACTOR
         db = reader()
-        if db.get_skill(skill_id, digest) is None:
+        current = db.get_skill(skill_id, digest)
+        if current is None:
             raise BadInput(404, "no such skill or digest in the store")
+        if action not in queries.TRANSITIONS.get(current.status, ()):
+            # Someone decided it meanwhile, or a form was built by hand: nothing changes.
+            raise BadInput(
+                409,
+                f"a {current.status} registration cannot be {ACTIONS[action]} from this page",
+            )
         db.set_status(
             skill_id,
             digest,

@@ -7,7 +7,9 @@ shapes of it:
 - a string: the SKILL.md text;
 - an object ``{"skill_md": TEXT, "files": [FILE, ...]}`` where each FILE is an entry as
   ``agbom skills digest --format json`` prints it (``path``, ``size``, ``executable``,
-  ``sha256``, and ``symlink``/``target`` for a link).
+  ``sha256``, and ``symlink``/``target`` for a link), optionally with the file's content:
+  ``text`` (the file decoded as UTF-8), or ``binary: true`` / ``oversize: true`` when the
+  sender did not carry a binary or too large file's content.
 
 Anything else is ignored. The body is the agent's word, so the page shows whether it matches
 the digest: a file list is *verified* when the ``agbom-skill-digest`` manifest built from it
@@ -26,6 +28,8 @@ from typing import Any
 MAX_SKILL_MD_CHARS = 256 * 1024
 MAX_FILES = 2000
 MAX_PATH = 1024
+MAX_FILE_TEXT = 256 * 1024  # characters of one file's text kept for the page
+MAX_TEXT_TOTAL = 1024 * 1024  # characters of file text kept per registration, in all
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -36,6 +40,9 @@ class DefinitionFile:
     executable: bool
     sha256: str
     target: str | None = None  # a link's target file
+    text: str | None = None  # the content as text, when the registration carried it
+    binary: bool = False  # the sender marked it binary (no text carried)
+    oversize: bool = False  # its text was over a bound (the sender's or this module's)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -46,7 +53,34 @@ class DefinitionFile:
         }
         if self.target is not None:
             out.update(symlink=True, target=self.target)
+        if self.text is not None:
+            out["text"] = self.text
+        if self.binary:
+            out["binary"] = True
+        if self.oversize:
+            out["oversize"] = True
         return out
+
+    @property
+    def text_matches(self) -> bool | None:
+        """Whether the carried text's UTF-8 bytes hash to the listed SHA-256 (None: no text).
+        A text that does not match is not the file the digest pins."""
+        if self.text is None:
+            return None
+        data = self.text.encode("utf-8", "surrogatepass")
+        return hashlib.sha256(data).hexdigest() == self.sha256
+
+    def without_text(self, *, oversize: bool) -> DefinitionFile:
+        return DefinitionFile(
+            self.path,
+            self.size,
+            self.executable,
+            self.sha256,
+            self.target,
+            None,
+            self.binary,
+            self.oversize or oversize,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +115,30 @@ def _file(raw: Any) -> DefinitionFile | None:
     target = raw.get("target") if raw.get("symlink") is True else None
     if target is not None and (not isinstance(target, str) or not target or len(target) > MAX_PATH):
         return None
-    return DefinitionFile(path, size, executable, sha, target)
+    text = raw.get("text")
+    binary = raw.get("binary") is True
+    oversize = raw.get("oversize") is True
+    if not isinstance(text, str) or binary or target is not None:
+        text = None  # a link's content is its target's entry
+    elif len(text) > MAX_FILE_TEXT:
+        text, oversize = None, True
+    return DefinitionFile(path, size, executable, sha, target, text, binary, oversize)
+
+
+def _bounded_texts(files: list[DefinitionFile]) -> list[DefinitionFile]:
+    """Texts kept in path order until :data:`MAX_TEXT_TOTAL` characters; the rest are kept
+    as entries marked oversize (the list stays whole, so the digest check still holds)."""
+    budget = MAX_TEXT_TOTAL
+    out = []
+    for f in files:
+        text = f.text
+        if text is not None:
+            if len(text) > budget:
+                f = f.without_text(oversize=True)
+            else:
+                budget -= len(text)
+        out.append(f)
+    return out
 
 
 def parse_body(body: Any) -> Definition | None:
@@ -103,9 +160,14 @@ def parse_body(body: Any) -> Definition | None:
             if all(f is not None for f in parsed):
                 unique = {f.path: f for f in parsed if f is not None}
                 if len(unique) == len(parsed):
-                    files = tuple(sorted(unique.values(), key=lambda f: f.path.encode()))
+                    ordered = sorted(unique.values(), key=lambda f: f.path.encode())
+                    files = tuple(_bounded_texts(ordered))
     if not isinstance(skill_md, str) or len(skill_md) > MAX_SKILL_MD_CHARS:
         skill_md = None
+    if skill_md is None and files is not None:
+        listed = next((f for f in files if f.path == "SKILL.md"), None)
+        if listed is not None and listed.text is not None:
+            skill_md = listed.text
     definition = Definition(skill_md, files)
     return None if definition.empty else definition
 
@@ -154,6 +216,13 @@ def verify(definition: Definition, algorithm: str, value: str) -> Verification:
     return Verification(files_match, skill_md_match)
 
 
+def _lean(definition: Definition) -> Definition:
+    files = definition.files
+    if files is not None:
+        files = tuple(f if f.text is None else f.without_text(oversize=True) for f in files)
+    return Definition(definition.skill_md, files)
+
+
 def _verified_files(kept: Mapping[str, Any], algorithm: str, value: str) -> bool:
     parsed = parse_body(kept)
     return parsed is not None and verify(parsed, algorithm, value).files_match is True
@@ -175,7 +244,12 @@ def remember(store: Any, skill_id: str, digest: Any, body: Any) -> None:
     try:
         kept = store.skill_definition(skill_id, digest)
         if kept is None:
-            store.record_definition(skill_id, digest, definition.to_json())
+            try:
+                store.record_definition(skill_id, digest, definition.to_json())
+            except StoreError:
+                # Over the store's bound (texts escape larger in JSON): keep the list and
+                # SKILL.md without the other files' texts rather than nothing.
+                store.record_definition(skill_id, digest, _lean(definition).to_json())
         elif not _verified_files(kept, digest.algorithm, digest.value):
             if verify(definition, digest.algorithm, digest.value).files_match:
                 store.record_definition(skill_id, digest, definition.to_json(), replace=True)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agbom.review.definition import Definition, Verification, parse_body, verify
+from agbom.review.definition import Definition, DefinitionFile, Verification, parse_body, verify
+from agbom.review.evidence import FileView, FindingView, file_views, removed_files, rule_findings
 from agbom.review.svg import Node, render
 from agbom.store.interface import Digest, SkillRecord, SkillStatus, Store, format_timestamp
 
@@ -24,6 +25,14 @@ MAX_DIFF_LINES = 4000
 COMPOSITION_KINDS = ("tools", "mcp_servers", "a2a_peers", "models", "composed_skills")
 QUEUE_SORTS = ("first_seen", "last_seen", "skill_id", "agent")
 QUEUE_STATUSES = ("pending", "approved", "denied", "revoked", "all")
+# What the page offers from each status (the server refuses any other): a pending pair is
+# approved or denied, an approved one revoked, a denied or revoked one approved after all.
+TRANSITIONS: dict[SkillStatus, tuple[str, ...]] = {
+    SkillStatus.PENDING: ("approve", "deny"),
+    SkillStatus.APPROVED: ("revoke",),
+    SkillStatus.DENIED: ("approve",),
+    SkillStatus.REVOKED: ("approve",),
+}
 
 
 def _stamp(value: datetime | None) -> str:
@@ -130,6 +139,14 @@ class SkillPage:
     changes: Changes | None
     baseline_missing_definition: bool = False
     description: str | None = None  # the skill's description in the registering agent's AgBOM
+    files: list[FileView] | None = None  # each file of this digest, with content and diff
+    removed: list[DefinitionFile] = field(default_factory=list)
+    findings: list[FindingView] = field(default_factory=list)
+    rules_loaded: bool = False
+
+    @property
+    def actions(self) -> tuple[str, ...]:
+        return TRANSITIONS.get(self.record.status, ())
 
     @property
     def form(self) -> DecisionForm:
@@ -218,7 +235,11 @@ def _file_changes(old: Definition, new: Definition) -> list[FileChange] | None:
             out.append(FileChange(path, "added", f"{b.size} bytes"))
         elif b is None and a is not None:
             out.append(FileChange(path, "removed", f"{a.size} bytes"))
-        elif a is not None and b is not None and a != b:
+        elif a is not None and b is not None and (a.sha256, a.executable, a.target) != (
+            b.sha256,
+            b.executable,
+            b.target,
+        ):
             what = []
             if a.sha256 != b.sha256:
                 what.append(f"content {a.size} -> {b.size} bytes")
@@ -267,7 +288,9 @@ def changes(store: Store, record: SkillRecord, baseline: SkillRecord) -> tuple[C
     return result, old.empty
 
 
-def skill_page(store: Store, skill_id: str, digest: Digest | None) -> SkillPage | None:
+def skill_page(
+    store: Store, skill_id: str, digest: Digest | None, rules: Any = None
+) -> SkillPage | None:
     records = store.skill_records(skill_id)
     if not records:
         return None
@@ -333,9 +356,33 @@ def skill_page(store: Store, skill_id: str, digest: Digest | None) -> SkillPage 
     description = (components.get(record.skill_id) or {}).get("description")
     page.description = description if isinstance(description, str) else None
     baseline = _baseline(store, record, others)
+    old: Definition | None = None
     if baseline is not None:
         page.changes, page.baseline_missing_definition = changes(store, record, baseline)
+        old = definition_of(store, baseline) or Definition(None, None)
+    latest = (
+        store.latest_agbom_for_agent(record.registered_by_agent)
+        if record.registered_by_agent
+        else None
+    )
+    page.rules_loaded = rules is not None
+    page.findings = rule_findings(record, definition, latest["document"] if latest else None, rules)
+    if definition is not None:
+        page.files = file_views(definition, old, page.findings)
+        page.removed = removed_files(definition, old)
     return page
+
+
+def next_pending(store: Store, after: tuple[str, Digest] | None = None) -> SkillRecord | None:
+    """The oldest pending registration other than ``after`` (the pair just decided)."""
+    waiting = [
+        r
+        for r in store.list_skills(SkillStatus.PENDING)
+        if after is None or (r.skill_id, r.digest) != after
+    ]
+    if not waiting:
+        return None
+    return min(waiting, key=lambda r: (r.first_seen is None, _stamp(r.first_seen), r.skill_id))
 
 
 # -- the fleet -------------------------------------------------------------------------------

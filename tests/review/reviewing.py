@@ -173,3 +173,20 @@ def pair_fields(skill_id: str, digest: str) -> dict[str, str]:
     raw = skill_id.encode("utf-8")
     key = hashlib.sha256(raw + b"\0" + digest.encode()).hexdigest()
     return {"skill_id_hex": raw.hex(), "digest": digest, "pair_key": key}
+
+
+def version_with_texts(skill_id: str, folder: Path) -> SkillVersion:
+    """``version_of`` with each file's content carried as ``text`` (docs/reviewing.md,
+    "What agents send for review"), and ``binary: true`` for a file that is not UTF-8."""
+    version = version_of(skill_id, folder)
+    files = []
+    for entry in version.body["files"]:
+        data = (folder / entry["path"]).read_bytes()
+        try:
+            if b"\0" in data:
+                raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL")
+            files.append({**entry, "text": data.decode("utf-8")})
+        except UnicodeDecodeError:
+            files.append({**entry, "binary": True})
+    version.body = {"files": files}
+    return version

@@ -1,0 +1,296 @@
+"""What a reviewer reads before deciding: each file of the pending digest with its content and
+its diff against the approved digest, and the rule findings for the pending digest, each on
+the file and line it cites.
+
+The files are the ones the registration carried (agbom/review/definition.py). The findings
+come from the same places ``agbom scan`` and the Guardian get theirs: the content checks of
+agbom/scan/content.py run over the carried texts, and the server's rule packs evaluate the
+skill as the Guardian registers it (its declared capabilities and composition, inside the
+registering agent's current AgBOM), so least-privilege, composition and, with ``--osv``
+annotations, vulnerability rules speak here too. Nothing is fetched, and nothing here takes
+part in a decision.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agbom.review.definition import Definition, DefinitionFile
+from agbom.store.interface import SkillRecord
+
+MAX_FINDINGS = 200
+MAX_FILE_DIFF_LINES = 4000
+_ALLOWED_TOOLS = re.compile(r"^allowed-tools\s*:", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class FindingView:
+    rule_id: str
+    severity: str
+    action: str
+    message: str
+    remediation: str | None
+    file: str | None  # the file it cites, None when it cites none
+    line: int | None
+    check: str | None = None  # the content check behind it, for content findings
+
+    @property
+    def anchor(self) -> str | None:
+        if self.file is None:
+            return None
+        return f"{file_anchor(self.file)}-L{self.line or 1}"
+
+
+@dataclass(frozen=True, slots=True)
+class LineView:
+    number: int
+    text: str
+    findings: list[FindingView]
+
+    @property
+    def severity(self) -> str:
+        return self.findings[0].severity if self.findings else ""
+
+
+@dataclass(frozen=True, slots=True)
+class FileView:
+    path: str
+    anchor: str
+    size: int
+    sha256: str
+    executable: bool
+    target: str | None
+    kind: str  # text, binary, oversize, link, not-carried
+    text_matches: bool | None  # the shown text hashes to the listed SHA-256
+    change: str | None  # added, changed, unchanged; None: no approved digest to compare
+    lines: list[LineView] = field(default_factory=list)
+    diff: list[str] | None = None  # a unified diff against the approved digest's text
+    diff_cut: bool = False
+    findings: list[FindingView] = field(default_factory=list)
+
+
+def file_anchor(path: str) -> str:
+    """A stable element id for a file's block: ``file-`` and 16 hex of the path's SHA-256
+    (paths may hold any character; the block also carries ``data-path``)."""
+    return "file-" + hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _kind(f: DefinitionFile) -> str:
+    if f.target is not None:
+        return "link"
+    if f.text is not None:
+        return "text"
+    if f.binary:
+        return "binary"
+    if f.oversize:
+        return "oversize"
+    return "not-carried"
+
+
+def _same(a: DefinitionFile, b: DefinitionFile) -> bool:
+    return (a.sha256, a.executable, a.target) == (b.sha256, b.executable, b.target)
+
+
+def file_views(
+    new: Definition, old: Definition | None, findings: list[FindingView]
+) -> list[FileView] | None:
+    """One view per file of ``new`` (None when it carried no file list), with its findings
+    on their lines; against ``old`` (the approved digest's definition) when there is one."""
+    if new.files is None:
+        return None
+    before = {f.path: f for f in (old.files or ())} if old is not None else None
+    by_file: dict[str, list[FindingView]] = {}
+    for finding in findings:
+        if finding.file is not None:
+            by_file.setdefault(finding.file, []).append(finding)
+    out = []
+    for f in new.files:
+        cited = by_file.get(f.path, [])
+        change: str | None = None
+        diff: list[str] | None = None
+        cut = False
+        if before is not None:
+            prior = before.get(f.path)
+            if prior is None:
+                change = "added"
+            elif _same(prior, f):
+                change = "unchanged"
+            else:
+                change = "changed"
+                if prior.text is not None and f.text is not None:
+                    lines = list(
+                        difflib.unified_diff(
+                            prior.text.splitlines(),
+                            f.text.splitlines(),
+                            fromfile=f"{f.path} (approved)",
+                            tofile=f"{f.path} (pending)",
+                            lineterm="",
+                            n=3,
+                        )
+                    )
+                    cut = len(lines) > MAX_FILE_DIFF_LINES
+                    diff = lines[:MAX_FILE_DIFF_LINES]
+        rows = []
+        if f.text is not None:
+            for number, text in enumerate(f.text.splitlines() or [""], start=1):
+                here = [c for c in cited if (c.line or 1) == number]
+                rows.append(LineView(number, text, here))
+        out.append(
+            FileView(
+                path=f.path,
+                anchor=file_anchor(f.path),
+                size=f.size,
+                sha256=f.sha256,
+                executable=f.executable,
+                target=f.target,
+                kind=_kind(f),
+                text_matches=f.text_matches,
+                change=change,
+                lines=rows,
+                diff=diff,
+                diff_cut=cut,
+                findings=cited,
+            )
+        )
+    return out
+
+
+def removed_files(new: Definition, old: Definition | None) -> list[DefinitionFile]:
+    if old is None or old.files is None or new.files is None:
+        return []
+    kept = {f.path for f in new.files}
+    return [f for f in old.files if f.path not in kept]
+
+
+# -- findings --------------------------------------------------------------------------------
+
+
+def _remediation(finding: Any) -> str | None:
+    value = getattr(finding, "remediation", None)
+    if value is None and isinstance(finding, Mapping):
+        value = finding.get("remediation")
+    return value if isinstance(value, str) and value else None
+
+
+def _view(finding: Any, file: str | None, line: int | None, check: str | None) -> FindingView:
+    return FindingView(
+        rule_id=finding.rule_id,
+        severity=finding.severity.value,
+        action=finding.action.value,
+        message=finding.message,
+        remediation=_remediation(finding),
+        file=file,
+        line=line,
+        check=check,
+    )
+
+
+def content_findings(definition: Definition) -> list[dict[str, Any]]:
+    """The content checks over the carried texts, as ``agbom scan`` records them."""
+    from agbom.scan.content import MAX_FINDINGS as CAP
+    from agbom.scan.content import ContentFinding, check_text, shown
+
+    found: list[ContentFinding] = []
+    for f in definition.files or ():
+        if f.target is not None:
+            found.append(ContentFinding("symlink", f.path, 1, shown(f"{f.path} -> {f.target}")))
+            continue
+        own = f.path.rsplit("/scripts/", 1)[-1] if "/scripts/" in f.path else f.path
+        if f.executable and not (own.startswith("scripts/") or "/scripts/" in f.path):
+            found.append(ContentFinding("executable-outside-scripts", f.path, 1, shown(f.path)))
+        if f.text is not None:
+            found.extend(check_text(f.text, f.path))
+    if definition.files is None and definition.skill_md is not None:
+        found.extend(check_text(definition.skill_md, "SKILL.md"))
+    return [c.to_json() for c in found[:CAP]]
+
+
+def _skill_component(record: SkillRecord, base: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The skill as the Guardian registers it (agbom/guardian/policies.py)."""
+    data: dict[str, Any] = dict(base or {})
+    data.update(
+        id=record.skill_id,
+        type="skill",
+        name=data.get("name") or record.skill_id,
+        description=data.get("description") or "",
+        definition={"ref": record.ref or "", "digest": record.digest.to_wire()},
+        declared_capabilities=list(record.declared_capabilities),
+    )
+    for key in ("tools", "mcp_servers", "a2a_peers", "models", "composed_skills"):
+        items = record.composition.get(key)
+        if isinstance(items, list) and items:
+            data[key] = [str(x) for x in items]
+    data.pop("content_findings", None)
+    return data
+
+
+def _allowed_tools_line(definition: Definition | None) -> int | None:
+    text = definition.skill_md if definition is not None else None
+    if text is None:
+        return None
+    match = _ALLOWED_TOOLS.search(text)
+    return None if match is None else text.count("\n", 0, match.start()) + 1
+
+
+def rule_findings(
+    record: SkillRecord,
+    definition: Definition | None,
+    document: Mapping[str, Any] | None,
+    rules: Any,
+) -> list[FindingView]:
+    """The rule findings for the pending digest, each with the file and line it cites:
+    a content finding's own line, a capability finding at SKILL.md's ``allowed-tools``."""
+    if rules is None:
+        return []
+    from agbom.inventory import AgBOM, Component, ComponentGraph, ComponentType
+
+    components = [c for c in (document or {}).get("components") or [] if isinstance(c, Mapping)]
+    base = next((c for c in components if c.get("id") == record.skill_id), None)
+    skill = _skill_component(record, base)
+    doc = dict(document or {"agent": {"id": record.registered_by_agent or "review"}})
+    doc["components"] = [c for c in components if c.get("id") != record.skill_id] + [skill]
+    try:
+        graph = ComponentGraph(AgBOM.from_document(doc, source="review page"))
+        plain = Component(id=record.skill_id, type=ComponentType.SKILL, data=skill)
+        found = rules.evaluate_component(plain, graph)
+    except Exception:  # noqa: BLE001 - an AgBOM that no longer loads: the skill on its own
+        plain = Component(id=record.skill_id, type=ComponentType.SKILL, data=skill)
+        try:
+            found = rules.evaluate_component(plain)
+        except Exception:  # noqa: BLE001 - rules that cannot run: no findings, said on the page
+            return []
+    out: list[FindingView] = []
+    declared_at = _allowed_tools_line(definition)
+    skill_md = "SKILL.md" if definition is not None and definition.files is not None else None
+    privilege = {
+        str(r.id) for r in rules if str(getattr(r, "kind", "")).endswith("least_privilege")
+    }
+    for f in found:
+        capability = f.rule_id in privilege
+        line = declared_at if capability and declared_at is not None else None
+        out.append(_view(f, skill_md if line is not None else None, line, None))
+    seen = {(v.rule_id, v.message) for v in out}
+    for entry in content_findings(definition) if definition is not None else []:
+        one = Component(
+            id=record.skill_id,
+            type=ComponentType.SKILL,
+            data={**skill, "content_findings": [entry]},
+        )
+        try:
+            extra = rules.evaluate_component(one)
+        except Exception:  # noqa: BLE001
+            continue
+        for f in extra:
+            if (f.rule_id, f.message) in seen and not f.rule_id.startswith("AGB-CONTENT"):
+                continue
+            out.append(_view(f, str(entry["file"]), int(entry["line"]), str(entry["check"])))
+        if len(out) >= MAX_FINDINGS:
+            break
+    rank = {"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
+    out.sort(key=lambda v: (rank.get(v.severity, 5), v.file or "\uffff", v.line or 0, v.rule_id))
+    return out[:MAX_FINDINGS]
