@@ -5,6 +5,7 @@ from __future__ import annotations
 
 CONTENT_CHECKS: tuple[str, ...] = (
     "download-to-shell",
+    "vendor-installer",
     "decode-and-execute",
     "secret-exfiltration",
     "hidden-after-blank-lines",

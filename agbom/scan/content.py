@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agbom.inventory.signals import CONTENT_CHECKS
+from agbom.scan._normalise import Normalised
 
 CHECKS = CONTENT_CHECKS
 MAX_FILE_BYTES = 1024 * 1024  # larger files are not read (listed as unchecked)
@@ -45,27 +46,58 @@ _RUNNER = (
     r"|(?:python[0-9.]*|node|perl|ruby|php)(?:\s+-)?\s*(?=$|[;&|)`'\"])"
     r"|pwsh\b|powershell\b|iex\b|invoke-expression\b)"
 )
+# Quantifiers inside a line are bounded: a hostile 1 MB line cannot make a match quadratic.
+_L = r"[^|\n]{0,400}"
 _DOWNLOAD_TO_SHELL = re.compile(
     # curl URL | sh: something to fetch (a URL, a variable, host/path) must stand between,
     # so that prose such as "never run curl | sh" is not read as doing it.
-    rf"(?i)\b{_FETCH}[^|\n]*(?:://|\$|\w\.\w+/)[^|\n]*\|\s*{_RUNNER}"
+    rf"(?im)\b{_FETCH}{_L}?(?:://|\$|\w\.\w+/){_L}\|\s*{_RUNNER}"
     rf"|(?:^|[\s;&(`'\"])(?:ba|z|k)?sh\s+(?:-\S+\s+)*<\(\s*{_FETCH}"  # bash <(curl URL)
     rf"|(?:^|[\s;&(`'\"])(?:ba|z|k)?sh\s+(?:-\S+\s+)*-c\s+[\"']?\$\(\s*{_FETCH}"  # sh -c "$(curl)"
     rf"|\b(?:iex|invoke-expression)\b\s*\(?\s*\(?\s*(?:{_FETCH}|\(?new-object\s+net\.webclient)"
 )
 _DECODE_AND_EXECUTE = re.compile(
-    r"(?i)\bbase64\s+(?:-d|--decode|-D)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b"
-    r"|\b(?:xxd\s+-r|openssl\s+(?:enc\s+)?-?base64\s+-d)[^|\n]*\|\s*(?:ba|z|k|da)?sh\b"
+    rf"(?im)\bbase64\s+(?:-d|--decode|-D)\b{_L}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b"
+    rf"|\b(?:xxd\s+-r|openssl\s+(?:enc\s+)?-?base64\s+-d){_L}\|\s*(?:ba|z|k|da)?sh\b"
     r"|\b(?:exec|eval)\s*\(\s*(?:__import__\(\s*['\"]base64['\"]\s*\)\.|base64\.|codecs\.decode"
     r"|bytes\.fromhex|zlib\.decompress|marshal\.loads)"
-    r"|\beval\s*\(\s*(?:atob\s*\(|Buffer\.from\s*\([^)]*['\"](?:base64|hex)['\"])"
+    r"|\beval\s*\(\s*(?:atob\s*\(|Buffer\.from\s*\([^)\n]{0,400}['\"](?:base64|hex)['\"])"
     r"|\bnew\s+Function\s*\(\s*(?:atob\s*\(|Buffer\.from\s*\()"
     r"|\s-(?:encodedcommand|enc|e)\s+[A-Za-z0-9+/]{40,}={0,2}(?:\s|$)"  # powershell -Enc
 )
+# A download saved to a file (``curl URL -o F``, ``wget -O F URL``, ``> F``) and decoded
+# data written to one (``base64 -d > F``, ``open(F, "wb").write(base64...)``): group 1 or 2
+# is the file. A later line that runs that file completes the two-step pattern.
+_SAVED = re.compile(
+    r"(?im)\b(?P<fetch>curl|wget|iwr|invoke-webrequest)\b[^\n]{0,400}?"
+    r"(?:\s-o\s*|\s--output(?:=|\s+)|\s-O\s+|\s-outfile\s+|>\s*)[\"']?([\w./~$%{}-]+)"
+    r"|\b(?P<decode>base64\s+(?:-d|--decode|-D)|xxd\s+-r|openssl\s+(?:enc\s+)?-?base64\s+-d)"
+    r"[^\n|]{0,400}?(?:>\s*|\s-o\s+|\s-out\s+)[\"']?([\w./~$%{}-]+)"
+    r"|\bopen\s*\(\s*['\"]([^'\"\n]{1,200})['\"]\s*,\s*['\"]wb?['\"]\s*\)\s*\.write\s*\(\s*"
+    r"(?P<pydecode>base64\.|codecs\.decode|bytes\.fromhex|zlib\.decompress)"
+)
+_RUN_AFTER = 6  # lines after the save in which running the file counts
+# Vendors' documented installers, fetched over HTTPS from the vendor's own address: still
+# reported (what runs was not reviewed), at low severity as `vendor-installer`.
+_VENDOR_INSTALLERS = frozenset(
+    {
+        "get.docker.com",
+        "get.docker.com/",
+        "test.docker.com",
+        "sh.rustup.rs",
+        "astral.sh/uv/install.sh",
+        "install.python-poetry.org",
+        "raw.githubusercontent.com/homebrew/install/head/install.sh",
+        "deno.land/install.sh",
+        "bun.sh/install",
+        "get.pnpm.io/install.sh",
+    }
+)
+_URL = re.compile(r"(?i)\bhttps?://[^\s'\"|;)&>]+")
 # Credential files and whole-environment dumps (a single token in an auth header is the
 # normal use of a token, and not flagged; a token as the request body is).
 _SECRET_SOURCE = re.compile(
-    r"(?i)\.ssh/(?:id_[a-z0-9]+|authorized_keys)\b"
+    r"(?im)\.ssh/(?:id_[a-z0-9]+|authorized_keys)\b"
     r"|\.aws/credentials\b|\.netrc\b|\.git-credentials\b|\.pypirc\b|\.docker/config\.json"
     r"|\.kube/config\b|/etc/shadow\b|(?:^|[\s'\"=/@<])\.env(?:\.local|\.production)?(?![\w.])"
     r"|\bprintenv\b|(?:^|[\s;&(|])env\s*(?:\||>)|\bos\.environ\b(?!\s*(?:\[|\.get\b|\.setdefault\b))"
@@ -73,15 +105,26 @@ _SECRET_SOURCE = re.compile(
     r"|(?:\s-d|\s--data[\w-]*|\s-F\s*\w+=)\s*[\"']?\$\{?[A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD)\b"
 )
 _SEND = re.compile(
-    r"(?i)\bcurl\b[^\n]*(?:\s-d\b|\s--data(?:-binary|-raw|-urlencode)?\b|\s-F\b|\s--form\b"
+    r"(?i)\bcurl\b[^\n]{0,400}(?:\s-d\b|\s--data(?:-binary|-raw|-urlencode)?\b|\s-F\b|\s--form\b"
     r"|\s-T\b|\s--upload-file\b|\s-X\s*(?:POST|PUT)\b)"
-    r"|\bwget\b[^\n]*--post-(?:file|data)\b"
+    r"|\bwget\b[^\n]{0,400}--post-(?:file|data)\b"
     r"|\b(?:requests|httpx|session|client)\.(?:post|put)\s*\("
-    r"|\bfetch\s*\([^)]*method\s*:\s*['\"](?:POST|PUT)"
+    r"|\bfetch\s*\([^)\n]{0,400}method\s*:\s*['\"](?:POST|PUT)"
     r"|\b(?:nc|ncat|netcat)\s+(?:-\S+\s+)*[a-z0-9.-]+\s+\d{2,5}\b"
-    r"|\bscp\s+[^\n]*\s[\w.-]+@[\w.-]+:"
+    r"|\bscp\s+[^\n]{0,400}\s[\w.-]+@[\w.-]+:"
     r"|>\s*/dev/tcp/"
+    # Python's standard library: urlopen(url, data), Request(url, data=...), http.client
+    r"|\burlopen\s*\([^)\n]{0,400}(?:,\s*|data\s*=)\s*[\w(]"
+    r"|\bRequest\s*\([^)\n]{0,400}\bdata\s*="
+    r"|\.request\s*\(\s*['\"](?:POST|PUT)['\"]"
 )
+# Plain prose: "send / upload / post the file to https://... / to name@host / to x.tld".
+_PROSE_SEND = re.compile(
+    r"(?i)\b(?:send|upload|post|transmit|forward|exfiltrate|e-?mail|paste|submit)(?:s|ing)?\b"
+    r"[^.\n]{0,160}?\b(?:to|into)\s+(?:https?://|[\w.+-]+@[\w-]+\.|the\s+(?:server|endpoint"
+    r"|webhook)\b|[\w-]+\.(?:com|net|org|io|dev|app|xyz|site|ru|cn|sh)\b)"
+)
+_ASSIGNED = re.compile(r"(?:export\s+|local\s+|const\s+|let\s+|var\s+)?([A-Za-z_]\w{0,63})\s*=")
 _INVISIBLE = re.compile(
     "[\u200b\u200c\u200d\u2060-\u2064\u180e\u202a-\u202e\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
 )
@@ -96,14 +139,38 @@ _INSTRUCTION_OVERRIDE = re.compile(
 _WHO = r"(?:the\s+|your\s+)?(?:user|human|operator|owner)s?\b(?!['’]s)"
 _HIDE_FROM_USER = re.compile(
     rf"(?i)\b(?:do\s+not|don'?t|never|without)\s+(?:tell|inform|notify|alert)(?:ing)?\s+{_WHO}"
-    # "do not tell the user to ...", "... how to": advice; "of every retry": noise control
-    r"(?!\s+(?:to|how|what|which|name|id|(?:of|about)\s+(?:every|each|all))\b)"
+    # "do not tell the user to ...", "... how to": advice; "of / for every retry": noise control
+    r"(?!\s+(?:to|how|what|which|name|id|(?:of|about|for)\s+(?:every|each|all))\b)"
     rf"|\b(?:do\s+not|don'?t|never|without)\s+let(?:ting)?\s+{_WHO}\s+know\b"
     rf"|\b(?:hide|conceal)\s+(?:[\w-]+\s+){{0,4}}from\s+{_WHO}"
     rf"|\bkeep\s+(?:this|it|them)\s+(?:secret|hidden)\s+from\s+{_WHO}"
     r"|\b(?:the\s+)?user\s+(?:must|should)\s+(?:not|never)\s+(?:know|notice|find\s+out)\b"
 )
-_LINE_CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
+# Teaching text: a warning just before the match ("never run curl URL | sh", "do not send
+# .env to x.com"), or a quoted phrase introduced as an example of an attack ("attackers may
+# write 'ignore previous instructions'"). Both only when they stand in the same sentence.
+_WARNED = re.compile(r"(?i)\b(?:never|don'?t|do\s+not|avoid|must\s+not|should\s+not)\b[^.!?\n]*$")
+_EXAMPLE_CUE = re.compile(
+    r"(?i)\b(?:attackers?|malicious|injections?|phrases?|such\s+as|like|e\.g\.|for\s+example"
+    r"|watch\s+for|beware|look\s+for|detect|flag|refuse|strings?|may\s+(?:write|say|contain))\b"
+)
+_QUOTES = "\"'`“”‘’«»"
+# Literal words each pattern needs, looked for in the lower-cased text first (``in`` on a
+# str is a fast C search): a file holding none of a pattern's words is not matched against it.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "download-to-shell": ("curl", "wget", "fetch", "iwr", "irm", "invoke-", "iex"),
+    "decode-and-execute": ("base64", "xxd", "exec", "eval", "function", "-e"),
+    "saved": ("curl", "wget", "iwr", "invoke-webrequest", "base64", "xxd", "open"),
+    "secret": (".ssh", ".aws", ".netrc", ".git-cred", ".pypirc", ".docker", ".kube", "shadow",
+               ".env", "env", "environ", "token", "secret", "key", "password"),
+    "instruction-override": ("ignore", "disregard", "forget", "override", "bypass", "longer",
+                             "system prompt"),
+    "hide-from-user": ("tell", "inform", "notify", "alert", "let", "hide", "conceal", "keep",
+                       "user"),
+}  # fmt: skip
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_BLANK_RUN = re.compile(rf"(?:^[^\S\n]*\n){{{BLANK_RUN},}}", re.MULTILINE)
+_PHRASES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("download-to-shell", _DOWNLOAD_TO_SHELL),
     ("decode-and-execute", _DECODE_AND_EXECUTE),
     ("instruction-override", _INSTRUCTION_OVERRIDE),
@@ -113,15 +180,28 @@ _LINE_CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 @dataclass(frozen=True, slots=True)
 class ContentFinding:
-    """One check that fired: where (folder-relative file, 1-based line) and what matched."""
+    """One check that fired: where (folder-relative file; 1-based line and column of the
+    match's start, and of its end, exclusive, in code points of the original text) and what
+    matched."""
 
     check: str
     file: str
     line: int
     text: str
+    column: int = 1
+    end_line: int = 0  # 0: the start line
+    end_column: int = 0  # 0: the column after the start
 
     def to_json(self) -> dict[str, Any]:
-        return {"check": self.check, "file": self.file, "line": self.line, "text": self.text}
+        return {
+            "check": self.check,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line or self.line,
+            "end_column": self.end_column or self.column + 1,
+            "text": self.text,
+        }
 
 
 def shown(text: str) -> str:
@@ -143,71 +223,253 @@ def shown(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-# Words one of the line patterns needs: only lines holding one are checked against them (a
-# huge generated file of other text costs one pass of this regex, not six per line).
-_TRIGGER = re.compile(
-    r"curl|wget|fetch|iwr|irm|invoke-|iex|webclient|base64|xxd|openssl|exec|eval|function|-e"
-    r"|ignore|disregard|forget|override|bypass|longer|system|tell|inform|notify|alert|let|hide"
-    r"|conceal|keep|user|requests|httpx|session|client|nc|netcat|scp|/dev/tcp"
-)  # matched against the text with ASCII letters lower-cased (same length, same offsets)
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_BLANK_RUN = re.compile(rf"(?:^[^\S\n]*\n){{{BLANK_RUN},}}", re.MULTILINE)
-
-
 def check_lines(lines: Iterable[str], file: str) -> Iterator[ContentFinding]:
-    """The line checks over one text file given as lines (see :func:`check_text`)."""
+    """The checks over one text file given as lines (see :func:`check_text`)."""
     return check_text("\n".join(lines), file)
 
 
+class _Text:
+    """One file as read (``original``) and as matched (``norm``, same lines after mapping)."""
+
+    def __init__(self, original: str, file: str) -> None:
+        self.original = original
+        self.file = file
+        self.folded = Normalised(original)
+        self.norm = self.folded.text
+        self.lower = self.norm.translate(_ASCII_LOWER)
+        self._starts: list[int] | None = None
+        self.found: list[ContentFinding] = []
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of an original offset."""
+        if self._starts is None:
+            self._starts = [0]
+            self._starts.extend(m.end() for m in re.finditer("\n", self.original))
+        line = bisect.bisect_right(self._starts, offset)
+        return line, offset - self._starts[line - 1] + 1
+
+    def line_bounds(self, offset: int) -> tuple[int, int]:
+        """Start and end (before its newline) of the line of ``offset`` in :attr:`norm`."""
+        begin = self.norm.rfind("\n", 0, offset) + 1
+        end = self.norm.find("\n", offset)
+        return begin, len(self.norm) if end < 0 else end
+
+    def add(self, check: str, start: int, end: int, *, text: str | None = None) -> None:
+        """A finding over ``norm[start:end]``, placed on the original text."""
+        begin = self.folded.origin(start)
+        stop = max(self.folded.origin(end, end=True), begin + 1)
+        line, column = self.position(begin)
+        end_line, end_column = self.position(stop)
+        if text is None:
+            lo = self.original.rfind("\n", 0, begin) + 1
+            hi = self.original.find("\n", stop)
+            hi = len(self.original) if hi < 0 else hi
+            text = self.original[max(lo, begin - 20) : min(hi, stop + 40, lo + MAX_LINE_CHARS)]
+            text = " ⏎ ".join(part.strip() for part in text.splitlines())
+        self.found.append(
+            ContentFinding(check, self.file, line, shown(text), column, end_line, end_column)
+        )
+
+    def needs(self, key: str) -> bool:
+        return any(word in self.lower for word in _NEEDS[key])
+
+
 def check_text(text: str, file: str) -> Iterator[ContentFinding]:
-    """The line checks (patterns, invisible characters, blank runs) over one text file,
-    in line order."""
-    starts = [0]
-    starts.extend(m.end() for m in re.finditer("\n", text))
+    """The text checks (patterns, two-step patterns, invisible characters, blank runs) over
+    one file, in line order. Matching runs on the normalised text (see
+    :mod:`agbom.scan._normalise`); positions are those of the original."""
+    doc = _Text(text, file)
+    _blank_runs(doc)
+    _invisible(doc)
+    norm = doc.norm
+    for check, pattern in _PHRASES:
+        if not doc.needs(check):
+            continue
+        last = -1  # one finding per check and line, as the line-by-line checks gave
+        for match in pattern.finditer(norm):
+            start = match.start()
+            while norm[start] in " \t\n" and start < match.end() - 1:
+                start += 1  # a pattern's leading separator is not part of what it found
+            if start <= last or _teaching(norm, match):
+                continue
+            last = doc.line_bounds(start)[1]
+            name = check
+            if check == "download-to-shell" and _vendor_installer(match.group()):
+                name = "vendor-installer"
+            doc.add(name, start, match.end())
+    if doc.needs("saved"):
+        _saved_then_run(doc)
+    if doc.needs("secret"):
+        _exfiltration(doc)
+    doc.found.sort(key=lambda f: (f.line, CHECKS.index(f.check), f.column))
+    return iter(doc.found)
 
-    def line_at(offset: int) -> int:  # 1-based
-        return bisect.bisect_right(starts, offset)
 
-    def line_text(number: int) -> str:
-        begin = starts[number - 1]
-        end = starts[number] - 1 if number < len(starts) else len(text)
-        return text[begin:end]
-
-    found: list[ContentFinding] = []
+def _blank_runs(doc: _Text) -> None:
+    """Padding: 40 or more blank lines with text after them. The padding is reported (low);
+    what it pushes out of sight is matched by the other checks like any other line."""
+    text = doc.original
     for run in _BLANK_RUN.finditer(text):
-        after = line_at(run.end())
-        if after > len(starts) or not line_text(after).strip():
+        after_end = text.find("\n", run.end())
+        after = text[run.end() : len(text) if after_end < 0 else after_end]
+        if not after.strip():
             continue  # blank lines at the end of the file hide nothing
         blanks = text.count("\n", run.start(), run.end())
-        content = line_text(after)
-        message = f"after {blanks} blank lines from line {line_at(run.start())}: {content}"
-        found.append(ContentFinding("hidden-after-blank-lines", file, after, shown(message)))
+        first, _ = doc.position(run.start())
+        message = f"{blanks} blank lines from line {first} push line {first + blanks} down: "
+        text = message + after[:MAX_LINE_CHARS]
+        doc.add("hidden-after-blank-lines", run.start(), run.end() - 1, text=text)
+
+
+def _invisible(doc: _Text) -> None:
+    text = doc.original
+    last_line = 0
     for invisible in _INVISIBLE.finditer(text):
         if invisible.start() == 0 and text[0] == "\ufeff":
             continue  # a leading byte-order mark
-        number = line_at(invisible.start())
-        if not found or found[-1].check != "invisible-characters" or found[-1].line != number:
-            part = line_text(number)[:MAX_LINE_CHARS]
-            found.append(ContentFinding("invisible-characters", file, number, shown(part)))
-    lowered = text.translate(_ASCII_LOWER)
-    candidates = sorted({line_at(m.start()) for m in _TRIGGER.finditer(lowered)})
-    for number in candidates:
-        part = line_text(number)[:MAX_LINE_CHARS]
-        for check, pattern in _LINE_CHECKS:
-            match = pattern.search(part)
-            if match is not None:
-                found.append(ContentFinding(check, file, number, shown(_around(part, match))))
-        if _SECRET_SOURCE.search(part) is not None and _SEND.search(part) is not None:
-            found.append(ContentFinding("secret-exfiltration", file, number, shown(part)))
-    found.sort(key=lambda f: (f.line, CHECKS.index(f.check)))
-    return iter(found)
+        line, _ = doc.position(invisible.start())
+        if line == last_line:
+            continue
+        last_line = line
+        lo = text.rfind("\n", 0, invisible.start()) + 1
+        hi = text.find("\n", invisible.start())
+        part = text[lo : len(text) if hi < 0 else hi][:MAX_LINE_CHARS]
+        span = invisible.start(), invisible.end()
+        begin, stop = span
+        line, column = doc.position(begin)
+        end_line, end_column = doc.position(stop)
+        doc.found.append(
+            ContentFinding(
+                "invisible-characters", doc.file, line, shown(part), column, end_line, end_column
+            )
+        )
 
 
-def _around(line: str, found: re.Match[str]) -> str:
-    """The match with a little context on each side."""
-    start = max(0, found.start() - 20)
-    end = min(len(line), found.end() + 40)
-    return line[start:end]
+def _teaching(norm: str, match: re.Match[str]) -> bool:
+    """The match is warned against, or quoted as an example, in its sentence."""
+    before = norm[max(0, match.start() - 120) : match.start()]
+    if _WARNED.search(before[-60:]) is not None:
+        return True
+    opening = before.rstrip()[-1:] if before.rstrip() else ""
+    closing = norm[match.end() : match.end() + 3].lstrip()[:1]
+    if opening and opening in _QUOTES and closing and closing in _QUOTES + ".,;:":
+        sentence = re.split(r"[.!?\n]\s", before)[-1]
+        return _EXAMPLE_CUE.search(sentence) is not None
+    return False
+
+
+def _vendor_installer(matched: str) -> bool:
+    urls = _URL.findall(matched)
+    if len(urls) != 1 or not urls[0].lower().startswith("https://"):
+        return False
+    return urls[0][len("https://") :].lower().rstrip("/") in _VENDOR_INSTALLERS or (
+        urls[0][len("https://") :].lower() in _VENDOR_INSTALLERS
+    )
+
+
+def _saved_then_run(doc: _Text) -> None:
+    """``curl URL -o F`` (or decoded data written to F), then F run within a few lines:
+    ``sh F``, ``bash F``, ``chmod +x F && ./F``, ``source F``, ``subprocess.run([F])``."""
+    norm = doc.norm
+    for saved in _SAVED.finditer(norm):
+        name = saved.group(2) or saved.group(4) or saved.group(5)
+        if not name or name.startswith("-") or name in {"/dev/null", "-"}:
+            continue
+        if saved.group("fetch") and saved.group(2) is None:
+            continue
+        base = name.rsplit("/", 1)[-1]
+        if not base or base in {".", ".."}:
+            continue
+        stop = saved.end()
+        for _ in range(_RUN_AFTER):
+            nxt = norm.find("\n", stop + 1)
+            if nxt < 0:
+                stop = len(norm)
+                break
+            stop = nxt
+        ref = rf"(?:[\w./~$%{{}}-]*/)?{re.escape(base)}(?![\w.-])"
+        runs = re.compile(
+            rf"(?im)(?:^|[\s;&|(`'\"])(?:sudo\s+)?(?:(?:ba|z|k|da)?sh|source|\.|python[0-9.]*"
+            rf"|node|perl|ruby|pwsh|powershell)\s+(?:-\S+\s+)*[\"']?{ref}"
+            rf"|(?:^|[;&|(`]|&&|\bthen)\s*(?:sudo\s+)?[\"']?(?:\./|/|~/|\$\w+/)\S*?{ref}"
+            rf"|\b(?:subprocess\.\w+|os\.system|os\.popen|os\.exec\w*|Popen)\s*\([^\n]{{0,200}}?{ref}"
+        )
+        run = runs.search(norm, saved.end(), stop)
+        if run is None:
+            continue
+        check = "decode-and-execute" if saved.group(2) is None else "download-to-shell"
+        if check == "download-to-shell":
+            if _teaching(norm, saved):
+                continue
+            if _vendor_installer(saved.group()):
+                check = "vendor-installer"
+        doc.add(check, saved.start(), saved.end(), text=_two(doc, saved.start(), run.end()))
+
+
+def _two(doc: _Text, start: int, end: int) -> str:
+    """The two parts of a two-step pattern as one line of text."""
+    lo, _ = doc.line_bounds(start)
+    _, hi = doc.line_bounds(max(start, end - 1))
+    original = doc.original[doc.folded.origin(lo) : doc.folded.origin(hi, end=True)]
+    return " ⏎ ".join(part.strip() for part in original.splitlines() if part.strip())
+
+
+def _exfiltration(doc: _Text) -> None:
+    """A credential source and a send on one (logical) line; a source assigned to a
+    variable or written to a file that a send within a few lines uses; or prose asking to
+    send a credential source to an address, within its sentence."""
+    norm = doc.norm
+    last = -1
+    for source in _SECRET_SOURCE.finditer(norm):
+        lo, hi = doc.line_bounds(source.start())
+        if lo <= last:
+            continue  # one finding per line
+        found: tuple[int, int] | None = None
+        send = _SEND.search(norm, lo, hi)
+        if send is not None:
+            found = (lo, hi)
+        if found is None:
+            found = _sent_later(doc, source, lo, hi)
+        if found is None:
+            prose_lo = doc.line_bounds(lo - 1)[0] if lo > 0 else lo
+            prose_hi = doc.line_bounds(hi + 1)[1] if hi < len(norm) else hi
+            for prose in _PROSE_SEND.finditer(norm, prose_lo, prose_hi):
+                near = prose.start() - 200 <= source.start() <= prose.end() + 200
+                if near and not _teaching(norm, prose):
+                    found = (min(prose.start(), source.start()), max(prose.end(), source.end()))
+                    break
+        if found is None:
+            continue
+        last = doc.line_bounds(max(found[0], found[1] - 1))[0]
+        doc.add("secret-exfiltration", found[0], found[1], text=_two(doc, found[0], found[1]))
+
+
+def _sent_later(doc: _Text, source: re.Match[str], lo: int, hi: int) -> tuple[int, int] | None:
+    """A send within a few lines that uses what the source's line assigned or wrote."""
+    norm = doc.norm
+    line = norm[lo:hi]
+    names: list[str] = []
+    assigned = _ASSIGNED.search(line.lstrip())
+    if assigned is not None and assigned.start() == 0:
+        names.append(assigned.group(1))
+    written = re.search(r">\s*[\"']?([\w./~$-]+)", norm[source.end() : hi])
+    if written is not None and not written.group(1).startswith("&"):
+        names.append(written.group(1).rsplit("/", 1)[-1])
+    if not names:
+        return None
+    stop = hi
+    for _ in range(_RUN_AFTER):
+        nxt = norm.find("\n", stop + 1)
+        if nxt < 0:
+            stop = len(norm)
+            break
+        stop = nxt
+    uses = re.compile("|".join(rf"(?<![\w]){re.escape(n)}(?![\w])" for n in names))
+    for send in _SEND.finditer(norm, hi, stop):
+        s_lo, s_hi = doc.line_bounds(send.start())
+        if uses.search(norm, s_lo, s_hi) is not None:
+            return lo, s_hi
+    return None
 
 
 @dataclass(slots=True)
@@ -251,7 +513,7 @@ def check_skill(folder: Path, files: Iterable[Any]) -> ContentReport:
         budget -= len(data)
         text = data.decode("utf-8", errors="replace")
         found.extend(check_text(text, path))
-    found.sort(key=lambda f: (f.file, f.line, CHECKS.index(f.check)))
+    found.sort(key=lambda f: (f.file, f.line, CHECKS.index(f.check), f.column))
     omitted = max(0, len(found) - MAX_FINDINGS)
     return ContentReport(found[:MAX_FINDINGS], unchecked, omitted)
 

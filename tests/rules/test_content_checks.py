@@ -114,7 +114,9 @@ def test_a_leading_byte_order_mark_is_not_hidden_content() -> None:
 def test_blank_runs_below_the_threshold_are_layout() -> None:
     assert list(check_lines(["a", *[""] * 39, "b"], "f")) == []
     (finding,) = check_lines(["a", *[""] * 40, "b"], "f")
-    assert (finding.check, finding.line) == ("hidden-after-blank-lines", 42)
+    # The finding is the padding itself (lines 2-41), and names the line it pushes down.
+    assert (finding.check, finding.line, finding.end_line) == ("hidden-after-blank-lines", 2, 41)
+    assert "push line 42 down: b" in finding.text
 
 
 def test_unknown_content_check_in_a_rule_is_a_load_error(tmp_path: Path) -> None:

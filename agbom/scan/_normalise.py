@@ -1,0 +1,110 @@
+"""Text as the content checks match it: compatibility-folded (NFKC), look-alike letters
+mapped to the Latin letter they imitate, invisible formatting characters dropped, and shell
+line continuations joined. Every offset of the result maps back to the original text, so a
+finding still points at the line and columns a reader sees.
+
+The look-alike table is a small hand-made subset of Unicode's confusables (UTS #39) for the
+Latin letters: the Cyrillic and Greek letters that render like them in common fonts, plus a
+few Latin variants. Fullwidth letters need no entry: NFKC folds them. Combining marks are
+dropped after decomposition, so ``ìgnore`` reads as ``ignore``. No maintained PyPI package
+for UTS #39 skeletons was available here; the table is documented in docs/rules.md.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from functools import lru_cache
+
+# Cyrillic, Greek and Latin letters that look like a Latin letter (lower and upper case).
+_LOOKALIKES = {
+    # Cyrillic
+    "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "ё": "e", "һ": "h", "і": "i",
+    "ї": "i", "ј": "j", "к": "k", "ӏ": "l", "м": "m", "п": "n", "о": "o", "р": "p",
+    "ԛ": "q", "г": "r", "ѕ": "s", "т": "t", "у": "y", "ԝ": "w", "х": "x", "ү": "y",
+    "А": "A", "В": "B", "С": "C", "Е": "E", "Н": "H", "І": "I", "Ј": "J", "К": "K",
+    "М": "M", "О": "O", "Р": "P", "Ѕ": "S", "Т": "T", "Х": "X", "У": "Y", "Ԝ": "W",
+    # Greek
+    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o",
+    "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "γ": "y", "ω": "w",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M",
+    "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+    # Latin variants
+    "ı": "i", "ɡ": "g", "ʟ": "L", "ɩ": "i", "ո": "n", "ս": "u",
+}  # fmt: skip
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_CONTINUATION = re.compile(r"\\\r?\n")  # a shell line continuation
+
+
+@lru_cache(maxsize=4096)
+def _fold(ch: str) -> str:
+    """One character's skeleton: NFKC, combining marks and formatting characters dropped,
+    look-alikes mapped."""
+    if ch in _LOOKALIKES:
+        return _LOOKALIKES[ch]
+    if unicodedata.category(ch) == "Cf":
+        return ""  # zero-width and bidi controls, soft hyphen: shown by their own check
+    folded = unicodedata.normalize("NFKC", ch)
+    out = []
+    for part in unicodedata.normalize("NFKD", folded):
+        if unicodedata.combining(part):
+            continue
+        out.append(_LOOKALIKES.get(part, part))
+    result = "".join(out)
+    if not result.isascii():
+        return folded if len(folded) == 1 else ch  # not a Latin look-alike: kept as written
+    return result
+
+
+class Normalised:
+    """``text`` folded for matching, with :meth:`origin` mapping offsets back."""
+
+    __slots__ = ("_ends", "_shift", "_starts", "text")
+
+    def __init__(self, original: str) -> None:
+        # Length-changing replacements, in order: (start in result, length in result,
+        # offset in the original). Between them the two texts run in step.
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._shift: list[int] = []  # original - result after each replacement
+        if original.isascii():
+            text = original
+        else:
+            pieces: list[str] = []
+            done = 0  # original offset copied so far
+            out = 0  # length of the result so far
+            for run in _NON_ASCII.finditer(original):
+                pieces.append(original[done : run.start()])
+                out += run.start() - done
+                chunk = run.group()
+                folded = [_fold(ch) for ch in chunk]
+                if all(len(f) == 1 for f in folded):
+                    pieces.append("".join(folded))
+                    out += len(chunk)
+                else:
+                    for index, part in enumerate(folded):
+                        pieces.append(part)
+                        if len(part) != 1:
+                            self._starts.append(out)
+                            self._ends.append(out + len(part))
+                            self._shift.append(run.start() + index + 1 - (out + len(part)))
+                        out += len(part)
+                done = run.end()
+            pieces.append(original[done:])
+            text = "".join(pieces)
+        # A continued shell line reads as one line (same length: offsets are kept).
+        self.text = _CONTINUATION.sub(lambda m: " " * len(m.group()), text)
+
+    def origin(self, offset: int, *, end: bool = False) -> int:
+        """The original offset of ``offset`` in :attr:`text` (``end``: an exclusive end)."""
+        if not self._starts:
+            return offset
+        if end and offset > 0:
+            return self.origin(offset - 1) + 1
+        index = bisect.bisect_right(self._starts, offset) - 1
+        if index < 0:
+            return offset
+        if offset < self._ends[index]:  # inside an expansion: its one original character
+            return self._ends[index] + self._shift[index] - 1
+        return offset + self._shift[index]
