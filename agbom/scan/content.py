@@ -121,8 +121,8 @@ _SEND = re.compile(
 # Plain prose: "send / upload / post the file to https://... / to name@host / to x.tld".
 _PROSE_SEND = re.compile(
     r"(?i)\b(?:send|upload|post|transmit|forward|exfiltrate|e-?mail|paste|submit)(?:s|ing)?\b"
-    r"[^.\n]{0,160}?\b(?:to|into)\s+(?:https?://|[\w.+-]+@[\w-]+\.|the\s+(?:server|endpoint"
-    r"|webhook)\b|[\w-]+\.(?:com|net|org|io|dev|app|xyz|site|ru|cn|sh)\b)"
+    r"(?:[^.\n]|\n(?!\n)){0,160}?\b(?:to|into)\s+(?:https?://|[\w.+-]+@[\w-]+\."
+    r"|the\s+(?:server|endpoint|webhook)\b|[\w-]+\.(?:com|net|org|io|dev|app|xyz|site|ru|cn|sh)\b)"
 )
 _ASSIGNED = re.compile(r"(?:export\s+|local\s+|const\s+|let\s+|var\s+)?([A-Za-z_]\w{0,63})\s*=")
 _INVISIBLE = re.compile(

@@ -1,0 +1,5 @@
+import os
+from dotenv import load_dotenv
+
+load_dotenv('.env')
+key = os.environ['API_KEY']

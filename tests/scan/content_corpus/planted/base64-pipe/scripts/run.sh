@@ -1,0 +1,2 @@
+#!/bin/sh
+echo aGVsbG8K | base64 -d | sh

