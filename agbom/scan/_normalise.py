@@ -57,6 +57,21 @@ def _fold(ch: str) -> str:
     return result
 
 
+class _OneForOne(dict[int, str]):
+    """``str.translate`` table: a character's fold when it is one character, else NUL (never
+    in a run of non-ASCII text), computed once per character."""
+
+    def __missing__(self, code: int) -> str:
+        folded = _fold(chr(code))
+        value = folded if len(folded) == 1 else "\0"
+        if len(self) < 65536:
+            self[code] = value
+        return value
+
+
+_ONE_FOR_ONE = _OneForOne()
+
+
 class Normalised:
     """``text`` folded for matching, with :meth:`origin` mapping offsets back."""
 
@@ -78,11 +93,12 @@ class Normalised:
                 pieces.append(original[done : run.start()])
                 out += run.start() - done
                 chunk = run.group()
-                folded = [_fold(ch) for ch in chunk]
-                if all(len(f) == 1 for f in folded):
-                    pieces.append("".join(folded))
+                same_length = chunk.translate(_ONE_FOR_ONE)
+                if "\0" not in same_length:  # every character folds to one: offsets kept
+                    pieces.append(same_length)
                     out += len(chunk)
                 else:
+                    folded = [_fold(ch) for ch in chunk]
                     for index, part in enumerate(folded):
                         pieces.append(part)
                         if len(part) != 1:

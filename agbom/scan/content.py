@@ -48,22 +48,62 @@ _RUNNER = (
 )
 # Quantifiers inside a line are bounded: a hostile 1 MB line cannot make a match quadratic.
 _L = r"[^|\n]{0,400}"
-_DOWNLOAD_TO_SHELL = re.compile(
+# Each check is a few patterns, each run only when the text holds one of its words (see
+# _Text.needs): a pattern that cannot start on a literal costs a pass over the whole text.
+_DOWNLOAD_TO_SHELL: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # curl URL | sh: something to fetch (a URL, a variable, host/path) must stand between,
     # so that prose such as "never run curl | sh" is not read as doing it.
-    rf"(?im)\b{_FETCH}{_L}?(?:://|\$|\w\.\w+/){_L}\|\s*{_RUNNER}"
-    rf"|(?:^|[\s;&(`'\"])(?:ba|z|k)?sh\s+(?:-\S+\s+)*<\(\s*{_FETCH}"  # bash <(curl URL)
-    rf"|(?:^|[\s;&(`'\"])(?:ba|z|k)?sh\s+(?:-\S+\s+)*-c\s+[\"']?\$\(\s*{_FETCH}"  # sh -c "$(curl)"
-    rf"|\b(?:iex|invoke-expression)\b\s*\(?\s*\(?\s*(?:{_FETCH}|\(?new-object\s+net\.webclient)"
+    (
+        re.compile(rf"(?im)\b{_FETCH}{_L}?(?:://|\$|\w\.\w+/){_L}\|\s*{_RUNNER}"),
+        ("curl", "wget", "fetch", "iwr", "irm", "invoke-"),
+    ),
+    (  # bash <(curl URL)
+        re.compile(rf"(?im)(?:^|[\s;&(`'\"])(?:ba|z|k)?sh\s+(?:-\S+\s+)*<\(\s*{_FETCH}"),
+        ("<(",),
+    ),
+    (  # sh -c "$(curl URL)"
+        re.compile(
+            rf"(?im)(?:^|[\s;&(`'\"])(?:ba|z|k)?sh\s+(?:-\S+\s+)*-c\s+[\"']?\$\(\s*{_FETCH}"
+        ),
+        ("$(",),
+    ),
+    (
+        re.compile(
+            rf"(?i)\b(?:iex|invoke-expression)\b\s*\(?\s*\(?\s*"
+            rf"(?:{_FETCH}|\(?new-object\s+net\.webclient)"
+        ),
+        ("iex", "invoke-expression"),
+    ),
 )
-_DECODE_AND_EXECUTE = re.compile(
-    rf"(?im)\bbase64\s+(?:-d|--decode|-D)\b{_L}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b"
-    rf"|\b(?:xxd\s+-r|openssl\s+(?:enc\s+)?-?base64\s+-d){_L}\|\s*(?:ba|z|k|da)?sh\b"
-    r"|\b(?:exec|eval)\s*\(\s*(?:__import__\(\s*['\"]base64['\"]\s*\)\.|base64\.|codecs\.decode"
-    r"|bytes\.fromhex|zlib\.decompress|marshal\.loads)"
-    r"|\beval\s*\(\s*(?:atob\s*\(|Buffer\.from\s*\([^)\n]{0,400}['\"](?:base64|hex)['\"])"
-    r"|\bnew\s+Function\s*\(\s*(?:atob\s*\(|Buffer\.from\s*\()"
-    r"|\s-(?:encodedcommand|enc|e)\s+[A-Za-z0-9+/]{40,}={0,2}(?:\s|$)"  # powershell -Enc
+_DECODE_AND_EXECUTE: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (
+        re.compile(rf"(?im)\bbase64\s+(?:-d|--decode|-D)\b{_L}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b"),
+        ("base64",),
+    ),
+    (
+        re.compile(
+            rf"(?im)\b(?:xxd\s+-r|openssl\s+(?:enc\s+)?-?base64\s+-d){_L}\|\s*(?:ba|z|k|da)?sh\b"
+        ),
+        ("xxd", "openssl"),
+    ),
+    (
+        re.compile(
+            r"(?i)\b(?:exec|eval)\s*\(\s*(?:__import__\(\s*['\"]base64['\"]\s*\)\.|base64\."
+            r"|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads)"
+        ),
+        ("exec", "eval"),
+    ),
+    (
+        re.compile(
+            r"(?i)\beval\s*\(\s*(?:atob\s*\(|Buffer\.from\s*\([^)\n]{0,400}['\"](?:base64|hex)['\"])"
+            r"|\bnew\s+Function\s*\(\s*(?:atob\s*\(|Buffer\.from\s*\()"
+        ),
+        ("atob", "buffer.from"),
+    ),
+    (  # powershell -EncodedCommand
+        re.compile(r"(?im)\s-(?:encodedcommand|enc|e)\s+[A-Za-z0-9+/]{40,}={0,2}(?:\s|$)"),
+        ("-e",),
+    ),
 )
 # A download saved to a file (``curl URL -o F``, ``wget -O F URL``, ``> F``) and decoded
 # data written to one (``base64 -d > F``, ``open(F, "wb").write(base64...)``): group 1 or 2
@@ -158,23 +198,28 @@ _QUOTES = "\"'`“”‘’«»"
 # Literal words each pattern needs, looked for in the lower-cased text first (``in`` on a
 # str is a fast C search): a file holding none of a pattern's words is not matched against it.
 _NEEDS: dict[str, tuple[str, ...]] = {
-    "download-to-shell": ("curl", "wget", "fetch", "iwr", "irm", "invoke-", "iex"),
-    "decode-and-execute": ("base64", "xxd", "exec", "eval", "function", "-e"),
     "saved": ("curl", "wget", "iwr", "invoke-webrequest", "base64", "xxd", "open"),
-    "secret": (".ssh", ".aws", ".netrc", ".git-cred", ".pypirc", ".docker", ".kube", "shadow",
-               ".env", "env", "environ", "token", "secret", "key", "password"),
+    "secret": ("env", "$", ".ssh", ".aws", ".netrc", ".git-cred", ".pypirc", ".docker", ".kube",
+               "shadow"),
     "instruction-override": ("ignore", "disregard", "forget", "override", "bypass", "longer",
-                             "system prompt"),
-    "hide-from-user": ("tell", "inform", "notify", "alert", "let", "hide", "conceal", "keep",
-                       "user"),
+                             "system"),
+    "hide-from-user": ("user", "human", "operator", "owner"),
+    "send": ("curl", "wget", "post", "put", "request", "session", "client", "fetch", "nc",
+             "scp", "/dev/tcp", "urlopen", "send", "upload", "transmit", "forward", "exfiltrate",
+             "mail", "paste", "submit"),
 }  # fmt: skip
+_LONG_LINE = re.compile(rf"(?m)^([^\n]{{{MAX_LINE_CHARS}}})([^\n]+)")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_BLANK_RUN = re.compile(rf"(?:^[^\S\n]*\n){{{BLANK_RUN},}}", re.MULTILINE)
-_PHRASES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("download-to-shell", _DOWNLOAD_TO_SHELL),
-    ("decode-and-execute", _DECODE_AND_EXECUTE),
-    ("instruction-override", _INSTRUCTION_OVERRIDE),
-    ("hide-from-user", _HIDE_FROM_USER),
+# Starting on a literal newline lets the engine skip to candidates instead of trying a line
+# start at every character (the run itself is group 1); a run at the very start is matched
+# by _LEADING_BLANKS.
+_BLANK_RUN = re.compile(rf"\n((?:[^\S\n]*\n){{{BLANK_RUN},}})")
+_LEADING_BLANKS = re.compile(rf"(?:[^\S\n]*\n){{{BLANK_RUN},}}")
+_PHRASES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    *(("download-to-shell", pattern, words) for pattern, words in _DOWNLOAD_TO_SHELL),
+    *(("decode-and-execute", pattern, words) for pattern, words in _DECODE_AND_EXECUTE),
+    ("instruction-override", _INSTRUCTION_OVERRIDE, _NEEDS["instruction-override"]),
+    ("hide-from-user", _HIDE_FROM_USER, _NEEDS["hide-from-user"]),
 )
 
 
@@ -235,9 +280,15 @@ class _Text:
         self.original = original
         self.file = file
         self.folded = Normalised(original)
-        self.norm = self.folded.text
+        norm = self.folded.text
+        if len(norm) > MAX_LINE_CHARS and max(map(len, norm.split("\n"))) > MAX_LINE_CHARS:
+            # A line is checked in its first MAX_LINE_CHARS characters (the rest is blanked,
+            # offsets kept): one hostile line cannot make every pattern scan a megabyte.
+            norm = _LONG_LINE.sub(lambda m: m.group(1) + " " * len(m.group(2)), norm)
+        self.norm = norm
         self.lower = self.norm.translate(_ASCII_LOWER)
         self._starts: list[int] | None = None
+        self._words: dict[str, bool] = {}
         self.found: list[ContentFinding] = []
 
     def position(self, offset: int) -> tuple[int, int]:
@@ -270,8 +321,15 @@ class _Text:
             ContentFinding(check, self.file, line, shown(text), column, end_line, end_column)
         )
 
-    def needs(self, key: str) -> bool:
-        return any(word in self.lower for word in _NEEDS[key])
+    def needs(self, words: tuple[str, ...]) -> bool:
+        """One of ``words`` is in the lower-cased text (each word looked up once)."""
+        seen = self._words
+        for word in words:
+            if word not in seen:
+                seen[word] = word in self.lower
+            if seen[word]:
+                return True
+        return False
 
 
 def check_text(text: str, file: str) -> Iterator[ContentFinding]:
@@ -282,24 +340,26 @@ def check_text(text: str, file: str) -> Iterator[ContentFinding]:
     _blank_runs(doc)
     _invisible(doc)
     norm = doc.norm
-    for check, pattern in _PHRASES:
-        if not doc.needs(check):
+    lines_of: dict[str, set[int]] = {}  # one finding per check and line, as before
+    for check, pattern, words in _PHRASES:
+        if not doc.needs(words):
             continue
-        last = -1  # one finding per check and line, as the line-by-line checks gave
+        seen = lines_of.setdefault(check, set())
         for match in pattern.finditer(norm):
             start = match.start()
             while norm[start] in " \t\n" and start < match.end() - 1:
                 start += 1  # a pattern's leading separator is not part of what it found
-            if start <= last or _teaching(norm, match):
+            line = doc.line_bounds(start)[0]
+            if line in seen or _teaching(norm, match):
                 continue
-            last = doc.line_bounds(start)[1]
+            seen.add(line)
             name = check
             if check == "download-to-shell" and _vendor_installer(match.group()):
                 name = "vendor-installer"
             doc.add(name, start, match.end())
-    if doc.needs("saved"):
+    if doc.needs(_NEEDS["saved"]):
         _saved_then_run(doc)
-    if doc.needs("secret"):
+    if doc.needs(_NEEDS["secret"]) and doc.needs(_NEEDS["send"]):
         _exfiltration(doc)
     doc.found.sort(key=lambda f: (f.line, CHECKS.index(f.check), f.column))
     return iter(doc.found)
@@ -309,16 +369,18 @@ def _blank_runs(doc: _Text) -> None:
     """Padding: 40 or more blank lines with text after them. The padding is reported (low);
     what it pushes out of sight is matched by the other checks like any other line."""
     text = doc.original
-    for run in _BLANK_RUN.finditer(text):
-        after_end = text.find("\n", run.end())
-        after = text[run.end() : len(text) if after_end < 0 else after_end]
+    leading = _LEADING_BLANKS.match(text)
+    runs = [(leading.start(), leading.end())] if leading is not None else []
+    runs += [m.span(1) for m in _BLANK_RUN.finditer(text, leading.end() if leading else 0)]
+    for start, end in runs:
+        after_end = text.find("\n", end)
+        after = text[end : len(text) if after_end < 0 else after_end]
         if not after.strip():
             continue  # blank lines at the end of the file hide nothing
-        blanks = text.count("\n", run.start(), run.end())
-        first, _ = doc.position(run.start())
+        blanks = text.count("\n", start, end)
+        first, _ = doc.position(start)
         message = f"{blanks} blank lines from line {first} push line {first + blanks} down: "
-        text = message + after[:MAX_LINE_CHARS]
-        doc.add("hidden-after-blank-lines", run.start(), run.end() - 1, text=text)
+        doc.add("hidden-after-blank-lines", start, end - 1, text=message + after[:MAX_LINE_CHARS])
 
 
 def _invisible(doc: _Text) -> None:
@@ -417,46 +479,46 @@ def _two(doc: _Text, start: int, end: int) -> str:
 def _exfiltration(doc: _Text) -> None:
     """A credential source and a send on one (logical) line; a source assigned to a
     variable or written to a file that a send within a few lines uses; or prose asking to
-    send a credential source to an address, within its sentence."""
+    send a credential source to an address, within its sentence. The sends and the prose
+    requests are found once per file, each source then looks them up by offset."""
     norm = doc.norm
-    last = -1
+    sends = [m.start() for m in _SEND.finditer(norm)]
+    prose = [m.span() for m in _PROSE_SEND.finditer(norm)]
+    prose_starts = [start for start, _ in prose]
+    if not sends and not prose:
+        return
+    covered = -1  # the end of the last finding: one finding per line
     for source in _SECRET_SOURCE.finditer(norm):
+        if source.start() <= covered:
+            continue
         lo, hi = doc.line_bounds(source.start())
-        if lo <= last:
-            continue  # one finding per line
         found: tuple[int, int] | None = None
-        send = _SEND.search(norm, lo, hi)
-        if send is not None:
+        index = bisect.bisect_left(sends, lo)
+        if index < len(sends) and sends[index] < hi:
             found = (lo, hi)
-        if found is None:
-            found = _sent_later(doc, source, lo, hi)
-        if found is None:
-            prose_lo = doc.line_bounds(lo - 1)[0] if lo > 0 else lo
-            prose_hi = doc.line_bounds(hi + 1)[1] if hi < len(norm) else hi
-            for prose in _PROSE_SEND.finditer(norm, prose_lo, prose_hi):
-                near = prose.start() - 200 <= source.start() <= prose.end() + 200
-                if near and not _teaching(norm, prose):
-                    found = (min(prose.start(), source.start()), max(prose.end(), source.end()))
-                    break
+        if found is None and index < len(sends):
+            found = _sent_later(doc, source, lo, hi, sends[index:])
+        if found is None and prose:
+            # prose wraps: the request may stand on the line before or after the source
+            near = bisect.bisect_left(prose_starts, source.start() - 360)
+            for start, end in prose[near : near + 8]:
+                if start - 200 <= source.start() <= end + 200:
+                    match = _PROSE_SEND.match(norm, start)
+                    if match is not None and not _teaching(norm, match):
+                        found = (min(start, source.start()), max(end, source.end()))
+                        break
         if found is None:
             continue
-        last = doc.line_bounds(max(found[0], found[1] - 1))[0]
+        covered = doc.line_bounds(max(found[0], found[1] - 1))[1]
         doc.add("secret-exfiltration", found[0], found[1], text=_two(doc, found[0], found[1]))
 
 
-def _sent_later(doc: _Text, source: re.Match[str], lo: int, hi: int) -> tuple[int, int] | None:
-    """A send within a few lines that uses what the source's line assigned or wrote."""
+def _sent_later(
+    doc: _Text, source: re.Match[str], lo: int, hi: int, sends: list[int]
+) -> tuple[int, int] | None:
+    """A send within a few lines that uses what the source's line assigned or wrote
+    (``sends``: the offsets of the sends after the line, in order)."""
     norm = doc.norm
-    line = norm[lo:hi]
-    names: list[str] = []
-    assigned = _ASSIGNED.search(line.lstrip())
-    if assigned is not None and assigned.start() == 0:
-        names.append(assigned.group(1))
-    written = re.search(r">\s*[\"']?([\w./~$-]+)", norm[source.end() : hi])
-    if written is not None and not written.group(1).startswith("&"):
-        names.append(written.group(1).rsplit("/", 1)[-1])
-    if not names:
-        return None
     stop = hi
     for _ in range(_RUN_AFTER):
         nxt = norm.find("\n", stop + 1)
@@ -464,9 +526,23 @@ def _sent_later(doc: _Text, source: re.Match[str], lo: int, hi: int) -> tuple[in
             stop = len(norm)
             break
         stop = nxt
+    if sends[0] >= stop:
+        return None
+    names: list[str] = []
+    assigned = _ASSIGNED.match(norm[lo:hi].lstrip())
+    if assigned is not None:
+        names.append(assigned.group(1))
+    written = re.search(r">\s*[\"']?([\w./~$-]+)", norm[source.end() : hi])
+    if written is not None:
+        names.append(written.group(1).rsplit("/", 1)[-1])
+    names = [n for n in names if n]
+    if not names:
+        return None
     uses = re.compile("|".join(rf"(?<![\w]){re.escape(n)}(?![\w])" for n in names))
-    for send in _SEND.finditer(norm, hi, stop):
-        s_lo, s_hi = doc.line_bounds(send.start())
+    for send in sends:
+        if send >= stop:
+            break
+        s_lo, s_hi = doc.line_bounds(send)
         if uses.search(norm, s_lo, s_hi) is not None:
             return lo, s_hi
     return None
