@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -406,11 +407,51 @@ def _sarif(
         files = scanner_files.get((finding.rule_id, component_id, finding.message))
         if finding.pack == "scan" and files:
             places = tuple(p for p in places if p.path in files) or places
-        return places
+        return _content_places(result, finding, component_id, places) or places
 
     return render_findings(
         findings, "sarif", source_uri=source_uri, rules=infos, locate=locate, root=root
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _MatchSpan:
+    """A content match: it may run over a line break (``end_line``)."""
+
+    line: int
+    column: int
+    end_column: int
+    end_line: int
+
+
+def _content_places(
+    result: ScanResult, finding: Finding, component_id: str, places: Sequence[Any]
+) -> list[Any]:
+    """For a finding about a skill's content checks: the match of each content finding its
+    message cites (``file:line check:``), as a place in that file of the skill's folder."""
+    component = result.agbom.get(component_id)
+    entries = component.get("content_findings") if component is not None else None
+    if not entries or not places or not places[0].path.endswith("SKILL.md"):
+        return []
+    from agbom.scan.interface import SourceLocation
+
+    shown_dir = places[0].path[: -len("SKILL.md")]
+    real_dir = places[0].file[: -len("SKILL.md")]
+    out = []
+    for entry in entries:
+        if f"{entry.get('file')}:{entry.get('line')} {entry.get('check')}:" not in finding.message:
+            continue
+        line = int(entry.get("line") or 1)
+        column = int(entry.get("column") or 1)
+        span = _MatchSpan(
+            line,
+            column,
+            int(entry.get("end_column") or column + 1),
+            max(int(entry.get("end_line") or line), line),
+        )
+        file = str(entry.get("file"))
+        out.append(SourceLocation(shown_dir + file, real_dir + file, span))  # type: ignore[arg-type]
+    return out
 
 
 def _warm(exporter: Any) -> Callable[[], object] | None:

@@ -306,11 +306,13 @@ class _Artifacts:
 def _region(span: SpanLike) -> dict[str, int]:
     line = max(int(span.line), 1)
     column = max(int(span.column), 1)
+    end_line = max(int(getattr(span, "end_line", line)), line)  # a match over a line break
+    end_column = int(span.end_column)
     return {
         "startLine": line,
         "startColumn": column,
-        "endLine": line,
-        "endColumn": max(int(span.end_column), column + 1),
+        "endLine": end_line,
+        "endColumn": max(end_column, column + 1) if end_line == line else max(end_column, 1),
     }
 
 

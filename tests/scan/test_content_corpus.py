@@ -125,3 +125,38 @@ def test_columns_are_those_of_the_original_text(line: str) -> None:
     word = line.split(": ")[-1]  # the phrase as written, from its first letter
     assert span == word
     assert finding.to_json()["column"] == finding.column
+
+
+def test_sarif_regions_are_the_matches(tmp_path: Path) -> None:
+    import json
+
+    from cli_process import run_agbom
+
+    proc = run_agbom("scan", str(CORPUS / "planted"), "-f", "sarif", cwd=CORPUS.parents[2])
+    assert proc.returncode in (0, 1), proc.stderr
+    (run,) = json.loads(proc.stdout)["runs"]
+    regions: dict[tuple[str, str], str] = {}
+    for result in run["results"]:
+        if not result["ruleId"].startswith("AGB-CONTENT-"):
+            continue
+        physical = result["locations"][0]["physicalLocation"]
+        uri, region = physical["artifactLocation"]["uri"], physical["region"]
+        lines = (CORPUS.parents[2] / uri).read_text(encoding="utf-8").split("\n")
+        first, last = region["startLine"] - 1, region["endLine"] - 1
+        assert 0 <= first <= last < len(lines), (uri, region)
+        if first == last:
+            text = lines[first][region["startColumn"] - 1 : region["endColumn"] - 1]
+        else:
+            text = "\n".join(
+                [lines[first][region["startColumn"] - 1 :], *lines[first + 1 : last],
+                 lines[last][: region["endColumn"] - 1]]
+            )  # fmt: skip
+        regions[(uri.split("/planted/")[1].split("/")[0], result["ruleId"])] = text
+    assert regions[("cyrillic-ignore", "AGB-CONTENT-005")] == "іgnore all previous instructions"
+    assert regions[("override-across-lines", "AGB-CONTENT-005")] == (
+        "ignore all\nprevious instructions"
+    )
+    assert regions[("download-pipe", "AGB-CONTENT-001")].startswith("curl -fsSL https://")
+    assert regions[("invisible-tag", "AGB-CONTENT-004")] == "\U000e0041"
+    assert set(regions[("padding-then-override", "AGB-CONTENT-008")]) == {"\n"}
+    assert len({name for name, _ in regions}) == len(list((CORPUS / "planted").iterdir()))
