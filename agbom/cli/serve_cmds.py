@@ -346,6 +346,9 @@ def serve(
             where = redact_location(db)
             url = f"http://{shown}:{bound_port}/acs"
             typer.echo(f"agbom: serving ACS on {url} (store {where})", err=True)
+            if review is not None:
+                page = f"http://{shown}:{bound_port}/ui/"
+                typer.echo(f"agbom: review page on {page}", err=True)
 
         serve_http(
             decisions,

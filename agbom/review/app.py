@@ -197,6 +197,15 @@ def when(value: Any) -> Any:
     return markupsafe.Markup('<time datetime="{0}" title="{0}">{1}</time>').format(exact, readable)
 
 
+def root_redirect() -> BaseRoute:
+    """``GET /`` of a server whose page is on: a redirect to the page (``/ui/``)."""
+
+    def to_page(request: Request) -> Response:
+        return RedirectResponse("/ui/", status_code=303)
+
+    return Route("/", to_page, methods=["GET"])
+
+
 def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
     """The ``/ui`` routes, reading and deciding through ``store()``."""
     env = _environment()

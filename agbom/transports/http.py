@@ -531,9 +531,10 @@ def create_app(
         Route("/v1/agents/{agent_id}/agbom", agent_agbom, methods=["GET"]),
     ]
     if review is not None:
-        from agbom.review.app import review_mount
+        from agbom.review.app import review_mount, root_redirect
 
         routes.append(review_mount(lambda: decisions.store, review))
+        routes.append(root_redirect())  # GET / leads to the page
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

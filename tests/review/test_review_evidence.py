@@ -197,10 +197,25 @@ def test_buttons_follow_the_status_and_next_pending_follows_a_decision(
     assert cli_status(site.db, "queue-two", two.digest)["record"]["status"] == "denied"
 
 
-def test_times_are_readable_and_the_layout_holds_at_800_px(site: Site, page: Any) -> None:
+def test_times_are_readable_and_the_layout_holds_at_800_px(
+    site: Site, page: Any, tmp_path: Path
+) -> None:
+    name = "a-rather-long-skill-name-for-the-release-pipeline"
+    version = version_with_texts(
+        name, skill_folder(tmp_path / "s", {"SKILL.md": f"---\nname: {name}\n---\nHi.\n"})
+    )
+    register(
+        site.url,
+        version,
+        agent_id="agent-with-a-long-name-in-the-platform-fleet",
+        capabilities=["process.execute", "network.egress", "fs.read", "fs.write"],
+        tools=["fs-read"],
+        agbom=copy.deepcopy(SAMPLE_AGBOM),
+    )
     sign_in(page, site, "alice")
     page.set_viewport_size({"width": 800, "height": 900})
-    for path in ("/ui/queue?status=all", "/ui/fleet", "/ui/decisions"):
+    skill = f"/ui/skill?id={name}&digest={version.digest}"
+    for path in ("/ui/queue?status=all", "/ui/fleet", "/ui/decisions", skill):
         page.goto(f"{site.url}{path}")
         times = page.locator("main time")
         assert times.count() > 0, path

@@ -177,8 +177,21 @@ def test_the_page_is_off_without_a_reviewers_file(tmp_path: Path) -> None:
     try:
         assert httpx.get(f"{served.url}/ui/queue", timeout=30).status_code == 404
         assert httpx.get(f"{served.url}/ui/login", timeout=30).status_code == 404
+        assert httpx.get(f"{served.url}/", timeout=30).status_code == 404
+        assert "review page" not in served.logs()
     finally:
         served.stop()
+
+
+def test_serve_prints_the_page_url_and_root_leads_there(server) -> None:
+    served, _ = server
+    assert f"agbom: review page on {served.url}/ui/" in served.logs()
+    root = httpx.get(f"{served.url}/", timeout=30)
+    assert root.status_code == 303 and root.headers["location"] == "/ui/"
+    # Followed, it ends on the sign-in form of the page.
+    landed = httpx.get(f"{served.url}/", timeout=30, follow_redirects=True)
+    assert landed.status_code == 200 and str(landed.url) == f"{served.url}/ui/login"
+    assert 'name="token"' in landed.text
 
 
 def test_a_proxy_header_without_the_file_or_a_missing_file_is_one_line(tmp_path: Path) -> None:
