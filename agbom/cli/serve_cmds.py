@@ -283,6 +283,8 @@ def serve(
         review = _review_config(
             reviewers_file, reviewer_header, rules, with_default, allowed_origins, ui_secret_file
         )
+        if review is not None and osv is not None:
+            review.osv_path = osv.absolute()  # the page's findings name known vulnerabilities
         loaded = [signals]  # this process's copy; dropped when a decision process loads its own
 
         def factory(transport: str = "http", *, observed: bool = True) -> Any:

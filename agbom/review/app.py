@@ -101,6 +101,7 @@ class ReviewConfig:
     rules_dir: Path | None = None
     with_default_rules: bool = True
     allowed_origins: frozenset[str] = field(default_factory=frozenset)
+    osv_path: Path | None = None  # serve --osv: the skill page's findings include advisories
 
     def __post_init__(self) -> None:
         if self.identity_header is not None:
@@ -227,6 +228,27 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             except Exception:  # noqa: BLE001 - the page still shows the entry without rules
                 rules_cache.append(None)
         return rules_cache[0]
+
+    osv_cache: list[Any] = []
+
+    def advisories() -> Any:
+        # Loaded on the first skill page (an export takes seconds), again when the file
+        # changes; a failed load shows no advisories rather than an error page.
+        if config.osv_path is None:
+            return None
+        try:
+            stamp = config.osv_path.stat().st_mtime_ns
+        except OSError:
+            stamp = None
+        if not osv_cache or osv_cache[0] != stamp:
+            from agbom.advisories.live import LiveAdvisories
+
+            try:
+                live: Any = LiveAdvisories(config.osv_path)
+            except Exception:  # noqa: BLE001 - a broken export: the Guardian reports it
+                live = osv_cache[1] if osv_cache else None
+            osv_cache[:] = [stamp, live]
+        return osv_cache[1]
 
     def own_origin(request: Request) -> str:
         host = request.headers.get("host", "")
@@ -515,7 +537,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
     def skill(request: Request, who: Any) -> Response:
         skill_id, digest = pair_from(query(request, "id"), query(request, "digest"))
         db = reader()
-        data = queries.skill_page(db, skill_id, digest, rules())
+        data = queries.skill_page(db, skill_id, digest, rules(), advisories())
         if data is None:
             raise BadInput(404, "no such skill or digest in the store")
         shown = query(request, "done")

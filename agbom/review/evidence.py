@@ -229,6 +229,39 @@ def _skill_component(record: SkillRecord, base: Mapping[str, Any] | None) -> dic
     return data
 
 
+def package_pins(definition: Definition | None) -> dict[str, tuple[str, int]]:
+    """The exact pins the carried ``requirements*.txt`` and ``package.json`` texts declare
+    (as ``agbom scan`` reads them, agbom/scan/skill_packages.py), each with its file and
+    line: purl -> (path, line)."""
+    import orjson
+
+    from agbom.scan import skill_packages
+
+    found: dict[str, tuple[str, int]] = {}
+    for f in (definition.files or ()) if definition is not None else ():
+        rel, text = f.path, f.text
+        if text is None or rel.count("/") > 1 or ("/" in rel and not rel.startswith("scripts/")):
+            continue
+        name = rel.rsplit("/", 1)[-1]
+        lines = text.splitlines()
+        if name.startswith("requirements") and name.endswith(".txt"):
+            for number, line in enumerate(lines, start=1):
+                for purl in skill_packages._pypi([line]):
+                    found.setdefault(purl, (rel, number))
+        elif name == "package.json":
+            try:
+                purls = skill_packages._npm(orjson.loads(text))
+            except orjson.JSONDecodeError:
+                continue
+            for purl in purls:
+                bare = purl.split("@")[0].rsplit("/", 1)[-1]
+                number = next((i for i, x in enumerate(lines, 1) if f'"{bare}"' in x), 1)
+                found.setdefault(purl, (rel, number))
+        if len(found) >= 200:
+            break
+    return found
+
+
 def _allowed_tools_line(definition: Definition | None) -> int | None:
     text = definition.skill_md if definition is not None else None
     if text is None:
@@ -242,9 +275,12 @@ def rule_findings(
     definition: Definition | None,
     document: Mapping[str, Any] | None,
     rules: Any,
+    advisories: Any = None,
 ) -> list[FindingView]:
     """The rule findings for the pending digest, each with the file and line it cites:
-    a content finding's own line, a capability finding at SKILL.md's ``allowed-tools``."""
+    a content finding's own line, a capability finding at SKILL.md's ``allowed-tools``, a
+    vulnerability at the pin of the package it names. ``advisories`` (the ``--osv``
+    database, :class:`agbom.advisories.live.LiveAdvisories`) annotates the components."""
     if rules is None:
         return []
     from agbom.inventory import AgBOM, Component, ComponentGraph, ComponentType
@@ -252,14 +288,20 @@ def rule_findings(
     components = [c for c in (document or {}).get("components") or [] if isinstance(c, Mapping)]
     base = next((c for c in components if c.get("id") == record.skill_id), None)
     skill = _skill_component(record, base)
+    pins = package_pins(definition)
+    if pins:
+        skill["packages"] = sorted(pins)
     doc = dict(document or {"agent": {"id": record.registered_by_agent or "review"}})
     doc["components"] = [c for c in components if c.get("id") != record.skill_id] + [skill]
+    plain = Component(id=record.skill_id, type=ComponentType.SKILL, data=skill)
     try:
-        graph = ComponentGraph(AgBOM.from_document(doc, source="review page"))
-        plain = Component(id=record.skill_id, type=ComponentType.SKILL, data=skill)
-        found = rules.evaluate_component(plain, graph)
+        agbom = AgBOM.from_document(doc, source="review page")
+        if advisories is not None:
+            agbom = advisories.annotate(agbom)
+        plain = agbom.get(record.skill_id) or plain
+        skill = dict(plain.data)
+        found = rules.evaluate_component(plain, ComponentGraph(agbom))
     except Exception:  # noqa: BLE001 - an AgBOM that no longer loads: the skill on its own
-        plain = Component(id=record.skill_id, type=ComponentType.SKILL, data=skill)
         try:
             found = rules.evaluate_component(plain)
         except Exception:  # noqa: BLE001 - rules that cannot run: no findings, said on the page
@@ -271,9 +313,16 @@ def rule_findings(
         str(r.id) for r in rules if str(getattr(r, "kind", "")).endswith("least_privilege")
     }
     for f in found:
-        capability = f.rule_id in privilege
-        line = declared_at if capability and declared_at is not None else None
-        out.append(_view(f, skill_md if line is not None else None, line, None))
+        if f.rule_id in privilege and declared_at is not None:
+            out.append(_view(f, skill_md, declared_at, None))
+            continue
+        said = f"{f.message} {f.explanation}"
+        pin = next((where for purl, where in pins.items() if purl in said), None)
+        if pin is None:
+            pin = next(
+                (w for p, w in pins.items() if p.split("@")[0].rsplit("/", 1)[-1] in said), None
+            )
+        out.append(_view(f, pin[0] if pin else None, pin[1] if pin else None, None))
     seen = {(v.rule_id, v.message) for v in out}
     for entry in content_findings(definition) if definition is not None else []:
         one = Component(

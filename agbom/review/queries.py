@@ -289,7 +289,7 @@ def changes(store: Store, record: SkillRecord, baseline: SkillRecord) -> tuple[C
 
 
 def skill_page(
-    store: Store, skill_id: str, digest: Digest | None, rules: Any = None
+    store: Store, skill_id: str, digest: Digest | None, rules: Any = None, advisories: Any = None
 ) -> SkillPage | None:
     records = store.skill_records(skill_id)
     if not records:
@@ -366,7 +366,9 @@ def skill_page(
         else None
     )
     page.rules_loaded = rules is not None
-    page.findings = rule_findings(record, definition, latest["document"] if latest else None, rules)
+    page.findings = rule_findings(
+        record, definition, latest["document"] if latest else None, rules, advisories
+    )
     if definition is not None:
         page.files = file_views(definition, old, page.findings)
         page.removed = removed_files(definition, old)

@@ -234,3 +234,39 @@ def test_times_are_readable_and_the_layout_holds_at_800_px(
         assert layout["main"]["top"] >= layout["header"]["bottom"] - 1, (path, layout)
         assert layout["header"]["right"] <= 800, (path, layout)
         shot(page, "w800-" + path.strip("/").split("?")[0].replace("/", "-"))
+
+
+def test_with_osv_a_pinned_package_with_an_advisory_is_a_finding_on_its_line(
+    tmp_path: Path,
+) -> None:
+    from tests.review.reviewing import add_reviewer
+    from tests.review.test_review_http import signed_in
+    from tests.transports.served import Served
+
+    fixture = Path(__file__).parents[1] / "advisories" / "fixtures" / "osv"
+    reviewers = tmp_path / "reviewers.json"
+    token = add_reviewer(reviewers, "alice", "approver")
+    served = Served(
+        db=tmp_path / "agbom.db",
+        log=tmp_path / "serve.log",
+        extra=["--reviewers-file", str(reviewers), "--osv", str(fixture)],
+    ).start()
+    try:
+        files = {
+            "SKILL.md": "---\nname: fetcher\ndescription: Fetches.\n---\nRun scripts/f.py.\n",
+            "requirements.txt": "# pinned\nmcp-server-fetch==0.2\n",
+        }
+        version = version_with_texts("fetcher", skill_folder(tmp_path / "s", files))
+        register(served.url, version, agent_id="agent-osv", capabilities=[])
+        client, _ = signed_in(served, token)
+        html = client.get("/ui/skill", params={"id": "fetcher", "digest": version.digest})
+        client.close()
+        assert html.status_code == 200
+        row = re.search(r'<tr class="finding[^"]*"[^>]*data-rule="AGB-VULN-\d+"[^>]*>', html.text)
+        assert row is not None, html.text[:3000]
+        assert 'data-path="requirements.txt"' in row.group() and 'data-line="2"' in row.group()
+        line = f'id="{anchor("requirements.txt")}-L2"'
+        marked = re.search(line + r'[^>]*>(?:(?!<span class="line).)*', html.text, re.S)
+        assert marked is not None and 'data-rule="AGB-VULN-' in marked.group()
+    finally:
+        served.stop()
