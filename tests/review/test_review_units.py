@@ -314,3 +314,81 @@ def test_the_graph_escapes_every_label() -> None:
     assert svg.count("<rect") == 3 and svg.count("<line") == 3
     many = [Node(str(i), str(i), "tool") for i in range(300)]
     assert render(many, [], title="big") is None
+
+
+def test_file_texts_are_bounded_and_checked_against_their_hashes(tmp_path: Path) -> None:
+    import hashlib
+
+    from agbom.review.definition import MAX_FILE_TEXT, MAX_TEXT_TOTAL
+
+    def entry(path: str, text: str, **extra: object) -> dict[str, object]:
+        data = text.encode()
+        sha = hashlib.sha256(data).hexdigest()
+        return {"path": path, "size": len(data), "executable": False, "sha256": sha,
+                "text": text, **extra}  # fmt: skip
+
+    big = "y" * (MAX_FILE_TEXT + 1)
+    lied = {**entry("b.txt", "real"), "text": "shown instead"}
+    fill = ["z" * (MAX_FILE_TEXT - 1)] * (MAX_TEXT_TOTAL // MAX_FILE_TEXT + 1)
+    body = {
+        "files": [
+            entry("SKILL.md", "---\nname: s\n---\n"),
+            entry("a.txt", big),
+            lied,
+            entry("c.bin", "", binary=True),
+            *(entry(f"f{i}.txt", t) for i, t in enumerate(fill)),
+        ]
+    }
+    definition = parse_body(body)
+    assert definition is not None and definition.files is not None
+    files = {f.path: f for f in definition.files}
+    assert definition.skill_md == "---\nname: s\n---\n"  # the SKILL.md entry's text
+    assert files["a.txt"].text is None and files["a.txt"].oversize
+    assert files["b.txt"].text == "shown instead" and files["b.txt"].text_matches is False
+    assert files["SKILL.md"].text_matches is True
+    assert files["c.bin"].binary and files["c.bin"].text is None
+    kept = [f for f in definition.files if f.path.startswith("f") and f.text is not None]
+    dropped = [f for f in definition.files if f.path.startswith("f") and f.text is None]
+    assert sum(len(f.text or "") for f in definition.files) <= MAX_TEXT_TOTAL
+    assert kept and dropped and all(f.oversize for f in dropped)
+    assert len(definition.files) == len(body["files"])  # the list stays whole
+
+
+def test_a_finding_with_a_remediation_shows_it(tmp_path: Path) -> None:
+    from agbom.review.evidence import rule_findings
+    from agbom.rules import load_rules
+    from agbom.store import Digest, open_store
+
+    rules = load_rules(None, with_default=True)
+    with open_store(str(tmp_path / "agbom.db")) as store:
+        record = store.record_registration(
+            skill_id="s",
+            digest=Digest.parse("sha256:" + "a" * 64),
+            ref=None,
+            declared_capabilities=["process.execute"],
+            composition={},
+            provenance=None,
+            agent_id="agent-1",
+            tenant_id=None,
+        )
+    plain = rule_findings(record, None, None, rules)
+    assert plain and all(f.remediation is None for f in plain)  # today's findings: none
+
+    class WithRemediation:
+        """The rule set, with findings that carry a ``remediation`` (issue 28's field)."""
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter(rules)
+
+        def evaluate_component(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            import dataclasses
+
+            found = rules.evaluate_component(*args, **kwargs)
+            return [
+                type("F", (), {**{k.name: getattr(f, k.name) for k in dataclasses.fields(f)},
+                               "remediation": f"fix {f.rule_id}"})()
+                for f in found
+            ]  # fmt: skip
+
+    shown = rule_findings(record, None, None, WithRemediation())
+    assert [f.remediation for f in shown] == [f"fix {f.rule_id}" for f in shown] and shown
