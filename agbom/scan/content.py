@@ -189,7 +189,10 @@ _HIDE_FROM_USER = re.compile(
 # Teaching text: a warning just before the match ("never run curl URL | sh", "do not send
 # .env to x.com"), or a quoted phrase introduced as an example of an attack ("attackers may
 # write 'ignore previous instructions'"). Both only when they stand in the same sentence.
-_WARNED = re.compile(r"(?i)\b(?:never|don'?t|do\s+not|avoid|must\s+not|should\s+not)\b[^.!?\n]*$")
+_WARNED = re.compile(
+    r"(?i)\b(?:never|don'?t|do\s+not|avoid|must\s+not|should\s+not)(?:\s+(?:run|running|pipe"
+    r"|piping|use|using|execute|type|paste|copy|follow|call|invoke|try))?\s*[`'\"“‘(]*\s*$"
+)  # the warning stands right before the match: "never mind, ignore ..." is not one
 _EXAMPLE_CUE = re.compile(
     r"(?i)\b(?:attackers?|malicious|injections?|phrases?|such\s+as|like|e\.g\.|for\s+example"
     r"|watch\s+for|beware|look\s+for|detect|flag|refuse|strings?|may\s+(?:write|say|contain))\b"
@@ -410,7 +413,7 @@ def _invisible(doc: _Text) -> None:
 def _teaching(norm: str, match: re.Match[str]) -> bool:
     """The match is warned against, or quoted as an example, in its sentence."""
     before = norm[max(0, match.start() - 120) : match.start()]
-    if _WARNED.search(before[-60:]) is not None:
+    if _WARNED.search(before[-40:]) is not None:
         return True
     opening = before.rstrip()[-1:] if before.rstrip() else ""
     closing = norm[match.end() : match.end() + 3].lstrip()[:1]
