@@ -434,3 +434,7 @@ def test_approve_on_a_look_alike_page_decides_exactly_the_pair_shown(site: Site,
     sent = {"action": "approve", "reason": "altered", "csrf": csrf or "", **altered}
     assert post_form(page, site, sent) == 400
     assert cli_status(site.db, dangerous, str(digest))["record"]["status"] == "pending"
+    # The queue, too, shows the two ids apart, their line breaks escaped.
+    page.goto(f"{site.url}/ui/queue?status=all&q=deploy")
+    listed = page.locator("#queue-rows").inner_text()
+    assert "deploy\\nhelper" in listed and "deploy\\r\\nhelper" in listed, listed
