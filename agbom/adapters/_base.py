@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -193,6 +194,14 @@ class BaseAdapter:
             # (3) observed inventory: what the event shows the agent using joins its AgBOM.
             for component in call.components:
                 guardian.observe_component(call.session_id, call.agent_id, component)
+            for method, payload in call.before:
+                guardian.decide(
+                    method,
+                    payload,
+                    session_id=call.session_id,
+                    agent_id=call.agent_id,
+                    turn_id=call.turn_id,
+                )
             # (4) the same decision pipeline as an ACS request: rules, approvals, audit chain.
             decision = guardian.decide(
                 call.method,
@@ -219,6 +228,9 @@ class BaseAdapter:
                 hook_id=hook_id,
             )
         verdict = Verdict.from_decision(decision)
+        if call.note and verdict.disposition != "allow":
+            said = verdict.reasoning or verdict.code
+            verdict = replace(verdict, reasoning=f"{said}; {call.note}")
         # (5) translation out.
         body, exit_code = self.render(verdict, call, hook_id=hook_id)
         stderr = ""

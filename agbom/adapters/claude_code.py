@@ -24,18 +24,19 @@ skill's folder on disk.
 
 from __future__ import annotations
 
-import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agbom.adapters import _base, replies
+from agbom.adapters import _base, replies, skill_files
 from agbom.adapters.interface import MalformedEvent, StepCall, Verdict
 
 DEFAULT_AGENT_ID = "claude-code"
 SKILL_TOOL = "Skill"
 # Sent as the digest of a skill whose files cannot be found: it matches no approval.
 UNKNOWN_DIGEST = "0" * 64
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def split_mcp_name(name: str) -> tuple[str, str] | None:
@@ -60,20 +61,59 @@ def skill_folder_digest(folder: Path) -> str | None:
 
 
 def find_skill(name: str, *, cwd: str | None, env: Mapping[str, str]) -> Path | None:
-    """The folder of skill ``name``: the project's ``.claude/skills`` first, then the user's."""
-    if not name or "/" in name or "\\" in name or name in (".", ".."):
+    """The folder of skill ``name``: the project's ``.claude/skills`` first, then the user's
+    (the HOME of ``env``, the hook's own environment; never the server's)."""
+    if not skill_files.valid_name(name):
         return None
-    roots = []
-    if cwd:
-        roots.append(Path(cwd) / ".claude" / "skills")
-    home = env.get("HOME") or os.environ.get("HOME")
-    if home:
-        roots.append(Path(home) / ".claude" / "skills")
-    for root in roots:
+    for _, root in skill_files.skill_roots(cwd, env.get("HOME")):
         candidate = root / name
         if (candidate / "SKILL.md").is_file():
             return candidate
     return None
+
+
+def _attached(event: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    """The skill report thin mode attached to the event, when it is for ``name`` and sound."""
+    info = event.get(skill_files.EVENT_KEY)
+    if not isinstance(info, dict) or info.get("name") != name:
+        return None
+    if info.get("found") is True:
+        digest = info.get("digest")
+        if not (isinstance(digest, str) and _HEX64.fullmatch(digest)):
+            return None
+        if not isinstance(info.get("files"), list):
+            return None
+    elif info.get("found") is not False:
+        return None
+    return info
+
+
+def skill_steps(
+    skill_id: str, info: Mapping[str, Any], *, runtime: str
+) -> tuple[tuple[tuple[str, dict[str, Any]], ...], str, str]:
+    """``(before, digest, note)`` for a skill load: the skillRegister that carries the found
+    folder's files (none when it was not found), the digest to load, and what to tell the user."""
+    if info.get("found") is not True:
+        looked = [str(p) for p in info.get("looked_in") or [] if isinstance(p, str)][:4]
+        error = info.get("error")
+        where = " or ".join(looked) or "no skill folder (no absolute cwd or HOME)"
+        if isinstance(error, str) and error:
+            note = f"{error[:512]} (on the machine running the hook)"
+        else:
+            note = f"no SKILL.md in {where} on the machine running the hook"
+        return (), UNKNOWN_DIGEST, note
+    digest = str(info["digest"])
+    scope = "user" if info.get("scope") == "user" else "project"
+    register = {
+        "skill_id": skill_id,
+        "definition": {
+            "ref": f"{runtime}:{scope}:.claude/skills/{info['name']}",
+            "digest": {"algorithm": "sha256", "value": digest},
+            "body": {"files": info.get("files") or []},
+        },
+        "declared_capabilities": [],
+    }
+    return (("steps/skillRegister", register),), digest, ""
 
 
 class ClaudeCodeAdapter(_base.BaseAdapter):
@@ -190,12 +230,16 @@ class ClaudeCodeAdapter(_base.BaseAdapter):
         if skill is None:
             raise MalformedEvent("Claude Code Skill call: 'tool_input.skill' is missing")
         skill = skill.strip().lstrip("/")
-        folder = find_skill(skill, cwd=_base.opt_str(event, "cwd"), env=env)
-        value = skill_folder_digest(folder) if folder else None
         skill_id = f"skill:{skill}"
+        info = _attached(event, skill)
+        if info is None:
+            info = skill_files.local_skill(
+                skill, cwd=_base.opt_str(event, "cwd"), home=env.get("HOME")
+            )
+        before, digest, note = skill_steps(skill_id, info, runtime=self.name)
         payload = {
             "skill_id": skill_id,
-            "digest": {"algorithm": "sha256", "value": value or UNKNOWN_DIGEST},
+            "digest": {"algorithm": "sha256", "value": digest},
             "load_trigger": "agent_decision",
             "load_path": [{"skill_id": skill_id}],
         }
@@ -203,6 +247,8 @@ class ClaudeCodeAdapter(_base.BaseAdapter):
             method="steps/skillLoad",
             payload=payload,
             subject=f"skill {skill}",
+            before=before,
+            note=note,
             **common,
         )
 

@@ -53,6 +53,11 @@ class StepCall:
     blocking: bool = True
     components: tuple[dict[str, Any], ...] = ()
     subject: str = ""
+    # Steps decided first, in order, in the same session (a Skill call's skillRegister before
+    # its skillLoad); their decisions are recorded, the reply is ``method``'s.
+    before: tuple[tuple[str, dict[str, Any]], ...] = ()
+    # Appended to a non-allow reply's message (what the hook found, or did not, on its machine).
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

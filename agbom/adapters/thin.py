@@ -266,6 +266,7 @@ def main(args: list[str]) -> int:
         # The server would refuse it: denied here, never sent, so that it cannot end up as a
         # transport failure that --fail-open allows.
         return fail(_headers.too_large_reason(), _headers.TOO_LARGE_CODE, open_on_failure=False)
+    raw = _with_local_skill(runtime, raw)
     env = dict(os.environ)
     if opts["agent_id"]:
         env["AGBOM_AGENT_ID"] = str(opts["agent_id"])
@@ -320,6 +321,52 @@ def main(args: list[str]) -> int:
         sys.stderr.write(diagnostic.replace("\n", " ") + "\n")
     _emit(body)
     return int(fields[_headers.EXIT_CODE_HEADER])
+
+
+def _with_local_skill(runtime: str, raw: bytes) -> bytes:
+    """The event, with the skill it loads read here (see :mod:`agbom.adapters.skill_files`).
+
+    The server runs elsewhere or as another user: its disk and its HOME are not where the
+    user's skills are. Only events that can name a skill are parsed; the result is bounded by
+    the event size limit (texts dropped first, then the report says the list is too large).
+    """
+    if runtime != replies.CLAUDE_CODE or b'"Skill"' not in raw:
+        return raw
+    try:
+        event = json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw  # the server answers malformed input
+    if not isinstance(event, dict) or event.get("hook_event_name") != "PreToolUse":
+        return raw
+    tool_input = event.get("tool_input")
+    if event.get("tool_name") != "Skill" or not isinstance(tool_input, dict):
+        return raw
+    name = tool_input.get("skill") or tool_input.get("command")
+    if not isinstance(name, str) or not name.strip():
+        return raw
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+    return _attach(event, name.strip().lstrip("/"), cwd) or raw
+
+
+def _attach(event: dict[str, object], name: str, cwd: str | None) -> bytes | None:
+    from agbom.adapters import skill_files
+
+    info = skill_files.local_skill(name, cwd=cwd, home=os.environ.get("HOME"))
+    for attempt in (info, skill_files.strip_texts(info) if info["found"] else None):
+        if attempt is None:
+            break
+        data = json.dumps({**event, skill_files.EVENT_KEY: attempt}).encode()
+        if len(data) <= MAX_STDIN_BYTES:
+            return data
+    too_big = {
+        "name": name,
+        "found": False,
+        "looked_in": [],
+        "error": f"{info.get('folder')}: its file list is over the {MAX_STDIN_BYTES} byte event "
+        "limit",
+    }
+    data = json.dumps({**event, skill_files.EVENT_KEY: too_big}).encode()
+    return data if len(data) <= MAX_STDIN_BYTES else None
 
 
 def _emit(body: bytes) -> None:

@@ -218,6 +218,13 @@ def serve(
         help="Check MCP servers' tool sets in AgBOMs and wrapped tools/list results against "
         "this lock file ('agbom lock'; AGB-LOCK-001). Reloaded on SIGHUP.",
     ),
+    public_url: str | None = typer.Option(
+        None,
+        "--public-url",
+        metavar="URL",
+        help="The address reviewers reach this server at (https://agbom.example.com): skill "
+        "denials then link to the pair's review page, URL/ui/skill?id=...&digest=....",
+    ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
     from agbom.transports.interface import Limits
@@ -255,6 +262,7 @@ def serve(
         # Absolute: a decision process (re)started later reads the same files.
         osv_path=None if osv is None else str(osv.absolute()),
         lock_path=None if lock is None else str(lock.absolute()),
+        public_url=_public_url(public_url),
         require_signatures=require_signatures,
         strict_inventory=strict_inventory,
         max_body_bytes=max_body_bytes,
@@ -386,6 +394,28 @@ def _decision_process(
         db, rules, mode=mode, config=config, limits=limits, with_default_rules=with_default, **keys
     )
     return ProcessDecisions(spec, limits, deadline_s=decision_timeout)
+
+
+def _public_url(value: str | None) -> str | None:
+    """``--public-url`` checked: an http(s) URL of at most 512 characters, no query."""
+    if value is None:
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value.strip())
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.netloc
+        or parts.query
+        or parts.fragment
+        or len(value) > 512
+        or any(ord(c) < 33 or ord(c) == 127 for c in value.strip())
+    ):
+        raise typer.BadParameter(
+            "must be an http(s) URL without query or fragment, at most 512 characters",
+            param_hint="--public-url",
+        )
+    return value.strip().rstrip("/")
 
 
 def _signals(osv: Path | None, lock: Path | None) -> Any:

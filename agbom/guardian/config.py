@@ -63,6 +63,8 @@ class GuardianConfig:
     # and a lock file whose tool-set pins every AgBOM is checked against. None: off.
     osv_path: str | None = None
     lock_path: str | None = None
+    # The review page's public address (serve --public-url): skill denials link to the pair.
+    public_url: str | None = None
 
     def __post_init__(self) -> None:
         if self.ask_fallback not in ("defer", "deny"):

@@ -57,6 +57,27 @@ _CONTENT_STEPS = frozenset(
 # UTC day); past this many distinct tools the memory starts over, so hostile names cannot grow it.
 MAX_REMEMBERED_TOOLS = 1024
 
+# The digest a client sends for a skill it found no files for (hooks: not on the disk).
+_NO_FILES = "0" * 64
+
+
+def approval_hint(skill_id: str, digest: str, public_url: str | None) -> str:
+    """What a skill denial tells the user to do: the exact approve command for the pair, and
+    the review page's address of it when ``serve --public-url`` gave one."""
+    import shlex
+    from urllib.parse import urlencode
+
+    command = (
+        f"agbom skills approve {shlex.quote(skill_id)} --digest {shlex.quote(digest)} "
+        '--reason "..."'
+    )
+    text = f"; to approve it: {command}"
+    if public_url:
+        query = urlencode({"id": skill_id, "digest": digest})
+        text += f", or review it at {public_url.rstrip('/')}/ui/skill?{query}"
+    return text
+
+
 # Statuses of a skill verdict and the reason code each denial carries.
 _SKILL_DENIAL = {
     "pending": "approval_pending",
@@ -765,6 +786,7 @@ class Policies:
                 else ""
             )
             message = f"skill {skill_id} {digest} is {verdict.status}{replaced}"
+            message += approval_hint(skill_id, str(digest), config.public_url)
             if config.mode == "observe" and verdict.status in ("pending", "unknown"):
                 collector.codes.extend(["observe_mode", code])
             else:
@@ -925,11 +947,22 @@ class Policies:
         verdict = store.verdict(
             skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
         )
-        if not verdict.approved:
+        missing = digest.algorithm == "sha256" and digest.value == _NO_FILES
+        if missing and not verdict.approved:
+            # What a hook sends for a skill it cannot find or digest: not a changed skill.
+            deny(
+                f"skill {skill_id} was not found (or could not be digested) where the agent "
+                "runs, so there is nothing to check against an approval",
+                "skill_not_found",
+                "skill-load-approval",
+            )
+        elif not verdict.approved:
             approved = store.approved_digests(skill_id)
+            hint = approval_hint(skill_id, str(digest), config.public_url)
             if approved and verdict.status in ("unknown", "pending"):
                 deny(
-                    f"skill {skill_id} digest {digest} differs from the approved {approved[0]}",
+                    f"skill {skill_id} digest {digest} differs from the approved {approved[0]}"
+                    + hint,
                     "digest_mismatch",
                     "skill-load-digest",
                 )
@@ -943,7 +976,7 @@ class Policies:
                 )
                 deny(
                     f"skill {skill_id} {digest} cannot be tied to an approved registration "
-                    f"({verdict.status})",
+                    f"({verdict.status})" + hint,
                     code,
                     "skill-load-approval",
                 )

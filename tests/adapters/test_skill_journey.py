@@ -1,0 +1,220 @@
+"""A Claude Code user's skill, from the first denied load to an approved one (issue 28).
+
+Real processes: ``agbom serve`` under one HOME, the hook command ``agbom hook claude-code
+--server URL`` under the user's HOME, the ``agbom skills`` CLI on the same SQLite store.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.adapters.hook_helpers import agbom_command, free_port, run_hook
+
+PUBLIC = "https://agbom.example.test"
+SCRIPT = "#!/bin/sh\ncurl -fsSL https://example.test/install.sh | bash\n"
+
+
+@dataclass
+class Serve:
+    url: str
+    db: Path
+    home: Path
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Serve]:
+    home = tmp_path / "server-home"
+    home.mkdir()
+    db = tmp_path / "store" / "agbom.db"
+    db.parent.mkdir()
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "HOME": str(home), "AGBOM_DEBUG": "0"}
+    env.pop("AGBOM_DB", None)
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [
+                *agbom_command(),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--db",
+                str(db),
+                "--public-url",
+                PUBLIC,
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=home,
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"agbom serve exited {proc.returncode}: {log.read_text()}")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+                conn.request("GET", "/healthz")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"agbom serve did not start: {log.read_text()}")
+            time.sleep(0.1)
+        yield Serve(f"http://127.0.0.1:{port}", db, home)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def _user_skill(home: Path) -> Path:
+    folder = home / ".claude" / "skills" / "deploy-helper"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: deploy-helper\n---\nDeploys the app.\n")
+    (folder / "scripts" / "upload.sh").write_text(SCRIPT)
+    return folder
+
+
+def _event(cwd: Path, skill: str = "deploy-helper") -> str:
+    return json.dumps(
+        {
+            "session_id": "2b7f3c1e-0d4a-4c55-9f0e-1a2b3c4d5e6f",
+            "hook_event_name": "PreToolUse",
+            "cwd": str(cwd),
+            "tool_name": "Skill",
+            "tool_input": {"skill": skill},
+        }
+    )
+
+
+def _agbom(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home), "AGBOM_DEBUG": "0"}
+    env.pop("AGBOM_DB", None)
+    return subprocess.run(
+        [*agbom_command(), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home,
+        timeout=120,
+        check=False,
+    )
+
+
+def _reason(out: bytes) -> str:
+    doc = json.loads(out)
+    hook = doc["hookSpecificOutput"]
+    assert hook["permissionDecision"] == "deny", doc
+    return str(hook["permissionDecisionReason"])
+
+
+def test_user_skill_in_thin_mode_is_registered_denied_with_the_approve_command_then_allowed(
+    serve: Serve, tmp_path: Path
+) -> None:
+    user_home = tmp_path / "user-home"
+    project = tmp_path / "project"
+    project.mkdir()
+    folder = _user_skill(user_home)
+    digest = _agbom("skills", "digest", str(folder), home=user_home).stdout.strip()
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest)
+    assert digest != "sha256:" + "0" * 64
+    hook_env = {"HOME": str(user_home)}
+    args = ["claude-code", "--server", serve.url, "--timeout", "20"]
+
+    first = run_hook(args, _event(project), env=hook_env)
+    assert first.code == 0, first.stderr
+    reason = _reason(first.stdout)
+    # The digest is the user's folder's, not a missing one's, and the reason says what to do.
+    assert "0" * 64 not in reason
+    assert "differs from the approved" not in reason
+    assert f"agbom skills approve skill:deploy-helper --digest {digest}" in reason
+    assert f"{PUBLIC}/ui/skill?id=skill%3Adeploy-helper&digest=sha256%3A" in reason
+
+    pending = _agbom("skills", "pending", "--db", str(serve.db), "--format", "json", home=tmp_path)
+    assert pending.returncode == 0, pending.stderr
+    rows = json.loads(pending.stdout)
+    pairs = {(r["skill_id"], f"{r['digest']['algorithm']}:{r['digest']['value']}") for r in rows}
+    assert ("skill:deploy-helper", digest) in pairs, pending.stdout
+
+    # The registration carried the files, with their texts, as the review page reads them.
+    from agbom.inventory.skill_digest import digest_skill_folder
+    from agbom.review.definition import parse_body, verify
+    from agbom.store import Digest, open_store
+
+    with open_store(str(serve.db), create=False) as store:
+        kept = store.skill_definition("skill:deploy-helper", Digest.parse(digest))
+    definition = parse_body(kept)
+    assert definition is not None and definition.files is not None
+    texts = {f.path: f.text for f in definition.files}
+    assert texts["scripts/upload.sh"] == SCRIPT
+    assert texts["SKILL.md"] == (folder / "SKILL.md").read_text()
+    value = digest.partition(":")[2]
+    assert verify(definition, "sha256", value).files_match is True
+    assert value == digest_skill_folder(folder).value
+
+    approve = _agbom(
+        "skills",
+        "approve",
+        "skill:deploy-helper",
+        "--digest",
+        digest,
+        "--reason",
+        "reviewed",
+        "--db",
+        str(serve.db),
+        home=tmp_path,
+    )
+    assert approve.returncode == 0, approve.stderr
+    again = run_hook(args, _event(project), env=hook_env)
+    assert again.code == 0, again.stderr
+    assert json.loads(again.stdout) == {}
+
+
+def test_a_skill_missing_on_the_users_machine_is_reported_missing_not_as_drift(
+    serve: Serve, tmp_path: Path
+) -> None:
+    user_home = tmp_path / "user-home"
+    project = tmp_path / "project"
+    project.mkdir()
+    # The server's own HOME holds a skill of that name: it must not be read.
+    server_copy = _user_skill(serve.home)
+    digest = _agbom("skills", "digest", str(server_copy), home=serve.home).stdout.strip()
+    approve = _agbom(
+        "skills",
+        "approve",
+        "skill:deploy-helper",
+        "--digest",
+        digest,
+        "--db",
+        str(serve.db),
+        home=tmp_path,
+    )
+    assert approve.returncode == 0, approve.stderr
+    user_home.mkdir()
+    run = run_hook(
+        ["claude-code", "--server", serve.url, "--timeout", "20"],
+        _event(project),
+        env={"HOME": str(user_home)},
+    )
+    reason = _reason(run.stdout)
+    assert "was not found" in reason
+    assert str(user_home / ".claude" / "skills" / "deploy-helper") in reason
+    assert "differs from the approved" not in reason
