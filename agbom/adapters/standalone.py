@@ -188,15 +188,16 @@ def run(
 
 
 def default_hook_store() -> Path:
-    """Where a standalone hook keeps its store without --db: the user's data folder.
+    """Where a standalone hook keeps its store without --db: the user's data folder, the
+    same default as every other command (:mod:`agbom._store_location`, docs/store.md).
 
     A runtime runs hooks in the project folder; a store there would land in the repository.
     """
-    base = os.environ.get("XDG_DATA_HOME") or ""
-    root = Path(base) if Path(base).is_absolute() else Path.home() / ".local" / "share"
-    folder = root / "agbom"
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return folder / "agbom.db"
+    from agbom._store_location import data_store
+
+    path = data_store()
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
 
 
 def answer(reply: Any) -> int:

@@ -10,12 +10,15 @@ from typing import Any
 
 import typer
 
+from agbom._store_location import LEGACY, default_store, prepare_folder
 from agbom.display import visible
 from agbom.errors import AgbomError, InputError
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
-DEFAULT_DB = os.environ.get("AGBOM_DB", "agbom.db")
+# One default for every command and the hook (docs/store.md): $AGBOM_DB, else the user's data
+# folder, never the working folder.
+DEFAULT_DB = default_store()
 
 
 def db_option() -> Any:
@@ -23,10 +26,35 @@ def db_option() -> Any:
         DEFAULT_DB,
         "--db",
         envvar="AGBOM_DB",
-        help="The store: a SQLite file (or sqlite:///PATH) or a postgresql:// URL. Commands "
-        "that write create it when missing; commands that only read refuse a missing one.",
+        help="The store: a SQLite file (or sqlite:///PATH) or a postgresql:// URL. Default: "
+        "$AGBOM_DB, else $XDG_DATA_HOME/agbom/agbom.db (~/.local/share/agbom/agbom.db), the "
+        "store 'agbom hook' uses. Commands that write create it when missing and say so; "
+        "commands that only read refuse a missing one.",
         show_default=True,
     )
+
+
+def store_note(db: str) -> str:
+    """Before a command writes to ``db``: the line saying which store it is, and that it is
+    created when it does not exist yet (the command prints it once it has written), so a
+    mistyped or defaulted path is never a silent second store. A ``./agbom.db`` left from the
+    old default is named when it is not the store used."""
+    from agbom.store import redact_location
+
+    shown = visible(redact_location(db))
+    path = None if "://" in db else Path(db)
+    if path is not None and not path.exists():
+        prepare_folder(db)
+        note = f"agbom: created a new store at {shown}"
+    else:
+        note = f"agbom: store {shown}"
+    legacy = Path(LEGACY)
+    if db == DEFAULT_DB and legacy.is_file() and legacy.resolve() != Path(db).resolve():
+        note += (
+            f"\nagbom: note: ./{LEGACY} is not the default store any more; pass --db {LEGACY} "
+            "to use it (docs/store.md)"
+        )
+    return note
 
 
 def checked_identifier(value: str, param_hint: str) -> str:

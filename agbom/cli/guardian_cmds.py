@@ -19,6 +19,7 @@ from agbom.cli.common import (
     output_option,
     read_bytes,
     rules_option,
+    store_note,
     with_default_rules,
     write_output,
 )
@@ -112,6 +113,7 @@ def replay(
     )
     check_key_options(secret_file, keys_file)
     requests = _recorded_requests(file, read_bytes(file))
+    note = store_note(db)
     guardian = build_guardian(
         db,
         rules,
@@ -144,6 +146,7 @@ def replay(
         out.flush()
     finally:
         guardian.store.close()
+    typer.echo(note, err=True)
     if fmt == "table":
         _print_replay_table(rows)
     if fail_on_deny and denied:

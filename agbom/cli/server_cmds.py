@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import typer
 
-from agbom.cli.common import checked_identifier, db_option, write_output
+from agbom.cli.common import checked_identifier, db_option, store_note, write_output
 from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import ServerPin, Store, format_timestamp, open_store
@@ -155,6 +155,7 @@ def approve_cmd(
             param_hint="'--tools-from'",
         )
     checked_identifier(server, "SERVER")
+    note = store_note(db)
     with open_store(db) as store:
         if tools_from is not None:
             tools, named = _from_file(tools_from)
@@ -184,6 +185,7 @@ def approve_cmd(
         ),
         err=True,
     )
+    typer.echo(note, err=True)
 
 
 @servers_app.command("revoke")

@@ -24,6 +24,7 @@ from agbom.cli.common import (
     db_option,
     output_option,
     read_bytes,
+    store_note,
     write_output,
 )
 from agbom.display import table, to_terminal, visible
@@ -292,6 +293,7 @@ def _decide(
 ) -> None:
     pair = _parse_digest(digest)
     checked_identifier(skill_id, "SKILL_ID")
+    note = store_note(db)
     with open_store(db) as store:
         before = store.get_skill(skill_id, pair)
         record = store.set_status(
@@ -314,6 +316,7 @@ def _decide(
         caps = ", ".join(record.declared_capabilities) or "none"
         detail = f" (scope: {_scope_text(record)}; expires: {expiry}; capabilities: {caps})"
     typer.echo(visible(f"{skill_id} {pair}: {was} -> {record.status}{detail}"), err=True)
+    typer.echo(note, err=True)
     if before is None or before.first_seen is None:
         typer.echo("note: this pair has not been registered by any agent yet", err=True)
         if status is SkillStatus.APPROVED and not record.declared_capabilities:
@@ -463,8 +466,10 @@ def import_cmd(
 ) -> None:
     """Apply a reviewed approvals file; all entries or none."""
     doc = load_approvals_file(file)
+    note = store_note(db)
     with open_store(db) as store:
         changed = store.import_approvals(doc, actor=by or _default_actor())
+    typer.echo(note, err=True)
     total = len(doc.get("approvals", [])) if isinstance(doc, dict) else 0
     typer.echo(
         visible(f"imported {file}: {changed} of {total} entries changed the store"), err=True

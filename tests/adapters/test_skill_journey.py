@@ -218,3 +218,70 @@ def test_a_skill_missing_on_the_users_machine_is_reported_missing_not_as_drift(
     assert "was not found" in reason
     assert str(user_home / ".claude" / "skills" / "deploy-helper") in reason
     assert "differs from the approved" not in reason
+
+
+def test_the_approve_command_of_the_deny_reaches_the_store_the_standalone_hook_uses(
+    tmp_path: Path,
+) -> None:
+    """No --db anywhere: the hook and `agbom skills approve`, run in the project folder as the
+    deny reason says, open one default store (issue 28 item 3)."""
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    folder = project / ".claude" / "skills" / "deploy-helper"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: deploy-helper\n---\nDeploys.\n")
+    env = {**os.environ, "HOME": str(home), "AGBOM_DEBUG": "0"}
+    for name in ("AGBOM_DB", "XDG_DATA_HOME"):
+        env.pop(name, None)
+
+    def hook() -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [*agbom_command(), "hook", "claude-code"],
+            input=_event(project).encode(),
+            capture_output=True,
+            env=env,
+            cwd=project,
+            timeout=120,
+            check=False,
+        )
+
+    first = hook()
+    reason = _reason(first.stdout)
+    command = re.search(r"agbom skills approve (\S+) --digest (sha256:[0-9a-f]{64})", reason)
+    assert command is not None, reason
+    approve = subprocess.run(
+        [*agbom_command(), "skills", "approve", command[1], "--digest", command[2]]
+        + ["--reason", "reviewed"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+        timeout=120,
+        check=False,
+    )
+    assert approve.returncode == 0, approve.stderr
+    store = home / ".local" / "share" / "agbom" / "agbom.db"
+    assert f"agbom: store {store}" in approve.stderr
+    assert not (project / "agbom.db").exists()
+    assert json.loads(hook().stdout) == {}
+
+
+def test_a_write_command_says_it_creates_a_new_store(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "AGBOM_DEBUG": "0"}
+    for name in ("AGBOM_DB", "XDG_DATA_HOME"):
+        env.pop(name, None)
+    (tmp_path / "agbom.db").write_bytes(b"")  # an old working-folder store, not opened
+    run = subprocess.run(
+        [*agbom_command(), "skills", "approve", "skill:x", "--digest", "sha256:" + "a" * 64],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    store = tmp_path / ".local" / "share" / "agbom" / "agbom.db"
+    assert f"agbom: created a new store at {store}" in run.stderr
+    assert "./agbom.db is not the default store" in run.stderr
+    assert store.is_file()
