@@ -285,3 +285,32 @@ def test_a_write_command_says_it_creates_a_new_store(tmp_path: Path) -> None:
     assert f"agbom: created a new store at {store}" in run.stderr
     assert "./agbom.db is not the default store" in run.stderr
     assert store.is_file()
+
+
+def test_binary_and_oversize_files_are_listed_with_hash_and_size_only(tmp_path: Path) -> None:
+    from agbom.adapters.skill_files import MAX_FILE_TEXT_BYTES
+    from agbom.review.definition import parse_body, verify
+    from agbom.store import Digest, open_store
+
+    home = tmp_path / "home"
+    folder = _user_skill(home)
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (folder / "big.md").write_text("x" * (MAX_FILE_TEXT_BYTES + 1))
+    db = tmp_path / "hook.db"
+    run = run_hook(
+        ["claude-code", "--db", str(db)], _event(tmp_path / "nowhere"), env={"HOME": str(home)}
+    )
+    assert "pending" in _reason(run.stdout)
+    with open_store(str(db), create=False) as store:
+        records = store.skill_records("skill:deploy-helper")
+        assert len(records) == 1
+        kept = store.skill_definition("skill:deploy-helper", records[0].digest)
+    definition = parse_body(kept)
+    assert definition is not None and definition.files is not None
+    files = {f.path: f for f in definition.files}
+    assert files["logo.png"].binary and files["logo.png"].text is None
+    assert files["big.md"].oversize and files["big.md"].text is None
+    assert files["big.md"].size == MAX_FILE_TEXT_BYTES + 1
+    assert files["scripts/upload.sh"].text == SCRIPT
+    digest: Digest = records[0].digest
+    assert verify(definition, digest.algorithm, digest.value).files_match is True
