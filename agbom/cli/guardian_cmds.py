@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import sys
 from pathlib import Path
 from typing import Any
@@ -345,9 +346,21 @@ def inventory_agents(db: str = db_option(), fmt: str = _list_format_option()) ->
 
     fmt = _list_format(fmt)
 
+    from agbom.store._inventory_logic import agbom_status
+
     with open_store(db, create=False) as store:
         rows = store.list_agents()
-    _emit(rows, ["agent_id", "sessions", "first_seen", "last_seen"], fmt)
+        for row in rows:
+            status = agbom_status(
+                store.latest_agbom_for_agent(row["agent_id"], include_refused=True)
+            )
+            row.update(status)
+            row["findings"] = ",".join(sorted({f["rule_id"] for f in status["findings"]})) or None
+    _emit(
+        rows,
+        ["agent_id", "sessions", "first_seen", "last_seen", "status", "agbom_version", "findings"],
+        fmt,
+    )
 
 
 @inventory_app.command("sessions")
@@ -387,13 +400,32 @@ def inventory_components(
     if type_ is not None:
         type_ = choice(type_, [t.value for t in ComponentType], "--type")
 
+    from agbom.store._inventory_logic import refused_component_entries
+
     with open_store(db, create=False) as store:
         rows = store.list_components(type_, name)
+        for row in rows:
+            row["status"], row["findings"] = "accepted", None
+        # An agent whose latest AgBOM was refused: what it tried to run is listed too, marked
+        # refused with the rule ids that refused it (never counted as in use).
+        for agent_row in store.list_agents():
+            record = store.latest_agbom_for_agent(agent_row["agent_id"], include_refused=True)
+            if record is None or record["accepted"]:
+                continue
+            rows.extend(
+                r
+                for r in refused_component_entries(record)
+                if (type_ is None or r["type"] == type_)
+                and (name is None or fnmatch.fnmatchcase(r["name"], name))
+            )
     columns = (
         list(rows[0].keys())
         if rows
-        else ["component_id", "type", "name", "version", "agents", "first_seen", "last_seen"]
-    )
+        else [
+            "component_id", "type", "name", "version", "agents", "first_seen", "last_seen",
+            "status", "findings",
+        ]
+    )  # fmt: skip
     _emit(rows, columns, fmt)
 
 
@@ -444,8 +476,14 @@ def inventory_export(
         record = (
             store.agbom_version(session_id, version)
             if session_id
-            else store.latest_agbom_for_agent(agent or "")
+            else store.latest_agbom_for_agent(agent or "", include_refused=True)
         )
+    if record is not None and not record["accepted"]:
+        typer.echo(
+            visible(f"agbom: version {record['version']} of session {record['session_id']} was "
+                    "refused by the Guardian: exported for review, never in use"),
+            err=True,
+        )  # fmt: skip
     if record is None:
         what = f"session {session_id}" if session_id else f"agent {agent}"
         raise InputError(f"no stored AgBOM for {what}")

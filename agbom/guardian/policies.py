@@ -53,6 +53,10 @@ _CONTENT_STEPS = frozenset(
     }
 )
 
+# Rule findings (rule id and severity) kept with a refused AgBOM version; its chain entry
+# holds the full decision.
+REFUSED_FINDINGS_KEPT = 50
+
 # Tools outside the session's inventory whose rule findings are remembered (per rule set and
 # UTC day); past this many distinct tools the memory starts over, so hostile names cannot grow it.
 MAX_REMEMBERED_TOOLS = 1024
@@ -267,7 +271,15 @@ class Policies:
                 agent_id=session.agent_id,
                 document=pending.document or AgbomDocument(pending.agbom),
                 agbom_hash=pending.agbom.agbom_hash,
-                change={**(pending.change or {}), "decision": "deny"},
+                change={
+                    **(pending.change or {}),
+                    "decision": "deny",
+                    # what refused it, for `agbom inventory` and the Fleet page (bounded)
+                    "findings": [
+                        {"rule_id": f.rule_id, "severity": f.severity.value}
+                        for f in (pending.findings or [])[:REFUSED_FINDINGS_KEPT]
+                    ],
+                },
                 accepted=False,
             )
         elif (

@@ -47,3 +47,50 @@ def component_entry(row: Sequence[Any]) -> dict[str, Any]:
         "first_seen": row[6],
         "last_seen": row[7],
     }
+
+
+def agbom_status(record: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An agent's latest AgBOM version received (from ``latest_agbom_for_agent(...,
+    include_refused=True)``) as fleet columns: ``status`` accepted, refused or none, its
+    ``version`` and session, and for a refused one the rule ids that refused it."""
+    if record is None:
+        return {"status": "none", "agbom_session": None, "agbom_version": None, "findings": []}
+    change = record.get("change") if isinstance(record.get("change"), Mapping) else {}
+    raw = change.get("findings") if isinstance(change, Mapping) else None
+    findings = [
+        {"rule_id": str(f.get("rule_id")), "severity": str(f.get("severity"))}
+        for f in (raw if isinstance(raw, list) else [])
+        if isinstance(f, Mapping)
+    ]
+    return {
+        "status": "accepted" if record.get("accepted") else "refused",
+        "agbom_session": record.get("session_id"),
+        "agbom_version": record.get("version"),
+        "findings": findings,
+    }
+
+
+def refused_component_entries(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The components of a refused AgBOM version as :meth:`list_components` rows, marked
+    ``status: refused`` with the version's findings: they are what the agent tried to run,
+    never counted as in use."""
+    from agbom.inventory import AgBOM
+
+    status = agbom_status(record)
+    agbom = AgBOM.from_document(record["document"], source="stored AgBOM")
+    rule_ids = ",".join(sorted({f["rule_id"] for f in status["findings"]})) or "-"
+    return [
+        {
+            "component_id": c.id,
+            "type": c.type.value,
+            "name": c.name,
+            "version": c.version,
+            "agents": [record.get("agent_id")],
+            "sessions": 1,
+            "first_seen": record.get("created_at"),
+            "last_seen": record.get("created_at"),
+            "status": "refused",
+            "findings": rule_ids,
+        }
+        for c in agbom
+    ]

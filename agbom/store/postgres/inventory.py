@@ -137,13 +137,16 @@ class InventoryMixin(PostgresBase):
                 ).fetchone()
         return None if row is None else _version_dict(row)
 
-    def latest_agbom_for_agent(self, agent_id: str) -> dict[str, Any] | None:
-        """The most recently stored accepted AgBOM version of any session of ``agent_id``."""
+    def latest_agbom_for_agent(
+        self, agent_id: str, *, include_refused: bool = False
+    ) -> dict[str, Any] | None:
+        """The most recently stored accepted AgBOM version of any session of ``agent_id``;
+        with ``include_refused``, the most recent one received, accepted or refused."""
         with self._read() as conn:
             row = conn.execute(
                 f"SELECT {_VERSION_COLUMNS} FROM agbom_versions WHERE agent_id = %s "
-                "AND accepted ORDER BY created_at DESC, id DESC LIMIT 1",
-                (agent_id,),
+                "AND (accepted OR %s) ORDER BY created_at DESC, id DESC LIMIT 1",
+                (agent_id, include_refused),
             ).fetchone()
         return None if row is None else _version_dict(row)
 

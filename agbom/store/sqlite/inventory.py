@@ -152,13 +152,17 @@ class InventoryMixin(SqliteBase):
         return 0 if row is None or row[0] is None else int(row[0])
 
     @_guarded
-    def latest_agbom_for_agent(self, agent_id: str) -> dict[str, Any] | None:
-        """The most recently stored AgBOM version of any session of ``agent_id``."""
+    def latest_agbom_for_agent(
+        self, agent_id: str, *, include_refused: bool = False
+    ) -> dict[str, Any] | None:
+        """The most recently stored accepted AgBOM version of any session of ``agent_id``;
+        with ``include_refused``, the most recent one received, accepted or refused (its
+        ``accepted`` says which)."""
         conn = self._require()
         row = conn.execute(
             f"SELECT {self._VERSION_COLUMNS} FROM agbom_versions WHERE agent_id = ? "
-            "AND accepted = 1 ORDER BY created_at DESC, rowid DESC LIMIT 1",
-            (agent_id,),
+            "AND (accepted = 1 OR ?) ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            (agent_id, 1 if include_refused else 0),
         ).fetchone()
         return None if row is None else self._version_dict(conn, row)
 
