@@ -282,12 +282,14 @@ class Policies:
                 },
                 accepted=False,
             )
+            session.refused_agbom = pending.agbom
         elif (
             method in ("agbom/snapshot", "agbom/changed") and allowed and pending.agbom is not None
         ):
             # Held until stored: the store finds the changed components by comparing the new
             # AgBOM's with this one's, for as long as it is alive (store/sqlite/versions.py).
             previous = session.agbom
+            session.refused_agbom = None
             session.agbom = pending.agbom
             session.graph = pending.graph
             session.findings = list(pending.findings or [])
@@ -449,12 +451,20 @@ class Policies:
     def _changed(
         self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
     ) -> Decision:
+        # The base is the last AgBOM received: after a refused one, that one. A change to a
+        # refused base is never judged against it (it never passed): the AgBOM it yields is
+        # evaluated whole, and every finding on it counts, as for a new snapshot.
+        refused_base = session.refused_agbom is not None and "agbom" not in payload
+        base = session.refused_agbom if refused_base else session.agbom
         try:
-            agbom, diff = apply_changed_payload(session.agbom, payload)
+            agbom, diff = apply_changed_payload(base, payload)
         except InvalidAgBOM as exc:
             raise AcsError(codes.INVALID_PARAMS, "invalid_agbom", exc.diagnostics()) from exc
-        agbom, added, changed = self._annotate_change(session.agbom, agbom, diff)
-        if session.agbom is not None and "agbom" not in payload:
+        agbom, added, changed = self._annotate_change(base, agbom, diff)
+        if refused_base:
+            graph = ComponentGraph(agbom)
+            findings = self._evaluate(session, graph)
+        elif session.agbom is not None and "agbom" not in payload:
             # Incremental: patch the session's graph in place (taken back unless the change is
             # committed as allowed), re-evaluate only what changed.
             graph = session.ensure_graph()
@@ -487,7 +497,9 @@ class Policies:
             "changed": [c.id for c in diff.changed],
             "artifact_changes": [a.to_json() for a in diff.artifact_changes],
         }
-        previous = {f.sort_key() for f in self.findings_of(session)}
+        if refused_base:
+            pending.change["base"] = "refused"
+        previous = set() if refused_base else {f.sort_key() for f in self.findings_of(session)}
         new_findings = [f for f in findings if f.sort_key() not in previous]
         decision = self._findings_decision(new_findings, what="this AgBOM change")
         if diff.artifact_changes and decision.disposition is Disposition.ALLOW:

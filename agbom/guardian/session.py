@@ -152,6 +152,10 @@ class SessionState:
     agbom: AgBOM | None = None
     graph: ComponentGraph | None = None
     agbom_version: int = 0
+    # The last AgBOM received when it was refused (None once one is accepted): the base a later
+    # incremental agbom/changed applies to. Never the session's inventory: an AgBOM built on
+    # it is evaluated on its own, every finding counting (Policies._changed).
+    refused_agbom: AgBOM | None = None
     findings: list[Any] = field(default_factory=list)
     # False for an AgBOM restored from the store: its findings are evaluated again when first
     # needed (Policies.findings_of), not taken as none.
@@ -185,6 +189,8 @@ class SessionState:
     def estimated_bytes(self) -> int:
         """What this session's state costs in memory, estimated from the sizes that grow."""
         components = len(self.agbom) if self.agbom is not None else 0
+        if self.refused_agbom is not None:
+            components += len(self.refused_agbom)
         if self.graph is not None and self.agbom is None:
             components = len(self.graph)
         remembered = (
