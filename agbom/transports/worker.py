@@ -17,7 +17,9 @@ reply body``. The decision process reads whatever frames have arrived, decides t
 their chain entries together (pipelined commits, see ``Guardian.submit``), and writes every
 reply in one send. A reply is only written after its entry is committed.
 
-Run as ``python -m agbom.transports.worker FD SPEC_JSON``, where FD is the inherited socket.
+Run as ``python -m agbom.transports.worker FD SPEC_FD``, where FD is the inherited socket and
+SPEC_FD an inherited pipe the spec (JSON) is read from: never the command line, which every
+user of the machine can read (the spec may hold a store URL with its password).
 It ignores SIGINT (the front process owns shutdown) and exits when the socket closes.
 """
 
@@ -482,12 +484,13 @@ def decode_hook_reply(payload: bytes) -> HookReply:
 
 
 def main(argv: list[str]) -> int:
-    """Entry of ``python -m agbom.transports.worker FD SPEC_JSON``."""
+    """Entry of ``python -m agbom.transports.worker FD SPEC_FD``."""
     signal.signal(
         signal.SIGINT, signal.SIG_IGN
     )  # Ctrl-C reaches the whole group: the front stops us
     sock = socket.socket(fileno=int(argv[0]))
-    spec = WorkerSpec.from_json(argv[1])
+    with os.fdopen(int(argv[1]), "rb") as spec_pipe:
+        spec = WorkerSpec.from_json(spec_pipe.read().decode())
     reloads: list[int] = []
     if spec.config.get("osv_path") or spec.config.get("lock_path"):
         # A SIGHUP passed on while the export still loads is a reload for later, not an exit.
@@ -616,21 +619,27 @@ class DecisionProcess:
     def _popen(self) -> socket.socket:
         """The process, started; our end of its socket pair."""
         ours, theirs = socket.socketpair()
+        spec_read, spec_write = os.pipe()
         try:
             # -P: the working directory (maybe a checkout an agent wrote to) is never put on
             # sys.path, so a planted orjson.py or agbom.py cannot run in the Guardian. Not -I:
             # PYTHONPATH and the user site are the operator's, and this process uses them too.
             self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                [sys.executable, "-P", "-m", "agbom.transports.worker", str(theirs.fileno())]
-                + [self.spec.to_json()],
-                pass_fds=[theirs.fileno()],
+                [sys.executable, "-P", "-m", "agbom.transports.worker"]
+                + [str(theirs.fileno()), str(spec_read)],
+                pass_fds=[theirs.fileno(), spec_read],
                 stdin=subprocess.DEVNULL,
             )
         except BaseException:
             ours.close()
+            os.close(spec_write)
             raise
         finally:
             theirs.close()
+            os.close(spec_read)
+        # The spec through a pipe, not argv: a command line is readable by every local user.
+        with os.fdopen(spec_write, "wb") as pipe, contextlib.suppress(BrokenPipeError):
+            pipe.write(self.spec.to_json().encode())
         return ours
 
     async def _spawn(self) -> None:
