@@ -23,11 +23,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 
 from agbom.errors import InputError
-from agbom.rules.matchers import parse_purl, purl_index_key
+from agbom.rules.matchers import parse_purl
 
 # Bounds on hostile exports: one advisory is a few KiB; the largest real ones are ~1 MiB.
 MAX_ADVISORY_BYTES = 8 * 1024 * 1024
@@ -169,7 +170,7 @@ class OsvDatabase:
         """The advisories that affect the package version ``purl`` names (none without a
         version: an unknown version is never assumed affected or safe; see docs/scan.md)."""
         parsed = parse_purl(purl)
-        key = purl_index_key(purl)
+        key = _purl_key(purl)
         if parsed is None or key is None or not parsed.version:
             return []
         entries = self._index.get(key)
@@ -233,21 +234,58 @@ def _entry_key(package: Any) -> tuple[str | None, str | None]:
     if isinstance(purl, str):
         parsed = parse_purl(purl)
         if parsed is not None:
-            return purl_index_key(purl), _ECOSYSTEM_PURL.get(parsed.type)
+            return _purl_key(purl), _ECOSYSTEM_PURL.get(parsed.type)
     return None, None
 
 
 def _name_key(purl_type: str, name: str) -> str | None:
-    """``purl_index_key`` of ``pkg:TYPE/NAME`` without building the purl: the key is the
-    percent-decoded ``type/namespace/name``, lower-cased, runs of ``-_.`` folded to ``-``."""
+    """The index key of ``pkg:TYPE/NAME`` (an OSV ecosystem and name) without building the
+    purl: see :func:`_normalized`."""
     if purl_type == "npm" and name.startswith("@") and name.count("/") != 1:
         return None
     if purl_type == "pypi" and "/" in name:
         return None
-    return _FOLD.sub("-", f"{purl_type}/{name}".lower())
+    return _normalized(purl_type, name)
+
+
+def _purl_key(purl: str) -> str | None:
+    """The index key of a purl: its percent-decoded ``type/namespace/name`` (no version,
+    qualifiers or subpath), normalized as its ecosystem compares names (:func:`_normalized`)."""
+    if not purl.startswith("pkg:"):
+        return None
+    head = purl[4:].lstrip("/").split("#", 1)[0].split("?", 1)[0]
+    slash = head.rfind("/")
+    at = head.find("@", slash + 1)
+    if at != -1:
+        head = head[:at]
+    purl_type, _, rest = head.partition("/")
+    if not purl_type or not rest:
+        return None
+    return _normalized(purl_type.lower(), unquote(rest))
 
 
 _FOLD = re.compile(r"[-_.]+")
+_CASE_INSENSITIVE = frozenset(
+    {
+        # Package-URL type definitions whose names are not case-sensitive, and NuGet, whose
+        # package ids are case-insensitive. Every other type compares exactly: npm (legacy
+        # names hold capitals; socket.io, socket-io and socket_io are three packages), Go
+        # module paths, Maven, crates.io, RubyGems, ...
+        "alpm", "apk", "bitbucket", "bitnami", "brew", "composer", "deb", "github", "hex",
+        "luarocks", "nuget", "oci", "otp",
+    }
+)  # fmt: skip
+
+
+def _normalized(purl_type: str, rest: str) -> str:
+    """``type/namespace/name`` as the ecosystem compares names: PyPI's normalized per PEP 503
+    (lower case, runs of ``-_.`` folded to ``-``; the OSV schema says its PyPI names are),
+    the case-insensitive types' lower-cased, every other one exactly as written."""
+    if purl_type == "pypi":
+        return f"pypi/{_FOLD.sub('-', rest.lower())}"
+    if purl_type in _CASE_INSENSITIVE:
+        return f"{purl_type}/{rest.lower()}"
+    return f"{purl_type}/{rest}"
 
 
 def _affects(

@@ -44,7 +44,9 @@ def _ids(database, purl: str) -> list[str]:
         ("pkg:npm/%40acme/mcp-filesystem@2.0.0-beta.2", [FS_ADVISORY]),
         ("pkg:npm/%40acme/mcp-filesystem@2.0.9", [FS_ADVISORY]),
         ("pkg:npm/%40acme/mcp-filesystem@2.1.0", []),
-        ("pkg:npm/%40ACME/MCP-Filesystem@1.0.0", [FS_ADVISORY]),  # npm names fold case
+        # npm names are exact: case is part of the name (legacy names hold capitals)
+        ("pkg:npm/%40ACME/MCP-Filesystem@1.0.0", []),
+        ("pkg:npm/%40acme/mcp_filesystem@1.0.0", []),
         ("pkg:npm/mcp-filesystem@1.0.0", []),  # the scope is part of the name
         # last_affected is inclusive
         ("pkg:npm/mcp-shell-runner@1.3.0", [SHELL_ADVISORY]),
@@ -124,6 +126,44 @@ def test_unsorted_events_are_sorted_before_walking(tmp_path: Path) -> None:
         True,
         False,
     ]
+
+
+def _one_advisory(folder: Path, advisory_id: str, package: dict[str, str]) -> None:
+    record = {
+        "id": advisory_id,
+        "affected": [{"package": package, "ranges": [
+            {"type": "ECOSYSTEM", "events": [{"introduced": "0"}, {"fixed": "9.0.0"}]}
+        ], "versions": ["v1.0.0", "12.0.0"]}],
+    }  # fmt: skip
+    (folder / f"{advisory_id}.json").write_text(json.dumps(record))
+
+
+def test_package_names_are_normalized_per_ecosystem(tmp_path: Path) -> None:
+    # npm names compare exactly: socket.io, socket-io and socket_io are three packages, and an
+    # advisory for one must not deny the others. PyPI folds case and runs of -_. (PEP 503), as
+    # the OSV schema says its names are normalized. By ecosystem/name or by purl alike.
+    _one_advisory(tmp_path, "NPM-1", {"ecosystem": "npm", "name": "socket.io"})
+    _one_advisory(tmp_path, "NPM-2", {"ecosystem": "npm", "name": "JSONStream"})
+    _one_advisory(tmp_path, "PY-1", {"ecosystem": "PyPI", "name": "zope.interface"})
+    _one_advisory(tmp_path, "GO-1", {"ecosystem": "Go", "name": "x",
+                                     "purl": "pkg:golang/github.com/Acme/Lib"})  # fmt: skip
+    _one_advisory(tmp_path, "NUGET-1", {"ecosystem": "NuGet", "name": "x",
+                                        "purl": "pkg:nuget/Newtonsoft.Json"})  # fmt: skip
+    database = load_osv(tmp_path)
+    assert _ids(database, "pkg:npm/socket.io@4.0.0") == ["NPM-1"]
+    for other in ("socket-io", "socket_io", "Socket.io", "socket..io", "socketio"):
+        assert _ids(database, f"pkg:npm/{other}@4.0.0") == [], other
+    assert _ids(database, "pkg:npm/JSONStream@1.0.0") == ["NPM-2"]
+    assert _ids(database, "pkg:npm/jsonstream@1.0.0") == []
+    for same in ("zope.interface", "zope-interface", "Zope_Interface", "zope--.interface"):
+        assert _ids(database, f"pkg:pypi/{same}@5.0") == ["PY-1"], same
+    assert _ids(database, "pkg:pypi/zopeinterface@5.0") == []
+    assert _ids(database, "pkg:golang/github.com/Acme/Lib@v1.0.0") == ["GO-1"]
+    assert _ids(database, "pkg:golang/github.com/acme/lib@v1.0.0") == []  # module paths: exact
+    assert _ids(database, "pkg:golang/github.com/Acme/Lib-x@v1.0.0") == []
+    # NuGet documents its package ids as case-insensitive: case folds, separators do not.
+    assert _ids(database, "pkg:nuget/newtonsoft.json@12.0.0") == ["NUGET-1"]
+    assert _ids(database, "pkg:nuget/Newtonsoft-Json@12.0.0") == []
 
 
 @pytest.mark.parametrize(
