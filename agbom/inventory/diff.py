@@ -121,7 +121,7 @@ def parse_diff(payload: Mapping[str, Any], *, source: str = "agbom/changed paylo
             continue
         for index, raw in enumerate(raw_items):
             try:
-                lists[name].append(parse_component(raw, f"{name}[{index}]"))
+                lists[name].append(parse_component(raw, f"{name}[{index}]", strict=True))
             except InvalidAgBOM as exc:
                 problems.extend(exc.problems)
     removed: list[str] = []

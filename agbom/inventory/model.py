@@ -162,6 +162,20 @@ def normalize_algorithm(name: str) -> str:
     return name.strip().lower().replace("-", "").replace("_", "")
 
 
+def _identifier_problems(raw: Any, location: str) -> list[Problem]:
+    """An id or name holding invisible characters renders like another one, which would let
+    a reviewer approve, or an operator ban, the wrong component. Checked on what agents send
+    (``strict``); a scan of files on disk inventories such components, escaped on output."""
+    if not isinstance(raw, Mapping):
+        return []
+    problems = []
+    for field in ("id", "name"):
+        problem = identifier_problem(raw.get(field))
+        if problem is not None:
+            problems.append(Problem(f"{location}.{field}", problem))
+    return problems
+
+
 def _validate_component(raw: Any, location: str) -> tuple[Component | None, list[Problem]]:
     if not isinstance(raw, Mapping):
         return None, [Problem(location, f"must be an object, not {type(raw).__name__}")]
@@ -183,12 +197,6 @@ def _validate_component(raw: Any, location: str) -> tuple[Component | None, list
         return None, [Problem(location, describe_failure(exc))]
     if comp_id == ROOT_ID:
         return None, [Problem(location, f"the id {ROOT_ID!r} is reserved for the agent itself")]
-    for field in ("id", "name"):
-        # An id or name that renders like another one would let a reviewer approve, or an
-        # operator ban, the wrong component.
-        problem = identifier_problem(raw.get(field))
-        if problem is not None:
-            return None, [Problem(f"{location}.{field}", problem)]
     return Component(id=str(comp_id), type=ctype, data=dict(raw)), []
 
 
@@ -216,11 +224,6 @@ def _split_header(document: Mapping[str, Any]) -> tuple[dict[str, Any], list[Pro
     agent = header.get("agent")
     if agent is not None and not isinstance(agent, Mapping):
         problems.append(Problem("agent", "must be an object"))
-    elif agent is not None:
-        for field in ("id", "name"):
-            problem = identifier_problem(agent.get(field))
-            if problem is not None:
-                problems.append(Problem(f"agent.{field}", problem))
     if _too_deep(header):
         problems.append(Problem("document", f"header nested deeper than {MAX_DEPTH} levels"))
     return header, problems
@@ -238,9 +241,14 @@ def _checked(agbom: AgBOM, source: str) -> AgBOM:
     return agbom
 
 
-def parse_component(raw: Any, location: str = "component") -> Component:
-    """Validate one wire component; raise :class:`InvalidAgBOM` when it is not valid."""
+def parse_component(raw: Any, location: str = "component", *, strict: bool = False) -> Component:
+    """Validate one wire component; raise :class:`InvalidAgBOM` when it is not valid.
+    ``strict``: also refuse an id or name holding invisible characters (what agents send)."""
     component, problems = _validate_component(raw, location)
+    if component is not None and strict:
+        problems = _identifier_problems(raw, location)
+        if problems:
+            component = None
     if component is None:
         raise InvalidAgBOM(problems, source=location)
     return component
@@ -321,8 +329,10 @@ class AgBOM:
     # -- construction ------------------------------------------------------------------------
 
     @classmethod
-    def from_document(cls, document: Any, *, source: str = "AgBOM") -> AgBOM:
-        """Validate a wire document ``{"components": [...], ...}`` and build the AgBOM."""
+    def from_document(cls, document: Any, *, source: str = "AgBOM", strict: bool = False) -> AgBOM:
+        """Validate a wire document ``{"components": [...], ...}`` and build the AgBOM.
+        ``strict`` (what agents send): ids and names holding invisible characters are
+        problems too."""
         if not isinstance(document, Mapping):
             raise InvalidAgBOM(
                 [Problem("document", f"must be an object, not {type(document).__name__}")],
@@ -339,9 +349,15 @@ class AgBOM:
                 [Problem("components", f"more than {MAX_COMPONENTS} components")], source=source
             )
         header, problems = _split_header(document)
+        if strict:
+            problems.extend(_identifier_problems(header.get("agent"), "agent"))
         components: dict[str, Component] = {}
         for index, raw in enumerate(raw_components):
             component, found = _validate_component(raw, f"components[{index}]")
+            if strict and component is not None:
+                found = _identifier_problems(raw, f"components[{index}]")
+                if found:
+                    component = None
             problems.extend(found)
             if component is None:
                 continue
@@ -358,10 +374,11 @@ class AgBOM:
 
     @classmethod
     def from_payload(cls, payload: Any, *, source: str = "agbom/snapshot payload") -> AgBOM:
-        """Accept an ``agbom/snapshot`` payload: ``{"agbom": DOC}`` or the document itself."""
+        """Accept an ``agbom/snapshot`` payload: ``{"agbom": DOC}`` or the document itself.
+        What an agent sends is checked strictly (see :meth:`from_document`)."""
         if isinstance(payload, Mapping) and "components" not in payload and "agbom" in payload:
-            return cls.from_document(payload["agbom"], source=source)
-        return cls.from_document(payload, source=source)
+            return cls.from_document(payload["agbom"], source=source, strict=True)
+        return cls.from_document(payload, source=source, strict=True)
 
     @classmethod
     def from_components(

@@ -60,30 +60,23 @@ def _request(index: int, method: str, payload: dict[str, object]) -> dict[str, o
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    """A store holding the hostile registration, written by `agbom replay` of a session."""
-    session = [
-        _request(1, "handshake/hello", {
-            "acs_versions_supported": ["0.1.0"],
-            "methods_implemented": ["steps/sessionStart", "steps/skillRegister"],
-            "transports_supported": ["stdio"],
-            "provenance_producer": "deterministic",
-            "profiles_supported": ["acs-core"],
-        }),
-        _request(2, "steps/sessionStart", {"policy_mode": "enforce"}),
-        _request(3, "steps/skillRegister", {
-            "skill_id": EVIL_ID,
-            "definition": {
-                "ref": "ref\x1b]0;pwned\x07\r\nX",
-                "digest": {"algorithm": "sha256", "value": DIGEST},
-            },
-            "declared_capabilities": ["fs.read\x1b[8m", "net\r\nhttp"],
-        }),
-    ]  # fmt: skip
-    path = tmp_path / "evil.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in session) + "\n")
+    """A store holding the hostile registration. The wire refuses such ids now (-32602
+    invalid_identifier, tests/protocol/test_identifiers.py), so it is written through the
+    store, as a record kept from before that or written by another tool would be."""
+    from agbom.store import Digest, open_store
+
     db = tmp_path / "t.db"
-    replay = _agbom("replay", str(path), "--db", str(db))
-    assert replay.returncode == 0, replay.stderr
+    with open_store(str(db)) as opened:
+        opened.record_registration(
+            skill_id=EVIL_ID,
+            digest=Digest.parse(f"sha256:{DIGEST}"),
+            ref="ref\x1b]0;pwned\x07\r\nX",
+            declared_capabilities=["fs.read\x1b[8m", "net\r\nhttp"],
+            composition={},
+            provenance=None,
+            agent_id=EVIL_AGENT,
+            tenant_id=None,
+        )
     return db
 
 
@@ -124,9 +117,10 @@ def test_one_line_messages_escape_what_they_quote(store: Path) -> None:
     approve = _agbom(
         "skills", "approve", EVIL_ID, "--digest", f"sha256:{DIGEST}", "--db", str(store)
     )
-    assert approve.returncode == 0, approve.stderr
+    # Refused as a usage error (such ids cannot be typed back faithfully), its id escaped.
+    assert approve.returncode == 2, approve.stderr
     _assert_no_raw_controls(approve.stdout + approve.stderr)
-    assert visible(EVIL_ID).encode() in approve.stderr
+    assert b"U+001B" in approve.stderr
     missing = _agbom("skills", "show", "gone\x1b[2J\r", "--db", str(store))
     assert missing.returncode != 0
     _assert_no_raw_controls(missing.stdout + missing.stderr)
