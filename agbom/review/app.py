@@ -611,7 +611,13 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
 
     def fleet(request: Request, who: Any) -> Response:
         db = reader()
-        agents = db.list_agents()[: queries.MAX_ROWS]
+        from agbom.store._inventory_logic import agbom_status
+
+        # each with its latest AgBOM received, accepted or refused, and what refused it
+        agents = [
+            {**a, **agbom_status(db.latest_agbom_for_agent(a["agent_id"], include_refused=True))}
+            for a in db.list_agents()[: queries.MAX_ROWS]
+        ]
         return page(request, "fleet.html", who=who, agents=agents, limit=queries.MAX_ROWS)
 
     def agent(request: Request, who: Any) -> Response:

@@ -401,7 +401,8 @@ class AgentPage:
 
 def agent_page(store: Store, agent_id: str) -> AgentPage | None:
     sessions = store.list_sessions(agent_id)
-    latest = store.latest_agbom_for_agent(agent_id)
+    # the latest received: a refused one is shown as refused, with its findings (agent.html)
+    latest = store.latest_agbom_for_agent(agent_id, include_refused=True)
     if not sessions and latest is None:
         return None
     components: list[Mapping[str, Any]] = []
