@@ -241,8 +241,34 @@ class DecisionLog(BackgroundSink):
 
 
 def open_log(path: Path) -> int:
-    """Open ``path`` for appending (created ``0600``: decisions are sensitive)."""
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    """Open ``path`` for appending (created ``0600``: decisions are sensitive).
+
+    Never through a link (``O_NOFOLLOW``): a planted symlink would make the server append
+    agent-chosen text to whatever it points at (a shell rc file, say). What is opened must be
+    a regular file of the server's own user with a single name, or a character device
+    (``/dev/null``, a terminal); anything else is refused with an :class:`OSError`. Every open
+    goes through here, the reopen after a rotation too."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "is a symbolic link; refused") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            if info.st_uid != os.geteuid():
+                raise OSError(errno.EPERM, f"owned by uid {info.st_uid}, not this user; refused")
+            if info.st_nlink > 1:
+                raise OSError(errno.EPERM, "has more than one name (a hard link); refused")
+        elif not stat.S_ISCHR(info.st_mode):
+            raise OSError(errno.EPERM, "not a regular file; refused")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def check_log_path(path: Path) -> str | None:

@@ -273,3 +273,31 @@ def _wait_for(condition: Any, limit: int = 2000) -> None:
             return
         time.sleep(0.01)
     raise AssertionError("condition not reached")
+
+
+def test_serve_refuses_a_planted_symlink_as_decision_log(tmp_path: Path) -> None:
+    """Issue 27 item 3: a link at the log's path is refused at start, in one line, and what it
+    points at is left untouched (no agent text appended to a shell rc file)."""
+    target = tmp_path / "bashrc"
+    target.write_text("# rc\n")
+    link = tmp_path / "decisions.jsonl"
+    link.symlink_to(target)
+    done = run_cli("serve", "--db", str(tmp_path / "s.db"), "--decision-log", str(link))
+    assert done.returncode == 2
+    err = done.stderr.decode().strip()
+    assert len(err.splitlines()) == 1 and "--decision-log" in err and "symbolic link" in err
+    assert target.read_text() == "# rc\n"
+
+
+def test_a_link_planted_at_the_log_path_is_refused_by_the_library_too(tmp_path: Path) -> None:
+    """Building a Guardian with such a log fails in one line (every open, the reopen after a
+    rotation included, goes through the same O_NOFOLLOW open and owner check)."""
+    from agbom.errors import InputError
+
+    target = tmp_path / "profile"
+    target.write_text("")
+    log = tmp_path / "decisions.jsonl"
+    log.symlink_to(target)
+    with pytest.raises(InputError, match="symbolic link; refused"):
+        guardian_logging_to(tmp_path, log)
+    assert target.read_text() == ""
