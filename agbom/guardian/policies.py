@@ -282,7 +282,10 @@ class Policies:
                 },
                 accepted=False,
             )
-            session.refused_agbom = pending.agbom
+            if method == "agbom/snapshot":
+                # A snapshot states what the agent is made of, accepted or not: later diffs
+                # apply to it. A refused diff was not applied, so the base stays as it was.
+                session.refused_agbom = pending.agbom
         elif (
             method in ("agbom/snapshot", "agbom/changed") and allowed and pending.agbom is not None
         ):

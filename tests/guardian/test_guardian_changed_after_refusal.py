@@ -73,4 +73,6 @@ def test_a_change_to_a_refused_snapshot_applies_to_it_and_is_judged_whole(
     ids = {c["id"] for c in json.loads(export.stdout)["components"]}
     assert "skill-run-tests" not in ids and "tool-bash" in ids
     (model,) = [c for c in json.loads(export.stdout)["components"] if c["id"] == "model-claude"]
-    assert model["version"] == "20250601"  # built on the refused change, the last received
+    # Built on the refused snapshot, not on the refused change: a denied diff was never applied
+    # (the agent was told not to), so the next one starts where the last snapshot left off.
+    assert model["version"] == "20250514"
