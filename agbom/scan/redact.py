@@ -116,6 +116,15 @@ def _hide_token_shapes(text: str) -> str:
     return _SECRET_INSIDE.sub(REDACTED, text)
 
 
+_URL_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*):[^\s/@]+@")
+
+
+def redact_free_text(text: str) -> str:
+    """``text`` (any free text: a tool name, an id) with token-shaped values and the password
+    of every ``scheme://user:password@`` URL in it replaced by the redaction marker."""
+    return _hide_token_shapes(_URL_USERINFO.sub(lambda m: f"{m.group('head')}:{REDACTED}@", text))
+
+
 def redact_url(url: str) -> tuple[str, bool]:
     """Drop userinfo passwords, every query value and the fragment; return ``(url, changed)``.
 

@@ -162,6 +162,24 @@ def policy_references(decision: Decision, text: Callable[[Any], str] = scrub) ->
     ]
 
 
+_INVISIBLE = frozenset(
+    [*range(0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F)]
+    + [*range(0x2066, 0x206A), 0x2028, 0x2029]
+)
+
+
+def log_text(value: Any) -> str:
+    """A string for the decision log: scrubbed, every credential shape inside it hidden
+    (tokens, ``user:password@`` URLs), and every control character (C0, C1, U+2028/2029,
+    bidi controls) written as a ``\\uXXXX`` escape, so one entry stays one line of plain text."""
+    from agbom.scan.redact import redact_free_text
+
+    text = redact_free_text(scrub(value))
+    if any(ord(char) in _INVISIBLE for char in text):
+        text = "".join(f"\\u{ord(c):04x}" if ord(c) in _INVISIBLE else c for c in text)
+    return text
+
+
 def log_bytes(record: DecisionRecord) -> bytes:
     """The decision log's line for ``record``, newline included."""
     import orjson
@@ -172,7 +190,7 @@ def log_bytes(record: DecisionRecord) -> bytes:
 def log_line(record: DecisionRecord) -> dict[str, Any]:
     """The decision log's JSON object for ``record`` (one line per decision)."""
     decision = record.decision
-    scrub = record.text
+    scrub = log_text  # every field, whatever the record's clean flag says
     line: dict[str, Any] = {
         "decision_id": record.decision_id,
         "time": iso_time(record.committed_at),

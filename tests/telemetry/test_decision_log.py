@@ -301,3 +301,40 @@ def test_a_link_planted_at_the_log_path_is_refused_by_the_library_too(tmp_path: 
     with pytest.raises(InputError, match="symbolic link; refused"):
         guardian_logging_to(tmp_path, log)
     assert target.read_text() == ""
+
+
+def test_secrets_in_any_field_are_redacted_and_controls_escaped(tmp_path: Path) -> None:
+    """Issue 27 item 3: tool names carrying sk_live_, AIza and user:password@ URLs come out
+    redacted; the agent id is written as text, one entry per line."""
+    log = tmp_path / "decisions.jsonl"
+    guardian = guardian_logging_to(tmp_path, log)
+    sid = new_session_id()
+    guardian.handle(hello(sid))
+    guardian.handle(request("steps/sessionStart", {}, session_id=sid, agent_id="$(touch x)"))
+    names = [
+        "pay_sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "maps-AIzaSyA1234567890abcdefghijklmnopqrstu",
+        "fetch postgresql://bob:hunter2pass@db.example/x",
+    ]
+    for name in names:
+        call = {"tool": {"name": name}, "arguments": {}}
+        guardian.handle(
+            request("steps/toolCallRequest", call, session_id=sid, agent_id="$(touch x)")
+        )
+    telemetry_of(guardian).close()
+    text = log.read_text()
+    for secret in ("sk_live_4eC39", "AIzaSyA123", "hunter2pass"):
+        assert secret not in text
+    lines = read_lines(log)
+    assert len(lines) == 4 and all(line["agent_id"] == "$(touch x)" for line in lines)
+    assert [line["tool"] for line in lines[1:]] == [
+        "pay_<redacted>",
+        "maps-<redacted>",
+        "fetch postgresql://bob:<redacted>@db.example/x",
+    ]
+
+
+def test_control_characters_are_escaped_in_log_text() -> None:
+    from agbom.telemetry.record import log_text
+
+    assert log_text("a\u2028b\x85c\u202ed\ne\x1b") == "a\\u2028b\\u0085c\\u202ed\\u000ae\\u001b"
