@@ -6,7 +6,7 @@ Regenerate with: python -m agbom._validators
 # mypy: ignore-errors
 # ruff: noqa
 # fmt: off
-SCHEMAS_SHA256 = "1418209fd847036ab1d14e1ea6af43a470ef9772d5b4d305b60adaa210893999"
+SCHEMAS_SHA256 = "46e2031b3e892aa4bf0392bc67c744ed60790f42f1e16c86d7fd733391329fcb"
 FASTJSONSCHEMA_VERSION = "2.22.3"
 GENERATOR_VERSION = 1
 from decimal import Decimal

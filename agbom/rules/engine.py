@@ -110,6 +110,7 @@ def compile_rule(raw: Mapping[str, Any], *, pack: str, source: str) -> Rule:
         "source": source,
         "exceptions": tuple(exceptions),
         "enabled": raw.get("enabled", True),
+        "remediation": raw.get("remediation", ""),
     }
 
     def match(key: str) -> AllOf:

@@ -106,6 +106,8 @@ class Finding:
     path: tuple[str, ...] = ()
     explanation: str = ""
     pack: str = ""
+    # How to fix it: one actionable line (rule packs' ``remediation``, or the code check's own).
+    remediation: str = ""
 
     def sort_key(self) -> tuple[int, str, tuple[str, ...], tuple[str, ...], str]:
         """Most severe first, then rule id, components, path: a total, stable order."""
@@ -122,6 +124,7 @@ class Finding:
             "path": list(self.path),
             "explanation": self.explanation,
             "pack": self.pack,
+            "remediation": self.remediation,
         }
 
     @classmethod
@@ -136,6 +139,7 @@ class Finding:
             path=tuple(data.get("path", ())),
             explanation=str(data.get("explanation", "")),
             pack=str(data.get("pack", "")),
+            remediation=str(data.get("remediation", "")),
         )
 
 

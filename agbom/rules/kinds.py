@@ -54,6 +54,7 @@ class Rule:
     source: str
     exceptions: tuple[RuleException, ...] = ()
     enabled: bool = True
+    remediation: str = ""
     # "local": depends on one component; "subtree": on a node and what it reaches;
     # "global": on the whole graph (re-checked on any change).
     scope: str = "local"
@@ -84,6 +85,7 @@ class Rule:
             path=tuple(path),
             explanation=explanation,
             pack=self.pack,
+            remediation=render(self.remediation, values),
         )
 
     def excepted(self, subject: Subject, context: EvalContext) -> RuleException | None:

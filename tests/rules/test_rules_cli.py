@@ -58,6 +58,7 @@ def test_check_json(tmp_path: Path) -> None:
         "path",
         "explanation",
         "pack",
+        "remediation",
     }
 
 
