@@ -39,3 +39,20 @@ def test_check_json_carries_rendered_remediation() -> None:
     assert "1.2.5 or later" in ban[0]["remediation"]
     # Every finding has the key, even a rule that has no remediation yet.
     assert all("remediation" in f for f in findings)
+
+
+def test_every_shipped_rule_has_a_remediation() -> None:
+    import yaml
+
+    packs = [
+        REPO / "agbom" / "rules" / "packs" / "default.yaml",
+        *sorted((REPO / "rules").glob("*.yaml")),
+    ]
+    packs = [p for p in packs if not p.name.endswith("_test.yaml")]
+    seen = 0
+    for pack in packs:
+        for rule in yaml.safe_load(pack.read_text())["rules"]:
+            seen += 1
+            text = str(rule.get("remediation", "")).strip()
+            assert len(text) > 20, f"{pack.name}: {rule['id']} has no remediation"
+    assert seen >= 29 + 29 + 4
