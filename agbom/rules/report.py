@@ -100,7 +100,14 @@ def render_table(findings: Sequence[Finding], *, tty: bool = False) -> str:
         )
         for f in findings
     ]
-    paths = ["path: " + " -> ".join(f.path) if len(f.path) > 1 else "" for f in findings]
+    # Under each row: the graph path (when there is one) and how to fix it.
+    paths = [
+        (
+            "path: " + " -> ".join(f.path) if len(f.path) > 1 else "",
+            "fix: " + f.remediation if f.remediation else "",
+        )
+        for f in findings
+    ]
     headers = ("SEVERITY", "ACTION", "RULE", "COMPONENT", "MESSAGE")
     lines = [table(headers, rows, tty=tty, whole=(0, 1), below=paths)]
     counts: dict[str, int] = {}

@@ -56,3 +56,24 @@ def test_every_shipped_rule_has_a_remediation() -> None:
             text = str(rule.get("remediation", "")).strip()
             assert len(text) > 20, f"{pack.name}: {rule['id']} has no remediation"
     assert seen >= 29 + 29 + 4
+
+
+def _agbom(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agbom", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_check_table_prints_fix_line_under_the_row() -> None:
+    proc = _agbom("check", str(FIXTURE), "--rules", str(REPO / "rules"))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    row = next(i for i, line in enumerate(lines) if "EX-BAN-001" in line)
+    under = lines[row + 1 : row + 3]
+    assert "    fix: Upgrade filesystem to 1.2.5 or later, or remove it from the agent" in under
+    # The row itself stays as wide as before: the fix is not a column.
+    assert "fix:" not in lines[row]
