@@ -279,6 +279,8 @@ def explain_cmd(
                 if len(f.path) > 1:
                     lines.append(f"    path: {' -> '.join(f.path)}")
                 lines.append(f"    why: {f.explanation}")
+                if f.remediation:
+                    lines.append(f"    fix: {f.remediation}")
         text = "\n".join(visible(line) for line in lines)  # ids and messages: escaped
     write_output(text, output)
 

@@ -105,3 +105,11 @@ def test_sarif_help_and_results_carry_remediation_and_validate(tmp_path: Path) -
     assert "**Remediation:** Upgrade &lt;component.name&gt; to 1.2.5" in ban["markdown"]
     result = next(r for r in run["results"] if r["ruleId"] == "EX-BAN-001")
     assert result["properties"]["remediation"].startswith("Upgrade filesystem to 1.2.5")
+
+
+def test_explain_prints_fix_line() -> None:
+    proc = _agbom("explain", str(FIXTURE), "--rules", str(REPO / "rules"), "--rule", "EX-BAN-001")
+    assert proc.returncode == 0, proc.stderr
+    assert "    fix: Upgrade filesystem to 1.2.5 or later, or remove it from the agent" in (
+        proc.stdout
+    )
