@@ -296,6 +296,10 @@ def rules_check_cmd(
     typer.echo(f"ok: {len(ruleset.sources)} pack(s), {len(ruleset)} rule(s)")
     for source in ruleset.sources:
         typer.echo(f"  {visible(source)}")
+    # A finding should say how to fix it: a rule without a remediation is legal, but flagged.
+    for rule in ruleset:
+        if not str(getattr(rule, "remediation", "") or "").strip():
+            typer.echo(visible(f"warning: rule {rule.id} has no remediation"), err=True)
 
 
 @rules_app.command("test")

@@ -113,3 +113,20 @@ def test_explain_prints_fix_line() -> None:
     assert "    fix: Upgrade filesystem to 1.2.5 or later, or remove it from the agent" in (
         proc.stdout
     )
+
+
+def test_rules_check_warns_on_a_rule_without_remediation(tmp_path: Path) -> None:
+    pack = tmp_path / "p.yaml"
+    pack.write_text(
+        "pack: t\nversion: 1\nrules:\n"
+        "  - id: T-1\n    kind: ban\n    severity: low\n    action: warn\n"
+        "    message: m\n    match: {type: tool}\n"
+        "  - id: T-2\n    kind: ban\n    severity: low\n    action: warn\n"
+        "    message: m\n    remediation: Remove the tool\n    match: {type: tool}\n"
+    )
+    proc = _agbom("rules", "check", str(pack))
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: rule T-1 has no remediation" in proc.stderr
+    assert "T-2" not in proc.stderr
+    shipped = _agbom("rules", "check", str(REPO / "rules"))
+    assert shipped.returncode == 0 and "warning" not in shipped.stderr
