@@ -77,7 +77,10 @@ def jcs_bytes(obj: Any) -> bytes:
     """The RFC 8785 canonical UTF-8 bytes of ``obj``; :class:`NotCanonicalizable` if none."""
     if fast_path_applies(obj):
         try:
-            return orjson.dumps(obj, option=_ORJSON_OPTIONS)
+            # A copy of exactly its length: orjson's bytes keep the buffer it grew (4 KiB for
+            # a 150-byte component, about 8x the text for larger values), and an AgBOM keeps
+            # every component's canonical bytes for as long as a session holds it.
+            return bytes(memoryview(orjson.dumps(obj, option=_ORJSON_OPTIONS)))
         except orjson.JSONEncodeError:
             # orjson refuses lone surrogates and nesting beyond 255 levels; rfc8785 decides.
             pass
