@@ -67,12 +67,13 @@ def compile_rule(raw: Mapping[str, Any], *, pack: str, source: str) -> Rule:
     def fail(message: str, key: str | None = None) -> RuleError:
         return RuleError(message, file=source, rule_id=rule_id, key_path=key)
 
-    for name in _PLACEHOLDER.findall(raw["message"]):
-        if name not in TEMPLATE_VARS:
-            raise fail(
-                f"unknown placeholder {{{name}}} (known: {', '.join(sorted(TEMPLATE_VARS))})",
-                "message",
-            )
+    for key in ("message", "remediation"):
+        for name in _PLACEHOLDER.findall(raw.get(key) or ""):
+            if name not in TEMPLATE_VARS:
+                raise fail(
+                    f"unknown placeholder {{{name}}} (known: {', '.join(sorted(TEMPLATE_VARS))})",
+                    key,
+                )
     exceptions = []
     for i, spec in enumerate(raw.get("exceptions") or ()):
         where = f"exceptions[{i}]"

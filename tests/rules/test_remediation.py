@@ -130,3 +130,16 @@ def test_rules_check_warns_on_a_rule_without_remediation(tmp_path: Path) -> None
     assert "T-2" not in proc.stderr
     shipped = _agbom("rules", "check", str(REPO / "rules"))
     assert shipped.returncode == 0 and "warning" not in shipped.stderr
+
+
+def test_unknown_placeholder_in_remediation_is_one_line_load_error(tmp_path: Path) -> None:
+    pack = tmp_path / "p.yaml"
+    pack.write_text(
+        "pack: t\nversion: 1\nrules:\n"
+        "  - id: T-1\n    kind: ban\n    severity: low\n    action: warn\n"
+        "    message: m\n    remediation: 'Fix {component.secret}'\n    match: {type: tool}\n"
+    )
+    proc = _agbom("rules", "check", str(pack))
+    assert proc.returncode != 0
+    assert "unknown placeholder {component.secret}" in proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
