@@ -140,6 +140,7 @@ def _rule_findings(result: ScanResult, ruleset: RuleSet) -> list[Finding]:
             components=(hygiene.component_id,),
             explanation=f"Reported by the scanner while reading {hygiene.path}.",
             pack="scan",
+            remediation=hygiene.remediation,
         )
         for hygiene in result.findings
         if not (hygiene.rule_id == UNPINNED_RULE and hygiene.component_id in covered)
@@ -387,14 +388,15 @@ def _sarif(
     """SARIF whose results point at the file and line each component came from."""
     from agbom.rules import Severity, render_findings
     from agbom.rules.report import RuleInfo, describe_rules, rule_help_uri
-    from agbom.scan import SCANNER_RULES
+    from agbom.scan import SCANNER_REMEDIATIONS, SCANNER_RULES
 
     infos = describe_rules(ruleset)  # the packs the findings came from
     for rule_id, (severity, description) in SCANNER_RULES.items():
         infos.setdefault(
             rule_id,
             RuleInfo(rule_id, Severity.parse(severity), description, "scan", "scanner",
-                     rule_help_uri(rule_id, "scan"), ("command",)),
+                     rule_help_uri(rule_id, "scan"), ("command",),
+                     remediation=SCANNER_REMEDIATIONS.get(rule_id, "")),
         )  # fmt: skip
     # The scanner's own findings are about one file: only that file's entries.
     scanner_files: dict[tuple[str, str, str], set[str]] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from agbom.scan.acs import agbom_component_locations
 from agbom.scan.interface import (
+    SCANNER_REMEDIATIONS,
     SCANNER_RULES,
     FileError,
     FileReport,
@@ -29,6 +30,7 @@ from agbom.scan.scanner import ALL_READERS, ScanResult, reader_for, scan_paths
 __all__ = [
     "ALL_READERS",
     "REDACTED",
+    "SCANNER_REMEDIATIONS",
     "SCANNER_RULES",
     "FileError",
     "FileReport",

@@ -61,6 +61,21 @@ SCANNER_RULES: Mapping[str, tuple[str, str]] = {
 }
 
 
+# How to fix each of them (shown as `fix:` in tables, `remediation` in JSON, SARIF `help`).
+SCANNER_REMEDIATIONS: Mapping[str, str] = {
+    "scan.unpinned-package": (
+        "Pin the package to an exact version in the server's command (for example "
+        "`npx -y @scope/server@1.2.3`, `uvx server==1.2.3`, an image digest), then run "
+        "`agbom lock` so CI catches the next change."
+    ),
+    "scan.skill-load-digest-mismatch": (
+        "Find out why the skill changed between registration and load; register it again "
+        "and have the new digest reviewed (`agbom skills approve SKILL_ID --digest ...`) "
+        "before it loads."
+    ),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """A place on one line of a file: 1-based line and columns (Unicode code points), the end
@@ -115,14 +130,21 @@ class Finding:
     message: str
     path: str
 
+    @property
+    def remediation(self) -> str:
+        return SCANNER_REMEDIATIONS.get(self.rule_id, "")
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "rule_id": self.rule_id,
             "severity": self.severity,
             "component_id": self.component_id,
             "message": self.message,
             "path": self.path,
         }
+        if self.remediation:
+            out["remediation"] = self.remediation
+        return out
 
 
 @dataclass(slots=True)

@@ -143,3 +143,19 @@ def test_unknown_placeholder_in_remediation_is_one_line_load_error(tmp_path: Pat
     assert proc.returncode != 0
     assert "unknown placeholder {component.secret}" in proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_scanners_own_findings_carry_a_remediation_in_json_and_sarif(tmp_path: Path) -> None:
+    # A pack without a pinning rule: the scanner's own unpinned-package findings stand.
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    (packs / "bans.yaml").write_text((REPO / "rules" / "example-bans.yaml").read_text())
+    args = ["scan", str(REPO / "samples"), "--rules", str(packs), "--no-default-rules"]
+    report = json.loads(_agbom(*args, "--format", "json").stdout)
+    scanner = [f for f in report["findings"] if f["rule_id"].startswith("scan.")]
+    assert scanner, report["findings"]
+    assert all(f["remediation"].startswith("Pin the package") for f in scanner), scanner
+    assert all(f.get("remediation") for f in report["findings"]), report["findings"]
+    sarif = json.loads(_agbom(*args, "--format", "sarif").stdout)
+    rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert "Remediation: Pin the package" in rules["scan.unpinned-package"]["help"]["text"]
