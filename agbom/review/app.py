@@ -159,9 +159,7 @@ def _environment() -> Any:
         # reviewer); line breaks and tabs stay, so file contents keep their lines. Ids go
         # through the ``id`` filter, which escapes line breaks too.
         if isinstance(value, str) and not hasattr(value, "__html__") and not value.isprintable():
-            return "".join(
-                c if c.isprintable() or c in " \n\t\r" else visible(c) for c in value
-            )
+            return "".join(c if c.isprintable() or c in " \n\t\r" else visible(c) for c in value)
         return value
 
     env = jinja2.Environment(
@@ -562,9 +560,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         skill_id, digest = pair_from(skill_id, fields.get("digest", ""))
         if digest is None:
             raise BadInput(400, "the digest is missing")
-        if not hmac.compare_digest(
-            fields.get("pair_key", ""), queries.pair_key(skill_id, digest)
-        ):
+        if not hmac.compare_digest(fields.get("pair_key", ""), queries.pair_key(skill_id, digest)):
             # The pair that came back is not the pair the page was rendered for: decide
             # nothing rather than another registration.
             raise BadInput(400, "the form's pair key does not match its skill and digest")

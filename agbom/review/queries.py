@@ -235,10 +235,15 @@ def _file_changes(old: Definition, new: Definition) -> list[FileChange] | None:
             out.append(FileChange(path, "added", f"{b.size} bytes"))
         elif b is None and a is not None:
             out.append(FileChange(path, "removed", f"{a.size} bytes"))
-        elif a is not None and b is not None and (a.sha256, a.executable, a.target) != (
-            b.sha256,
-            b.executable,
-            b.target,
+        elif (
+            a is not None
+            and b is not None
+            and (a.sha256, a.executable, a.target)
+            != (
+                b.sha256,
+                b.executable,
+                b.target,
+            )
         ):
             what = []
             if a.sha256 != b.sha256:

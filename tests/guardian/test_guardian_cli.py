@@ -247,5 +247,9 @@ def test_bundled_session_replays_with_and_without_the_bundled_approvals(
         "AGB-PATH-001 (path, pack default): MATCHED",
         "AGB-LP-001 (least_privilege, pack default): MATCHED",
     ]
+    # ... and listed in the inventory as refused, with what refused it (issue 28 item 5).
     code, out, _ = run(["inventory", "components", "--db", approved, "--format", "json"], capsys)
-    assert code == 0 and json.loads(out) == []
+    rows = json.loads(out)
+    assert code == 0 and rows, out
+    assert {r["status"] for r in rows} == {"refused"}, rows
+    assert all("AGB-PATH-001" in r["findings"] for r in rows), rows

@@ -285,8 +285,7 @@ def test_a_cross_site_post_without_the_csrf_token_is_refused(
             f'<input name="{k}" value="{v}">'
             for k, v in pair_fields("csrf-target", version.digest).items()
         )
-        +
-        '</form><script>document.getElementById("f").submit()</script>'
+        + '</form><script>document.getElementById("f").submit()</script>'
     )
 
     class Handler(_AttackerPage):
