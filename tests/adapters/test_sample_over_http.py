@@ -3,17 +3,14 @@ to a real ``agbom serve`` ``/acs`` is decided as ``agbom replay`` decides it (is
 
 from __future__ import annotations
 
-import http.client
 import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
+import httpx
 import pytest
 
-from tests.adapters.hook_helpers import agbom_command, free_port
+from tests.cli_process import run_agbom
+from tests.transports.served import Served, post
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = ROOT / "samples" / "sessions" / "coding-agent.jsonl"
@@ -21,18 +18,6 @@ APPROVALS = ROOT / "samples" / "approvals.yaml"
 # The recording's timestamps are fixed; a live server checks them against its clock, so the
 # README's HTTP variant gives the demo server a window covering the recording (ten years).
 SKEW_MS = "315360000000"
-
-
-def _agbom(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agbom", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "AGBOM_DEBUG": "0"},
-        timeout=300,
-        check=False,
-    )
 
 
 def _outcome(answer: dict[str, object]) -> object:
@@ -45,53 +30,19 @@ def _outcome(answer: dict[str, object]) -> object:
 
 
 def _over_http(db: Path, tmp: Path) -> list[object]:
-    port = free_port()
-    log = tmp / f"serve-{db.stem}.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [*agbom_command(), "serve", "--host", "127.0.0.1", "--port", str(port)]
-            + ["--db", str(db), "--skew-window-ms", SKEW_MS],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            cwd=tmp,
-        )
+    served = Served(
+        db=db, log=tmp / f"serve-{db.stem}.log", extra=["--skew-window-ms", SKEW_MS], cwd=tmp
+    ).start()
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"agbom serve exited {proc.returncode}: {log.read_text()}")
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                conn.request("GET", "/healthz")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"agbom serve did not start: {log.read_text()}")
-            time.sleep(0.1)
-        outcomes = []
-        for line in SESSION.read_bytes().splitlines():
-            if not line.strip():
-                continue
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            conn.request("POST", "/acs", body=line, headers={"Content-Type": "application/json"})
-            response = conn.getresponse()
-            body = response.read()
-            assert response.status == 200, body
-            outcomes.append(_outcome(json.loads(body)))
-        return outcomes
+        lines = [line for line in SESSION.read_bytes().splitlines() if line.strip()]
+        with httpx.Client() as client:
+            return [_outcome(post(served.url, line, client=client)) for line in lines]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        served.stop()
 
 
 def _replayed(db: Path, tmp: Path) -> list[object]:
-    run = _agbom("replay", str(SESSION), "--db", str(db), "--format", "jsonl", cwd=tmp)
+    run = run_agbom("replay", str(SESSION), "--db", str(db), "--format", "jsonl", cwd=tmp)
     assert run.returncode == 0, run.stderr
     return [_outcome(json.loads(line)) for line in run.stdout.splitlines() if line.strip()]
 
@@ -101,7 +52,7 @@ def test_the_sample_session_over_http_decides_as_the_replay(tmp_path: Path, appr
     stores = [tmp_path / "replay.db", tmp_path / "http.db"]
     if approved:
         for db in stores:
-            run = _agbom("skills", "import", str(APPROVALS), "--db", str(db), cwd=tmp_path)
+            run = run_agbom("skills", "import", str(APPROVALS), "--db", str(db), cwd=tmp_path)
             assert run.returncode == 0, run.stderr
     replayed = _replayed(stores[0], tmp_path)
     over_http = _over_http(stores[1], tmp_path)

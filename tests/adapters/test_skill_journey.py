@@ -6,19 +6,18 @@ Real processes: ``agbom serve`` under one HOME, the hook command ``agbom hook cl
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.adapters.hook_helpers import agbom_command, free_port, run_hook
+from tests.adapters.hook_helpers import agbom_command, run_hook
+from tests.transports.served import Served
 
 PUBLIC = "https://agbom.example.test"
 SCRIPT = "#!/bin/sh\ncurl -fsSL https://example.test/install.sh | bash\n"
@@ -33,56 +32,20 @@ class Serve:
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Serve]:
+    """A real ``agbom serve`` under a HOME of its own (not the user's)."""
     home = tmp_path / "server-home"
     home.mkdir()
     db = tmp_path / "store" / "agbom.db"
     db.parent.mkdir()
-    port = free_port()
-    log = tmp_path / "serve.log"
     env = {**os.environ, "HOME": str(home), "AGBOM_DEBUG": "0"}
     env.pop("AGBOM_DB", None)
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [
-                *agbom_command(),
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--db",
-                str(db),
-                "--public-url",
-                PUBLIC,
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=home,
-        )
+    served = Served(
+        db=db, log=tmp_path / "serve.log", extra=["--public-url", PUBLIC], env=env, cwd=home
+    ).start()
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"agbom serve exited {proc.returncode}: {log.read_text()}")
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                conn.request("GET", "/healthz")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"agbom serve did not start: {log.read_text()}")
-            time.sleep(0.1)
-        yield Serve(f"http://127.0.0.1:{port}", db, home)
+        yield Serve(served.url, db, home)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        served.stop()
 
 
 def _user_skill(home: Path) -> Path:
