@@ -74,6 +74,17 @@ class FileView:
     findings: list[FindingView] = field(default_factory=list)
 
 
+def bounded_diff(old: str, new: str, fromfile: str, tofile: str) -> tuple[list[str], bool]:
+    """A unified diff of two texts (3 lines of context), its first
+    :data:`MAX_FILE_DIFF_LINES` lines, and whether it was cut there."""
+    lines = list(
+        difflib.unified_diff(
+            old.splitlines(), new.splitlines(), fromfile=fromfile, tofile=tofile, lineterm="", n=3
+        )
+    )
+    return lines[:MAX_FILE_DIFF_LINES], len(lines) > MAX_FILE_DIFF_LINES
+
+
 def file_anchor(path: str) -> str:
     """A stable element id for a file's block: ``file-`` and 16 hex of the path's SHA-256
     (paths may hold any character; the block also carries ``data-path``)."""
@@ -123,18 +134,9 @@ def file_views(
             else:
                 change = "changed"
                 if prior.text is not None and f.text is not None:
-                    lines = list(
-                        difflib.unified_diff(
-                            prior.text.splitlines(),
-                            f.text.splitlines(),
-                            fromfile=f"{f.path} (approved)",
-                            tofile=f"{f.path} (pending)",
-                            lineterm="",
-                            n=3,
-                        )
+                    diff, cut = bounded_diff(
+                        prior.text, f.text, f"{f.path} (approved)", f"{f.path} (pending)"
                     )
-                    cut = len(lines) > MAX_FILE_DIFF_LINES
-                    diff = lines[:MAX_FILE_DIFF_LINES]
         rows = []
         if f.text is not None:
             for number, text in enumerate(f.text.splitlines() or [""], start=1):

@@ -6,7 +6,6 @@ Lists are bounded (a page shows at most :data:`MAX_ROWS` rows and says when it c
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -14,14 +13,20 @@ from datetime import datetime
 from typing import Any
 
 from agbom.review.definition import Definition, DefinitionFile, Verification, parse_body, verify
-from agbom.review.evidence import FileView, FindingView, file_views, removed_files, rule_findings
+from agbom.review.evidence import (
+    FileView,
+    FindingView,
+    bounded_diff,
+    file_views,
+    removed_files,
+    rule_findings,
+)
 from agbom.review.svg import Node, render
 from agbom.store.interface import Digest, SkillRecord, SkillStatus, Store, format_timestamp
 
 MAX_ROWS = 500
 MAX_SESSIONS_SCANNED = 200
 MAX_ENTRIES_SCANNED = 50_000  # chain entries read for one decision log page, at most
-MAX_DIFF_LINES = 4000
 COMPOSITION_KINDS = ("tools", "mcp_servers", "a2a_peers", "models", "composed_skills")
 QUEUE_SORTS = ("first_seen", "last_seen", "skill_id", "agent")
 QUEUE_STATUSES = ("pending", "approved", "denied", "revoked", "all")
@@ -266,18 +271,12 @@ def changes(store: Store, record: SkillRecord, baseline: SkillRecord) -> tuple[C
     diff: list[str] | None = None
     cut = False
     if old.skill_md is not None and new.skill_md is not None:
-        lines = list(
-            difflib.unified_diff(
-                old.skill_md.splitlines(),
-                new.skill_md.splitlines(),
-                fromfile=f"SKILL.md ({baseline.digest})",
-                tofile=f"SKILL.md ({record.digest})",
-                lineterm="",
-                n=3,
-            )
+        diff, cut = bounded_diff(
+            old.skill_md,
+            new.skill_md,
+            f"SKILL.md ({baseline.digest})",
+            f"SKILL.md ({record.digest})",
         )
-        cut = len(lines) > MAX_DIFF_LINES
-        diff = lines[:MAX_DIFF_LINES]
     old_caps, new_caps = set(baseline.declared_capabilities), set(record.declared_capabilities)
     old_comp, new_comp = _composition_items(baseline), _composition_items(record)
     result = Changes(

@@ -445,13 +445,7 @@ def _saved_then_run(doc: _Text) -> None:
         base = name.rsplit("/", 1)[-1]
         if not base or base in {".", ".."}:
             continue
-        stop = saved.end()
-        for _ in range(_RUN_AFTER):
-            nxt = norm.find("\n", stop + 1)
-            if nxt < 0:
-                stop = len(norm)
-                break
-            stop = nxt
+        stop = _lines_after(norm, saved.end())
         ref = rf"(?:[\w./~$%{{}}-]*/)?{re.escape(base)}(?![\w.-])"
         runs = re.compile(
             rf"(?im)(?:^|[\s;&|(`'\"])(?:sudo\s+)?(?:(?:ba|z|k|da)?sh|source|\.|python[0-9.]*"
@@ -516,19 +510,24 @@ def _exfiltration(doc: _Text) -> None:
         doc.add("secret-exfiltration", found[0], found[1], text=_two(doc, found[0], found[1]))
 
 
+def _lines_after(norm: str, pos: int) -> int:
+    """Where the :data:`_RUN_AFTER`-th line after ``pos`` ends (the text's end if sooner)."""
+    stop = pos
+    for _ in range(_RUN_AFTER):
+        nxt = norm.find("\n", stop + 1)
+        if nxt < 0:
+            return len(norm)
+        stop = nxt
+    return stop
+
+
 def _sent_later(
     doc: _Text, source: re.Match[str], lo: int, hi: int, sends: list[int]
 ) -> tuple[int, int] | None:
     """A send within a few lines that uses what the source's line assigned or wrote
     (``sends``: the offsets of the sends after the line, in order)."""
     norm = doc.norm
-    stop = hi
-    for _ in range(_RUN_AFTER):
-        nxt = norm.find("\n", stop + 1)
-        if nxt < 0:
-            stop = len(norm)
-            break
-        stop = nxt
+    stop = _lines_after(norm, hi)
     if sends[0] >= stop:
         return None
     names: list[str] = []
