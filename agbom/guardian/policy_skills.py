@@ -1,0 +1,387 @@
+"""The skill methods' policies: registration, load and unload, judged against the store's
+approvals, the load path and the rules (split from :mod:`agbom.guardian.policies`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from agbom.guardian.decision import Decision, DecisionCollector, PolicyReference
+from agbom.inventory import (
+    Component,
+    ComponentGraph,
+    ComponentType,
+)
+from agbom.protocol import AcsError, Disposition
+from agbom.protocol import errors as codes
+from agbom.rules.matchers import covered_by_any, normalize_caps
+from agbom.store import Digest, SkillRecord, StoreError
+
+if TYPE_CHECKING:
+    from agbom.guardian.session import SessionState
+
+from agbom.guardian.policy_base import PolicyBase
+
+# The digest a client sends for a skill it found no files for (hooks: not on the disk).
+_NO_FILES = "0" * 64
+
+
+def approval_hint(skill_id: str, digest: str, public_url: str | None) -> str:
+    """What a skill denial tells the user to do: the exact approve command for the pair, and
+    the review page's address of it when ``serve --public-url`` gave one."""
+    import shlex
+    from urllib.parse import urlencode
+
+    command = (
+        f"agbom skills approve {shlex.quote(skill_id)} --digest {shlex.quote(digest)} "
+        '--reason "..."'
+    )
+    text = f"; to approve it: {command}"
+    if public_url:
+        query = urlencode({"id": skill_id, "digest": digest})
+        text += f", or review it at {public_url.rstrip('/')}/ui/skill?{query}"
+    return text
+
+
+# Statuses of a skill verdict and the reason code each denial carries.
+_SKILL_DENIAL = {
+    "pending": "approval_pending",
+    "unknown": "approval_pending",
+    "denied": "skill_denied",
+    "revoked": "skill_revoked",
+    "expired": "approval_expired",
+    "out_of_scope": "approval_out_of_scope",
+}
+
+
+class SkillPolicies(PolicyBase):
+    """Skill registration, load and unload."""
+
+    def _skill_register(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        config, store = self.g.config, self.g.store
+        skill_id: str = payload["skill_id"]
+        definition = payload["definition"]
+        try:
+            digest = Digest.from_wire(definition["digest"])
+        except StoreError as exc:
+            raise AcsError(codes.INVALID_PARAMS, "invalid_digest", str(exc)) from exc
+        if self._pending is not None:
+            self._pending.skill_pair = (skill_id, digest.algorithm, digest.value)
+        composition = payload.get("composition") or {}
+        declared = [str(c) for c in payload.get("declared_capabilities") or []]
+        previously_approved = [d for d in store.approved_digests(skill_id) if d != digest]
+        store.record_registration(
+            skill_id=skill_id,
+            digest=digest,
+            ref=definition.get("ref"),
+            declared_capabilities=declared,
+            composition=composition,
+            provenance=payload.get("registration_provenance"),
+            agent_id=session.agent_id,
+            tenant_id=session.tenant_id,
+        )
+        if "body" in definition:  # for the review page; never part of the decision
+            from agbom.review.definition import remember
+
+            remember(store, skill_id, digest, definition["body"])
+        skill = self._skill_component(skill_id, definition, declared, composition, session)
+        graph = self._graph_with(session, skill)
+        self._pending_graph(graph)
+        collector = DecisionCollector()
+        if previously_approved:
+            collector.codes.append("artifact_changed")
+        verdict = store.verdict(
+            skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
+        )
+        if verdict.approved and verdict.record is not None:
+            exceeding = _capabilities_exceeding(skill_id, declared, verdict.record)
+            if exceeding is not None:
+                collector.denials.append(exceeding)
+        if not verdict.approved:
+            code = _SKILL_DENIAL.get(verdict.status, "approval_pending")
+            replaced = (
+                f"; it replaces approved digest {previously_approved[0]}"
+                if previously_approved
+                else ""
+            )
+            message = f"skill {skill_id} {digest} is {verdict.status}{replaced}"
+            message += approval_hint(skill_id, str(digest), config.public_url)
+            if config.mode == "observe" and verdict.status in ("pending", "unknown"):
+                collector.codes.extend(["observe_mode", code])
+            else:
+                collector.denials.append(
+                    Decision.deny(
+                        message,
+                        code,
+                        references=[PolicyReference(policy_id="agbom", rule_id="skill-approval")],
+                    )
+                )
+        unknown = [t for t in composition.get("tools") or [] if graph.component(str(t)) is None]
+        if unknown:
+            # Capabilities of tools the inventory has never described cannot be checked: say so
+            # on the record rather than pass silently (the approval still decides).
+            collector.codes.append("composition_unverified")
+        if config.deny_overbroad_capabilities:
+            over = self._overbroad(declared, composition, graph)
+            if over:
+                collector.denials.append(
+                    Decision.deny(
+                        f"skill {skill_id} declares {', '.join(over)}, "
+                        "which none of its tools expose",
+                        "capabilities_overbroad",
+                        references=[
+                            PolicyReference(policy_id="agbom", rule_id="skill-least-privilege")
+                        ],
+                    )
+                )
+        self._skill_rules(collector, skill, graph, session)
+        return collector.merge()
+
+    def _skill_rules(
+        self,
+        collector: DecisionCollector,
+        skill: Component,
+        graph: ComponentGraph,
+        session: SessionState,
+    ) -> None:
+        """Rule findings on a skill join ``collector``: denials, asks, and warnings."""
+        context = self._context(session, graph)
+        findings = self.g.rules.evaluate_component(skill, graph, context=context)
+        verdict = self._findings_decision(findings, what=f"skill {skill.id}")
+        if verdict.disposition is Disposition.DENY:
+            collector.denials.append(verdict)
+        elif verdict.disposition is Disposition.ASK:
+            collector.asks.append(verdict)
+        else:
+            collector.warnings.extend(verdict.findings)
+            collector.codes.extend(verdict.reason_codes)
+
+    def _overbroad(
+        self, declared: list[str], composition: Mapping[str, Any], graph: ComponentGraph
+    ) -> list[str]:
+        tool_ids = composition.get("tools") or []
+        if not tool_ids or not declared:
+            return []
+        exposed: set[str] = set()
+        for tool_id in tool_ids:
+            component = graph.component(tool_id)
+            if component is None:
+                return []  # cannot judge tools we have never seen
+            capability = component.get("capability")
+            if isinstance(capability, str):
+                exposed.add(capability)
+            elif isinstance(capability, list):
+                exposed.update(str(c) for c in capability)
+        return [
+            cap
+            for cap in declared
+            if not any(e == cap or e.startswith(cap.rstrip("*").rstrip(".") + ".") for e in exposed)
+        ]
+
+    def _skill_component(
+        self,
+        skill_id: str,
+        definition: Mapping[str, Any],
+        declared: list[str],
+        composition: Mapping[str, Any],
+        session: SessionState,
+    ) -> Component:
+        existing = session.agbom.get(skill_id) if session.agbom is not None else None
+        data: dict[str, Any] = dict(existing.data) if existing is not None else {}
+        data.update(
+            {
+                "id": skill_id,
+                "type": "skill",
+                "name": data.get("name") or skill_id,
+                "description": data.get("description") or "",
+                "definition": {"ref": definition.get("ref") or "", "digest": definition["digest"]},
+                "declared_capabilities": declared,
+            }
+        )
+        for key in ("tools", "mcp_servers", "a2a_peers", "models", "composed_skills"):
+            if composition.get(key):
+                data[key] = [str(x) for x in composition[key]]
+        return Component(id=skill_id, type=ComponentType.SKILL, data=data)
+
+    def _graph_with(self, session: SessionState, skill: Component) -> ComponentGraph:
+        """A copy of the session graph with ``skill`` (and its composition edges) upserted."""
+        graph = (
+            ComponentGraph(session.agbom) if session.graph is None else _copy_graph(session.graph)
+        )
+        graph.upsert(skill)
+        return graph
+
+    def _pending_graph(self, graph: ComponentGraph) -> None:
+        if self._pending is not None:
+            self._pending.graph = graph
+
+    def _composed_skills(self, skill_id: str, session: SessionState) -> set[str] | None:
+        """The skills ``skill_id`` declares it may load, from the session or its registration."""
+        graph = session.graph
+        if graph is not None:
+            component = graph.component(skill_id)
+            if component is not None and component.type is ComponentType.SKILL:
+                return set(component.get("composed_skills") or [])
+        found: set[str] | None = None
+        for record in self.g.store.skill_records(skill_id):
+            composed = (record.composition or {}).get("composed_skills")
+            found = (found or set()) | set(composed or [])
+        return found
+
+    def _skill_load(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        config, store = self.g.config, self.g.store
+        skill_id: str = payload["skill_id"]
+        try:
+            digest = Digest.from_wire(payload["digest"])
+        except StoreError as exc:
+            raise AcsError(codes.INVALID_PARAMS, "invalid_digest", str(exc)) from exc
+        path = [str(step.get("skill_id")) for step in payload.get("load_path") or []]
+        if not path or path[-1] != skill_id:
+            path.append(skill_id)
+        shown = " -> ".join(path)
+        collector = DecisionCollector()
+
+        def deny(message: str, code: str, rule: str) -> None:
+            collector.denials.append(
+                Decision.deny(
+                    message,
+                    code,
+                    references=[PolicyReference(policy_id="agbom", rule_id=rule)],
+                    findings=[{"rule_id": rule, "path": path, "components": [skill_id]}],
+                )
+            )
+
+        # A load stands on the registration of its pair: one this session saw denied (over-broad,
+        # beyond its approval, ...) cannot be loaded, whatever the load message itself carries.
+        if session.registrations.get((skill_id, digest.algorithm, digest.value)) is False:
+            deny(
+                f"the registration of skill {skill_id} {digest} in this session was denied; "
+                "a load cannot stand on it (register the skill again once it is approved)",
+                "registration_denied",
+                "skill-load-registration",
+            )
+        # The Guardian checks the binding itself; digest_verified from the framework is ignored.
+        verdict = store.verdict(
+            skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
+        )
+        missing = digest.algorithm == "sha256" and digest.value == _NO_FILES
+        if missing and not verdict.approved:
+            # What a hook sends for a skill it cannot find or digest: not a changed skill.
+            deny(
+                f"skill {skill_id} was not found (or could not be digested) where the agent "
+                "runs, so there is nothing to check against an approval",
+                "skill_not_found",
+                "skill-load-approval",
+            )
+        elif not verdict.approved:
+            approved = store.approved_digests(skill_id)
+            hint = approval_hint(skill_id, str(digest), config.public_url)
+            if approved and verdict.status in ("unknown", "pending"):
+                deny(
+                    f"skill {skill_id} digest {digest} differs from the approved {approved[0]}"
+                    + hint,
+                    "digest_mismatch",
+                    "skill-load-digest",
+                )
+            elif verdict.status in ("pending", "unknown") and config.mode == "observe":
+                collector.codes.extend(["observe_mode", "skill_unverifiable"])
+            else:
+                code = (
+                    "skill_unverifiable"
+                    if verdict.status == "unknown"
+                    else _SKILL_DENIAL.get(verdict.status, "skill_unverifiable")
+                )
+                deny(
+                    f"skill {skill_id} {digest} cannot be tied to an approved registration "
+                    f"({verdict.status})" + hint,
+                    code,
+                    "skill-load-approval",
+                )
+        load_declared = payload.get("declared_capabilities")
+        if verdict.approved and verdict.record is not None and isinstance(load_declared, list):
+            exceeding = _capabilities_exceeding(
+                skill_id, [str(c) for c in load_declared], verdict.record
+            )
+            if exceeding is not None:
+                collector.denials.append(exceeding)
+        if len(set(path)) != len(path):
+            deny(f"load path revisits a skill: {shown}", "load_path_cycle", "skill-load-cycle")
+        if len(path) > config.max_load_path_depth:
+            deny(
+                f"load path is {len(path)} deep, over the limit of "
+                f"{config.max_load_path_depth}: {shown}",
+                "load_path_too_deep",
+                "skill-load-depth",
+            )
+        for parent, child in zip(path, path[1:], strict=False):
+            allowed = self._composed_skills(parent, session)
+            if allowed is None or child not in allowed:
+                deny(
+                    f"{parent} loaded {child}, which is outside its declared composed_skills "
+                    f"(path {shown})",
+                    "composition_violation",
+                    "skill-load-composition",
+                )
+                break
+        record = verdict.record
+        skill = self._skill_component(
+            skill_id,
+            {"ref": record.ref if record else "", "digest": digest.to_wire()},
+            list(record.declared_capabilities) if record else [],
+            record.composition if record else {},
+            session,
+        )
+        graph = self._graph_with(session, skill)
+        self._pending_graph(graph)
+        self._skill_rules(collector, skill, graph, session)
+        return collector.merge()
+
+    def _skill_unload(
+        self, payload: dict[str, Any], params: dict[str, Any], session: SessionState
+    ) -> Decision:
+        skill_id = payload["skill_id"]
+        count = self.g.store.record_skill_event(session.session_id, skill_id, "unload")
+        codes_: list[str] = []
+        if count >= self.g.config.skill_churn_threshold:
+            codes_.append("skill_churn")
+        return Decision.allow(
+            reason_codes=codes_,
+            reasoning=f"{skill_id} unloaded {count} times in this session" if codes_ else None,
+        )
+
+
+def _copy_graph(graph: ComponentGraph) -> ComponentGraph:
+    clone = ComponentGraph()
+    clone.graph = graph.graph.copy()
+    clone.agent = dict(graph.agent)
+    return clone
+
+
+def _capabilities_exceeding(
+    skill_id: str, declared: Iterable[str], record: SkillRecord
+) -> Decision | None:
+    """A denial when ``declared`` asks for capabilities the approved ``record`` does not cover.
+
+    Coverage is the rules layer's (``fs`` and ``fs.*`` cover ``fs.read``), so this check and
+    ``unless: approved_capabilities`` agree on what an approval grants.
+    """
+    approved = record.declared_capabilities
+    granted = normalize_caps(approved)
+    extra = [
+        cap
+        for cap in dict.fromkeys(c.strip() for c in declared)
+        if cap and not covered_by_any(granted, cap)
+    ]
+    if not extra:
+        return None
+    return Decision.deny(
+        f"skill {skill_id} {record.digest} declares {', '.join(extra)}, beyond what it was "
+        f"approved with ({', '.join(approved) or 'no capabilities'}); approve the pair again "
+        "with these capabilities to allow them",
+        "capabilities_exceed_approval",
+        references=[PolicyReference(policy_id="agbom", rule_id="skill-approved-capabilities")],
+    )
