@@ -47,6 +47,7 @@ from agbom.export.interface import ExportError
 from agbom.inventory import ROOT_ID, AgBOM, Component, ComponentType, normalize_algorithm
 
 __all__ = [
+    "PROFILE_EXTENSION",
     "SPDX_CONTEXT",
     "SPDX_ID_BASE",
     "SPDX_VERSION",
@@ -61,6 +62,17 @@ SPDX_ID_BASE = "https://agbom.dev/spdx/"
 """Every ``spdxId`` is ``SPDX_ID_BASE + <agbom_hash hex> + /<kind>/<percent-encoded key>``."""
 
 _CREATION_INFO = "_:creationinfo"
+
+PROFILE_EXTENSION = "https://spdx.org/rdf/3.0.1/terms/Core/ProfileIdentifierType/extension"
+"""The ``extension`` profile, written as a full IRI rather than the word ``extension``.
+
+``profileConformance`` values are vocabulary terms resolved against the 3.0.1 context, and
+that context also defines ``extension`` as a term (the ``Core/extension`` property). JSON-LD
+resolves a defined term before the property's scoped ``@vocab``, so the bare word expands to
+``Core/extension`` and SHACL rejects it (2 violations: not a ``ProfileIdentifierType``, not
+in the allowed list). The other profile names are not terms of the context, so they stay
+short; the full IRI is what the bare word was meant to mean.
+"""
 
 # SPDX 3.0.1 class of each AgBOM type.
 SPDX_CLASS: Mapping[ComponentType, str] = {
@@ -580,7 +592,7 @@ def build_spdx(agbom: AgBOM, *, timestamp: str | None = None) -> dict[str, Any]:
     sbom["element"] = [e["spdxId"] for e in described]
     sbom["software_sbomType"] = ["deployed"]
 
-    profiles = ["core", "software", "extension"]
+    profiles = ["core", "software", PROFILE_EXTENSION]
     if builder.licenses:
         profiles.append("simpleLicensing")
     document = builder.element("SpdxDocument", ids.of("document"))
