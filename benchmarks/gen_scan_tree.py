@@ -86,10 +86,12 @@ license: {license}
 
 
 def _benign_servers(i: int) -> dict[str, dict[str, object]]:
-    """Servers as real configs write them, every one pinned or with nothing to pin."""
+    """Servers as real configs write them, every one pinned or with nothing to pin, and their
+    credentials referenced (``${VAR}``, ``${env:VAR}``, ``{env:VAR}``, ``${input:id}``) or left
+    as the placeholder the docs show, never written in plaintext (AGB-SEC-001)."""
     pool: list[tuple[str, dict[str, object]]] = [
         ("github", {"command": "npx", "args": ["-y", f"@modelcontextprotocol/server-github@2025.4.{i % 9}"],
-                    "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": f"ghp_{i:036d}"}}),
+                    "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}" if i % 2 else "${env:GITHUB_TOKEN}"}}),
         ("fs", {"command": "npx", "args": ["-y", f"@modelcontextprotocol/server-filesystem@2025.8.{i % 28}", "/home/u/src"]}),
         ("git", {"command": "uvx", "args": [f"mcp-server-git=={2025}.7.{i % 5}"]}),
         ("markitdown", {"command": "uvx", "args": [f"markitdown-mcp@0.0.1a{i % 5 + 1}"]}),
@@ -97,13 +99,13 @@ def _benign_servers(i: int) -> dict[str, dict[str, object]]:
         ("win", {"command": "cmd", "args": ["/c", "npx", "-y", f"@upstash/context7-mcp@1.0.{i % 20}"]}),
         ("fromgit", {"command": "uvx", "args": ["--from", f"git+https://github.com/acme/mcp-{i % 7}.git@v1.{i % 4}.0", "acme-mcp"]}),
         ("docker", {"command": "docker", "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", f"ghcr.io/github/github-mcp-server:v0.{i % 15}.0"],
-                    "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": f"t-{i}"}}),
+                    "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "<YOUR_GITHUB_PAT>" if i % 3 else "{env:GH_PAT}"}}),
         ("pinned-image", {"command": "docker", "args": ["run", "-i", "--rm", "mcp/fetch@sha256:" + f"{i:064x}"]}),
         ("linear", {"command": "npx", "args": ["-y", "mcp-remote@0.1.29", f"https://mcp{i % 30}.linear.example.com/sse"]}),
         ("local", {"command": "node", "args": [f"/opt/mcp/server-{i % 11}.js"]}),
         ("python-local", {"command": "python", "args": ["-m", f"team_mcp_{i % 6}"]}),
         ("remote", {"type": "http", "url": f"https://mcp{i % 50}.example.com/mcp",
-                    "headers": {"Authorization": f"Bearer tok-{i}"}}),
+                    "headers": {"Authorization": "Bearer ${input:remote-token}"}}),
         ("events", {"type": "sse", "url": f"https://events{i % 20}.example.com/sse"}),
     ]  # fmt: skip
     picked = [pool[(i + k * 5) % len(pool)] for k in range(3)]

@@ -619,7 +619,9 @@ _SIMPLE: dict[str, Callable[[Any], Predicate]] = {
 }
 
 # Supply-chain signals that scan attaches (agbom.rules.signal_matchers, loaded on use).
-_SIGNAL_KEYS = frozenset({"vulnerability", "content", "signature", "tools_drift"})
+_SIGNAL_KEYS = frozenset(
+    {"vulnerability", "content", "signature", "tools_drift", "plaintext_secret"}
+)
 
 MATCH_KEYS = (
     frozenset(_SIMPLE) | _SIGNAL_KEYS | {"version", "version_scheme", "all_of", "any_of", "not"}

@@ -3,7 +3,9 @@
 - ``vulnerability``: the component's ``vulnerabilities`` (OSV advisories, ``--osv``);
 - ``content``: a skill's ``content_findings`` (deterministic content checks);
 - ``signature``: an A2A card's ``signature.status`` (``--keys``);
-- ``tools_drift``: an MCP server's ``tools_drift`` against a lock file (``--locked``).
+- ``tools_drift``: an MCP server's ``tools_drift`` against a lock file (``--locked``);
+- ``plaintext_secret``: an MCP server's ``plaintext_secrets``, the config fields holding a
+  credential in plaintext instead of an env reference (:mod:`agbom.scan.plaintext`).
 
 Each predicate explains itself with the entries that matched, which is what a finding's
 ``{reason}`` shows.
@@ -233,9 +235,41 @@ class ToolsDriftIs(Predicate):
         return [(True, text or self.describe())]
 
 
+class PlaintextSecretIs(Predicate):
+    """``plaintext_secret: true``: a config field of the component holds a credential in
+    plaintext. The reason names the fields and the kind of credential, never the value."""
+
+    key = "plaintext_secret"
+
+    def __init__(self, value: Any) -> None:
+        if not isinstance(value, bool):
+            raise MatchSpecError("plaintext_secret", "must be true or false")
+        self.want = value
+
+    def __call__(self, subject: Subject) -> bool:
+        return bool(_entries(subject, "plaintext_secrets")) == self.want
+
+    def describe(self) -> str:
+        if self.want:
+            return "a credential is written in plaintext"
+        return "no credential is written in plaintext"
+
+    def explain(self, subject: Subject) -> list[tuple[bool, str]]:
+        if not self(subject) or not self.want:
+            return [(self(subject), self.describe())]
+        shown = []
+        for entry in _entries(subject, "plaintext_secrets"):
+            text = f"{entry.get('field')} ({entry.get('kind', 'a credential')})"
+            if entry.get("path"):
+                text += f" in {entry.get('path')}"
+            shown.append(text)
+        return [(True, _listed(shown))]
+
+
 SIGNAL_PREDICATES: dict[str, Callable[[Any], Predicate]] = {
     "vulnerability": VulnerabilityIs,
     "content": ContentIs,
     "signature": SignatureIs,
     "tools_drift": ToolsDriftIs,
+    "plaintext_secret": PlaintextSecretIs,
 }

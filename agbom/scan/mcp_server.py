@@ -2,7 +2,9 @@
 
 Shared by every client reader. The entry is checked field by field; a wrong type makes the
 entry an error (the other entries of the file are kept). Env and header *values* are never
-copied; arguments and URLs go through :mod:`agbom.scan.redact`.
+copied; arguments and URLs go through :mod:`agbom.scan.redact`. Where a credential is written
+in plaintext (not an env reference or a placeholder), the field is listed in the component's
+``plaintext_secrets`` (:mod:`agbom.scan.plaintext`), never its value.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from agbom.scan import plaintext
 from agbom.scan.interface import Finding
 from agbom.scan.launchers import Package, resolve_launch
 from agbom.scan.redact import redact_args, redact_url
@@ -172,6 +175,7 @@ def server_component(
     disabled = entry.get("disabled") is True or entry.get("enabled") is False
 
     url: str | None = None
+    url_field = "url"
     url_transport: str | None = None
     for field, implied in url_fields:
         value = entry.get(field)
@@ -180,7 +184,7 @@ def server_component(
         if not isinstance(value, str) or not value:
             problems.append((field, f"{field!r} must be a non-empty string"))
             continue
-        url, url_transport = value, implied
+        url, url_field, url_transport = value, field, implied
         break
 
     command_value = entry.get(command_field)
@@ -207,6 +211,8 @@ def server_component(
         raise EntryError(*problems)
 
     common: dict[str, Any] = {}
+    secrets = [(f"{env_field}.{k}", kind) for k, kind in plaintext.in_mapping(entry.get(env_field))]
+    secrets += [(f"headers.{k}", kind) for k, kind in plaintext.in_mapping(entry.get("headers"))]
     if env_keys:
         common["env_keys"] = env_keys
     if header_keys:
@@ -215,12 +221,25 @@ def server_component(
         common["disabled"] = True
     if command is not None:
         transport = declared if declared and declared != "streamable-http" else "stdio"
-        return _local_component(key, command, args, transport, redacted, common, display)
+        fields = [
+            f"{command_field}[{i}]"
+            if command_as_list
+            else ("command" if i == 0 else f"args[{i - 1}]")
+            for i in range(len(args) + 1)
+        ]
+        return _local_component(
+            key, command, args, transport, redacted, common, display, (secrets, fields)
+        )
 
     assert url is not None  # checked above: a command or a URL
     endpoint, changed = redact_url(url)
     if changed:
         redacted.append("endpoint")
+        kind = plaintext.in_url(url, endpoint)
+        if kind is not None:
+            secrets.append((url_field, kind))
+    if secrets:
+        common["plaintext_secrets"] = plaintext.entries(secrets, display)
     if redacted:
         common["redacted"] = redacted
     remote_transport = url_transport or declared
@@ -253,13 +272,23 @@ def _local_component(
     redacted: list[str],
     common: dict[str, Any],
     display: str,
+    secrets: tuple[list[tuple[str, str]], list[str]],
 ) -> tuple[dict[str, Any], list[Finding]]:
-    """A server the client starts: from a package, a bridge to a remote URL, or a command."""
+    """A server the client starts: from a package, a bridge to a remote URL, or a command.
+
+    ``secrets`` holds the plaintext credentials found so far (env, headers) and the config's
+    name for each word of ``[command, *args]``."""
     # The command goes through the same pass as its arguments: a whole command line in
     # "command" ("node --token=X srv.js") is redacted like one argument holding spaces.
     safe_argv, hits = redact_args([command, *args])
     safe_command, safe_args = safe_argv[0], safe_argv[1:]
     redacted.extend("command" if i == 0 else f"args[{i - 1}]" for i in hits)
+    found, fields = secrets
+    found = found + [
+        (fields[i], kind) for i, kind in plaintext.in_args([command, *args], safe_argv, hits)
+    ]
+    if found:
+        common["plaintext_secrets"] = plaintext.entries(found, display)
     common["command"] = shlex.join(safe_argv)
     common["args"] = safe_args
     if redacted:

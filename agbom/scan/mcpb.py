@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 from packageurl import PackageURL
 
+from agbom.scan import plaintext
 from agbom.scan._parse import ParseFailure, load_json
 from agbom.scan.interface import FileError, ReadContext, ReadResult
 from agbom.scan.redact import redact_args
@@ -278,6 +279,14 @@ class McpbReader:
             env = config.get("env")
             if isinstance(env, Mapping) and env:
                 component["env_keys"] = sorted(str(k) for k in env)
+            # A bundle ships its config to every user: a credential in it is everyone's.
+            secrets = [(f"mcp_config.env.{k}", kind) for k, kind in plaintext.in_mapping(env)]
+            secrets += [
+                ("mcp_config.command" if i == 0 else f"mcp_config.args[{i - 1}]", kind)
+                for i, kind in plaintext.in_args([config["command"], *args], safe_argv, hits)
+            ]
+            if secrets:
+                component["plaintext_secrets"] = plaintext.entries(secrets, ctx.display)
             redacted = ["command" if i == 0 else f"args[{i - 1}]" for i in hits]
             if redacted:
                 component["redacted"] = redacted

@@ -503,6 +503,10 @@ def _merge(
         for names in ("env_keys", "header_keys"):
             if comp.get(names):
                 existing[names] = sorted(set(existing.get(names, [])) | set(comp[names]))
+        # A credential written in one of the places is a finding wherever else it is found.
+        for entry in comp.get("plaintext_secrets", []):
+            if entry not in existing.setdefault("plaintext_secrets", []):
+                existing["plaintext_secrets"].append(entry)
     for cid, component in merged.items():
         if component.get("disabled") and not disabled_everywhere[cid]:
             del component["disabled"]
