@@ -243,10 +243,29 @@ def audit_export(
         help="With --format ocsf: record allows as Detection Findings too (by default only "
         "deny, modify, ask and defer are).",
     ),
+    bundle: Path | None = typer.Option(
+        None,
+        "--bundle",
+        metavar="OUT",
+        help="Write a signed evidence bundle instead (chain, signed head, AgBOM versions, "
+        "approvals; needs --signing-key). docs/evidence.md.",
+    ),
+    signing_key: Path | None = typer.Option(
+        None, "--signing-key", metavar="PREFIX.key", help="With --bundle: the key that signs it."
+    ),
 ) -> None:
     """Print a session's audit chain: its entries (JSON), or its OCSF events (JSON lines)."""
     from agbom.store import open_store, redact_location
 
+    if bundle is not None:
+        from agbom.cli.evidence_cmds import export_bundle
+
+        if fmt is not None or output is not None or allow_findings:
+            raise typer.BadParameter("--bundle takes no --format or -o", param_hint="--bundle")
+        export_bundle(session_id, db, bundle, signing_key)
+        return
+    if signing_key is not None:
+        raise typer.BadParameter("needs --bundle", param_hint="--signing-key")
     given = None if fmt is None else choice(fmt, ("json", "ocsf"), "--format")
     fmt = output_format(given, output, default="json", formats=("json", "ocsf"))
     if allow_findings and fmt != "ocsf":
@@ -277,6 +296,20 @@ def audit_verify(
         help="The chain_hash the client last received (with SESSION_ID): catches entries cut "
         "from the end of an open session's chain.",
     ),
+    bundle: Path | None = typer.Option(
+        None,
+        "--bundle",
+        metavar="FILE",
+        help="Verify an evidence bundle offline instead (with --public-key; no store, no "
+        "secret). docs/evidence.md.",
+    ),
+    public_keys: list[Path] | None = typer.Option(
+        None,
+        "--public-key",
+        "--jwks",
+        metavar="FILE",
+        help="With --bundle: a trusted public key (PEM) or JWKS; repeat for several.",
+    ),
 ) -> None:
     """Recompute every chain; report the first broken link; exit 1 when any chain is broken.
 
@@ -286,6 +319,17 @@ def audit_verify(
     from agbom.protocol import verify_chain
     from agbom.store import open_store, redact_location
 
+    if bundle is not None:
+        from agbom.cli.evidence_cmds import verify_bundle_file
+
+        if session_id is not None or expected_head is not None:
+            raise typer.BadParameter(
+                "takes no SESSION_ID or --expected-head", param_hint="--bundle"
+            )
+        verify_bundle_file(bundle, public_keys or [])
+        return
+    if public_keys:
+        raise typer.BadParameter("needs --bundle", param_hint="--public-key")
     if expected_head is not None and session_id is None:
         raise typer.BadParameter("needs a SESSION_ID", param_hint="--expected-head")
     with open_store(db, create=False) as store:
@@ -499,5 +543,8 @@ def inventory_export(
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
     app.command("replay")(replay)
+    from agbom.cli.evidence_cmds import add_audit_commands
+
+    add_audit_commands(audit_app)
     app.add_typer(audit_app, name="audit")
     app.add_typer(inventory_app, name="inventory")

@@ -1,0 +1,145 @@
+"""``agbom sign``, ``agbom verify`` and the evidence parts of ``agbom audit`` (``audit seal``,
+``audit export --bundle``, ``audit verify --bundle``). docs/evidence.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import typer
+
+from agbom.cli.common import db_option, output_option, read_json, write_output
+from agbom.display import visible
+from agbom.errors import InputError
+
+_SIGN_FORMATS = ("jsf", "dsse")
+
+
+def signing_key_option() -> Any:
+    return typer.Option(
+        ...,
+        "--signing-key",
+        "--key",
+        metavar="PREFIX.key",
+        help="Private key file from 'agbom keys generate' (must be mode 0600).",
+    )
+
+
+def public_key_option() -> Any:
+    return typer.Option(
+        ...,
+        "--public-key",
+        "--jwks",
+        metavar="FILE",
+        help="Trusted public key: a PREFIX.pub PEM file or a JWKS document; repeat for several "
+        "(a rotation).",
+    )
+
+
+def _pretty(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+
+
+def sign_cmd(
+    bom_file: Path = typer.Argument(..., metavar="BOM.cdx.json", help="CycloneDX JSON BOM."),
+    key_file: Path = signing_key_option(),
+    fmt: str = typer.Option(
+        "jsf",
+        "--format",
+        "-f",
+        metavar="[jsf|dsse]",
+        help="jsf: the BOM with an enveloped JSF signature (CycloneDX 1.6 'signature'); dsse: "
+        "a DSSE envelope of an in-toto Statement whose predicate is the BOM.",
+    ),
+    output: Path | None = output_option(),
+) -> None:
+    """Sign a CycloneDX JSON BOM (JSF or DSSE/in-toto) with an ML-DSA-65 or Ed25519 key."""
+    from agbom.evidence import SigningKey, dsse_sign, jsf_sign
+
+    if fmt not in _SIGN_FORMATS:
+        raise typer.BadParameter(f"{fmt!r} is not jsf or dsse", param_hint="--format")
+    bom = read_json(bom_file)
+    if not isinstance(bom, dict) or bom.get("bomFormat") != "CycloneDX":
+        raise InputError(f"{bom_file}: not a CycloneDX JSON BOM (export one with agbom export)")
+    key = SigningKey.from_file(key_file)
+    signed = jsf_sign(bom, key) if fmt == "jsf" else dsse_sign(bom, key, name=bom_file.name)
+    write_output(_pretty(signed), output)
+    typer.echo(f"agbom: signed with {key.algorithm} key {key.key_id}", err=True)
+
+
+def verify_cmd(
+    file: Path = typer.Argument(
+        ...,
+        metavar="FILE",
+        help="A JSF-signed BOM, DSSE envelope, evidence bundle, chain head or signed envelope.",
+    ),
+    public_keys: list[Path] = public_key_option(),
+) -> None:
+    """Verify a signed document offline with trusted public keys; exit 1 when it fails."""
+    from agbom.evidence import KeySet, verify_document
+
+    keys = KeySet.from_files(public_keys)
+    kind, checked = verify_document(read_json(file), keys)
+    for line in checked:
+        typer.echo(f"ok      {visible(line)}")
+    typer.echo(f"agbom: {visible(str(file))}: {kind} verified", err=True)
+
+
+def audit_seal(
+    session_id: str = typer.Argument(..., help="Session whose chain head to sign."),
+    key_file: Path = signing_key_option(),
+    db: str = db_option(),
+    output: Path | None = output_option(),
+) -> None:
+    """Sign a session's chain head (after recomputing the chain); print the statement."""
+    from agbom.evidence import SigningKey, seal_chain
+    from agbom.store import open_store, redact_location
+
+    key = SigningKey.from_file(key_file)
+    with open_store(db, create=False) as store:
+        entries = [
+            {k: v for k, v in e.items() if k != "seq"} for e in store.chain_entries(session_id)
+        ]
+    if not entries:
+        raise InputError(f"no audit chain for session {session_id} in {redact_location(db)}")
+    write_output(_pretty(seal_chain(session_id, entries, key)), output)
+
+
+def export_bundle(session_id: str, db: str, bundle: Path, key_file: Path | None) -> None:
+    """``audit export SESSION --bundle OUT --signing-key K``."""
+    from agbom.evidence import SigningKey, build_bundle
+    from agbom.store import open_store, redact_location
+
+    if key_file is None:
+        raise typer.BadParameter("a bundle is signed: give --signing-key", param_hint="--bundle")
+    key = SigningKey.from_file(key_file)
+    with open_store(db, create=False) as store:
+        if not store.chain_entries(session_id):
+            raise InputError(f"no audit chain for session {session_id} in {redact_location(db)}")
+        document = build_bundle(store, session_id, key)
+    write_output(_pretty(document), bundle)
+    typer.echo(f"agbom: wrote {bundle} (signed with {key.algorithm} key {key.key_id})", err=True)
+
+
+def verify_bundle_file(bundle: Path, public_keys: list[Path]) -> None:
+    """``audit verify --bundle FILE --public-key K``: offline, no store, no secret."""
+    from agbom.evidence import KeySet, verify_bundle
+
+    if not public_keys:
+        raise typer.BadParameter("give the Guardian's --public-key", param_hint="--bundle")
+    keys = KeySet.from_files(public_keys)
+    for line in verify_bundle(read_json(bundle), keys):
+        typer.echo(f"ok      {visible(line)}")
+    typer.echo(f"agbom: {visible(str(bundle))}: evidence bundle verified", err=True)
+
+
+def add_audit_commands(audit_app: typer.Typer) -> None:
+    """The evidence subcommands of ``agbom audit``."""
+    audit_app.command("seal")(audit_seal)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app``."""
+    app.command("sign")(sign_cmd)
+    app.command("verify")(verify_cmd)
