@@ -6,7 +6,7 @@ Regenerate with: python -m agbom._validators
 # mypy: ignore-errors
 # ruff: noqa
 # fmt: off
-SCHEMAS_SHA256 = "46e2031b3e892aa4bf0392bc67c744ed60790f42f1e16c86d7fd733391329fcb"
+SCHEMAS_SHA256 = "fee74e7e4bfcfe1fb1faa2d38090ecbe902e5fcf901a3108e0fd550971bf2a44"
 FASTJSONSCHEMA_VERSION = "2.22.3"
 GENERATOR_VERSION = 1
 from decimal import Decimal

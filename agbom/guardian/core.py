@@ -16,7 +16,6 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.config import GuardianConfig
@@ -48,6 +47,7 @@ from agbom.protocol import (
     entry_hash,
     lookup,
     request_hash,
+    timestamp_seconds,
     validate_envelope,
     validate_payload,
     version_supported,
@@ -80,16 +80,6 @@ class StaleSession(Exception):
     """The session's chain in the store moved past this Guardian's head (another replica, or
     another process on the same store, appended to it). The session has been dropped from
     memory; the request must be decided again on its reloaded state."""
-
-
-def _parse_timestamp(value: str) -> float | None:
-    try:
-        parsed = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        return None
-    if parsed.tzinfo is None:
-        return None
-    return parsed.timestamp()
 
 
 class Guardian(PipelinedCommits, SessionMemory):
@@ -437,6 +427,9 @@ class Guardian(PipelinedCommits, SessionMemory):
         if method == "system/ping":
             return self._ping(request, spec)
         if method == "handshake/hello":
+            # (6) for a hello too (§10.3: every request): a hello recorded days ago, signed
+            # or not, must not open a session. (4) and (5) are about a session it opens.
+            self._check_clock(params, self.clock())
             hello = self._hello(request, spec, key_id)
             return self._respond(request, hello, key_id=key_id)
         # (4) negotiation and session
@@ -508,15 +501,7 @@ class Guardian(PipelinedCommits, SessionMemory):
         ):
             raise AcsError(codes.REPLAY_DETECTED, "duplicate_nonce", "nonce was already used")
         # (6) clock skew
-        sent_at = _parse_timestamp(params["timestamp"])
-        window = self.config.skew_window_ms
-        if sent_at is None or abs(now - sent_at) * 1000 > window:
-            raise AcsError(
-                codes.TIMESTAMP_OUT_OF_WINDOW,
-                "timestamp_out_of_window",
-                "timestamp is outside the accepted clock skew window",
-                data={"skew_window_ms": window},
-            )
+        self._check_clock(params, now)
         # Chain cross-check: the client's view of the head must be ours.
         client_head = (
             (metadata.get("session_state") or {}).get("chain_hash")
@@ -550,6 +535,21 @@ class Guardian(PipelinedCommits, SessionMemory):
         return self._respond(
             request, decision, key_id=key_id, chain_hash=chain_hash, elapsed_ms=elapsed
         )
+
+    def _check_clock(self, params: Mapping[str, Any], now: float) -> None:
+        """(6) -32006 when ``params.timestamp`` is further than the skew window from ``now``.
+
+        A timestamp the RFC 3339 grammar refuses was refused with -32600 at (1); read here
+        again (the HTTP front may have run (1)), it is refused the same way, not as skew."""
+        sent_at = timestamp_seconds(params["timestamp"])
+        window = self.config.skew_window_ms
+        if abs(now - sent_at) * 1000 > window:
+            raise AcsError(
+                codes.TIMESTAMP_OUT_OF_WINDOW,
+                "timestamp_out_of_window",
+                "timestamp is outside the accepted clock skew window",
+                data={"skew_window_ms": window},
+            )
 
     def _require_reachable_store(self) -> None:
         """Fail closed, at once, while the database server is known to be unreachable."""

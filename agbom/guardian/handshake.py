@@ -27,6 +27,8 @@ renders CycloneDX 1.7 on request, which that enum has no value for)."""
 PROFILES = ("acs-core", "acs-inspect", "acs-inspect-dynamic", "acs-audit")
 TRACE_PROFILE = "acs-trace"
 """Accepted too when the Guardian emits Trace events (``agbom serve --otlp-endpoint``)."""
+KNOWN_TRANSPORTS = ("http", "https", "stdio")
+"""Transport names a ClientHello may offer that agbom can serve over; others are ignored."""
 APPROVER_TYPES = ("human",)
 """Approver types that ASK answers name (``ask_details.approver.type``)."""
 
@@ -62,7 +64,17 @@ def read_client_hello(
             "provenance_required",
             "this Guardian's policy requires deterministic provenance",
         )
-    offered = list(dict.fromkeys(hello["transports_supported"]))
+    listed = list(dict.fromkeys(hello["transports_supported"]))
+    # Names agbom does not know (a later client's "grpc", say) are ignored: the hello is
+    # served over one it knows, and refused only when none is left.
+    offered = [t for t in listed if t in KNOWN_TRANSPORTS]
+    if not offered:
+        raise AcsError(
+            codes.SESSION_REFUSED,
+            "no_common_transport",
+            f"none of the offered transports ({_listing(listed)}) is one this Guardian "
+            f"knows ({', '.join(KNOWN_TRANSPORTS)})",
+        )
     if transport is not None:
         # The hello arrived on a transport: the client must have offered it. "https" also
         # covers plain HTTP here, for a client behind a TLS-terminating proxy.
@@ -73,7 +85,7 @@ def read_client_hello(
                 codes.SESSION_REFUSED,
                 "transport_not_offered",
                 f"the hello arrived over {transport}, which its transports_supported "
-                f"({', '.join(offered)}) does not list",
+                f"({_listing(listed)}) does not list",
             )
     else:
         transports = [
@@ -99,6 +111,13 @@ def read_client_hello(
         can_modify=declared.get("modify", True) is not False,
         can_ask=declared.get("ask", True) is not False,
     )
+
+
+def _listing(names: list[str], limit: int = 8) -> str:
+    """Offered names for a message: at most ``limit``, each cut to 32 characters and shown
+    with escapes, so a hostile hello cannot fill the answer or the terminal reading it."""
+    shown = ", ".join(ascii(name[:32]) for name in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def server_hello(

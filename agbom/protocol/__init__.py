@@ -68,6 +68,7 @@ from agbom.protocol.signatures import (
     signing_input,
     verify_envelope,
 )
+from agbom.protocol.timestamps import parse_rfc3339, timestamp_seconds
 from agbom.protocol.validation import (
     MAX_DEPTH,
     check_depth,
@@ -123,12 +124,14 @@ __all__ = [
     "link_entry",
     "lookup",
     "parse_key_material",
+    "parse_rfc3339",
     "parse_timestamp",
     "request_hash",
     "sha256_hex",
     "sign_envelope",
     "signature_of",
     "signing_input",
+    "timestamp_seconds",
     "validate_envelope",
     "validate_payload",
     "validate_response",

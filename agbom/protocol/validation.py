@@ -8,7 +8,7 @@ cached) so that a check costs microseconds on the decision path. Every failure i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import fastjsonschema
@@ -17,6 +17,7 @@ from agbom._schema import compiled_validator, describe_failure
 from agbom.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, AcsError
 from agbom.protocol.identifiers import check_envelope_identifiers, check_payload_identifiers
 from agbom.protocol.methods import MCP_METHOD, METHODS, MethodSpec
+from agbom.protocol.timestamps import parse_rfc3339, timestamp_seconds
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted in a request."""
@@ -76,6 +77,10 @@ def validate_envelope(obj: Any, *, max_depth: int = MAX_DEPTH) -> None:
     problem = _run(compiled_validator(REQUEST_SCHEMA), obj)
     if problem is not None:
         raise AcsError(INVALID_REQUEST, "invalid_envelope", f"invalid request envelope: {problem}")
+    # The schema's date-time format check is looser than RFC 3339 (and stricter than
+    # nothing): the timestamp is read here, once, by the grammar, so that a value the skew
+    # check could not read is refused as invalid (-32600), never as clock skew.
+    timestamp_seconds(obj["params"]["timestamp"])
     # -32602: the envelope is well formed, but an id in it cannot be shown faithfully.
     check_envelope_identifiers(obj["params"])
 
@@ -114,17 +119,10 @@ def validate_response(obj: Any) -> None:
 def parse_timestamp(value: str) -> datetime:
     """Parse an RFC 3339 ``params.timestamp`` into an aware UTC datetime.
 
-    Raises ``-32600`` / ``invalid_timestamp`` for anything else (naive times included).
+    Raises ``-32600`` / ``invalid_timestamp`` for anything else (naive times included); the
+    grammar, lower-case ``t`` and ``z`` included, is :mod:`agbom.protocol.timestamps`'.
     """
-    try:
-        parsed = datetime.fromisoformat(value)
-    except (TypeError, ValueError) as exc:
-        raise AcsError(
-            INVALID_REQUEST, "invalid_timestamp", "params.timestamp is not an RFC 3339 date-time"
-        ) from exc
-    if parsed.tzinfo is None:
-        raise AcsError(INVALID_REQUEST, "invalid_timestamp", "params.timestamp has no UTC offset")
-    return parsed.astimezone(UTC)
+    return parse_rfc3339(value)
 
 
 def warm_up() -> None:

@@ -1,0 +1,97 @@
+"""RFC 3339 ``date-time`` values (§5.6), as ACS envelopes carry them in ``params.timestamp``.
+
+``datetime.fromisoformat`` is not an RFC 3339 parser: on Python 3.11 it refuses the lower-case
+``t`` and ``z`` the grammar allows (§5.6: "T" and "Z" may be lower case), and it accepts forms
+the grammar does not (``+0100``, a week date, a space). JSON Schema's ``format: date-time``
+check in fastjsonschema is looser still (any day 01-31 in any month, offsets without a colon).
+So the Guardian reads timestamps here, by the grammar alone, and a value the grammar refuses
+is an invalid request (-32600 ``invalid_timestamp``), never a clock-skew refusal.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import UTC, datetime, timedelta
+
+from agbom.protocol.errors import INVALID_REQUEST, AcsError
+
+# full-date "T" partial-time time-offset; §5.6 (ABNF, case-insensitive "T" and "Z"). The
+# ranges of month, hour, minute and second are the grammar's; a day valid for its month and a
+# leap second are checked after the match (§5.7).
+_DATE_TIME = re.compile(
+    r"(?P<year>\d{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])"
+    r"[Tt]"
+    r"(?P<hour>[01]\d|2[0-3]):(?P<minute>[0-5]\d):(?P<second>[0-5]\d|60)"
+    r"(?:\.(?P<fraction>\d+))?"
+    r"(?:(?P<utc>[Zz])|(?P<sign>[+-])(?P<off_hour>[01]\d|2[0-3]):(?P<off_minute>[0-5]\d))",
+    re.ASCII,
+)
+
+MAX_TIMESTAMP_CHARS = 128
+"""Longest ``params.timestamp`` read: an RFC 3339 value is 20-35 characters; more is only a
+fraction of a second with more digits than any clock has."""
+
+
+def _invalid(why: str) -> AcsError:
+    return AcsError(
+        INVALID_REQUEST,
+        "invalid_timestamp",
+        f"params.timestamp is not an RFC 3339 date-time: {why}",
+    )
+
+
+_ERA_DAYS = 146_097
+"""Days in 400 Gregorian years, after which the calendar repeats: the shift that lets year 0000,
+which ``datetime`` and ``calendar.timegm`` cannot take, be counted like any other."""
+
+
+def timestamp_microseconds(value: object) -> int:
+    """The instant an RFC 3339 ``date-time`` names, in whole microseconds since the Unix epoch
+    (exact: a float of seconds cannot hold a microsecond past about the year 2250).
+
+    Accepts exactly the §5.6 grammar: upper- or lower-case ``T`` and ``Z``, any number of
+    fraction digits (read to the microsecond, the rest dropped), ``-00:00`` as UTC, years 0000
+    to 9999, and a leap second (``:60``, counted as the first instant of the next minute, as
+    POSIX time does). Raises -32600 ``invalid_timestamp`` for anything else: a wrong shape, a
+    day its month does not have, no offset.
+    """
+    if not isinstance(value, str):
+        raise _invalid("not a string")
+    if len(value) > MAX_TIMESTAMP_CHARS:
+        raise _invalid(f"longer than {MAX_TIMESTAMP_CHARS} characters")
+    match = _DATE_TIME.fullmatch(value)
+    if match is None:
+        raise _invalid("expected YYYY-MM-DDTHH:MM:SS[.fraction] and Z or ±HH:MM")
+    year, month, day = int(match["year"]), int(match["month"]), int(match["day"])
+    if day > calendar.monthrange(year + 400 if year < 400 else year, month)[1]:
+        raise _invalid(f"{match['year']}-{match['month']} has no day {match['day']}")
+    second = int(match["second"])
+    fraction = 0 if second == 60 else int((match["fraction"] or "0")[:6].ljust(6, "0"))
+    offset = 0
+    if match["sign"] is not None:
+        offset = int(match["off_hour"]) * 3600 + int(match["off_minute"]) * 60
+        if match["sign"] == "-":
+            offset = -offset
+    # Years before 0400 are counted 400 years later, then moved back by one era.
+    shift = 400 if year < 400 else 0
+    local = calendar.timegm(
+        (year + shift, month, day, int(match["hour"]), int(match["minute"]), second)
+    )
+    return (local - shift // 400 * _ERA_DAYS * 86_400 - offset) * 1_000_000 + fraction
+
+
+def timestamp_seconds(value: object) -> float:
+    """:func:`timestamp_microseconds` in seconds (what the skew check compares with a clock)."""
+    return timestamp_microseconds(value) / 1_000_000
+
+
+def parse_rfc3339(value: object) -> datetime:
+    """:func:`timestamp_microseconds` as an aware UTC ``datetime``; -32600
+    ``invalid_timestamp`` also for an instant ``datetime`` cannot hold (before 0001 or after
+    9999 in UTC)."""
+    micro = timestamp_microseconds(value)
+    try:
+        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=micro)
+    except OverflowError as exc:
+        raise _invalid("outside the years 0001 to 9999 in UTC") from exc
