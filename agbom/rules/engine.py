@@ -26,12 +26,14 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from agbom.rules.flow import FLOW_TEMPLATE_VARS, compile_flow, compile_trust
 from agbom.rules.interface import (
     Action,
     RuleError,
     Severity,
 )
 from agbom.rules.kinds import GraphShapeRule, LeastPrivilegeRule, MatchRule, ReachRule, Rule
+from agbom.rules.lineage import TrustOverride
 from agbom.rules.matchers import (
     AllOf,
     MatchSpecError,
@@ -67,11 +69,12 @@ def compile_rule(raw: Mapping[str, Any], *, pack: str, source: str) -> Rule:
     def fail(message: str, key: str | None = None) -> RuleError:
         return RuleError(message, file=source, rule_id=rule_id, key_path=key)
 
+    known = TEMPLATE_VARS | FLOW_TEMPLATE_VARS if raw["kind"] == "flow" else TEMPLATE_VARS
     for key in ("message", "remediation"):
         for name in _PLACEHOLDER.findall(raw.get(key) or ""):
-            if name not in TEMPLATE_VARS:
+            if name not in known:
                 raise fail(
-                    f"unknown placeholder {{{name}}} (known: {', '.join(sorted(TEMPLATE_VARS))})",
+                    f"unknown placeholder {{{name}}} (known: {', '.join(sorted(known))})",
                     key,
                 )
     exceptions = []
@@ -150,6 +153,8 @@ def compile_rule(raw: Mapping[str, Any], *, pack: str, source: str) -> Rule:
             applies_to=frozenset(raw.get("applies_to", ("skill", "agent_capability"))),
             allow_wildcards=raw.get("allow_wildcards", True),
         )
+    if kind == "flow":
+        return compile_flow(raw, common)
     raise fail(f"unknown rule kind {kind!r}", "kind")  # pragma: no cover - schema enum
 
 
@@ -161,6 +166,7 @@ def load_rules(path: Path | None = None, *, with_default: bool = False) -> RuleS
     from agbom.rules.loader import default_pack_path, iter_pack_sources, read_yaml, validate_pack
 
     rules: list[Rule] = []
+    trust: list[TrustOverride] = []
     seen: dict[str, str] = {}
     sources: list[str] = []
     default = str(default_pack_path())
@@ -168,6 +174,7 @@ def load_rules(path: Path | None = None, *, with_default: bool = False) -> RuleS
         data, node = read_yaml(file)
         validate_pack(data, node, file)
         pack = data.get("pack") or file.stem
+        trust.extend(compile_trust(data.get("trust"), pack=pack, source=str(file)))
         for index, raw in enumerate(data["rules"]):
             rule = compile_rule(raw, pack=pack, source=str(file))
             if rule.id in seen:
@@ -185,4 +192,4 @@ def load_rules(path: Path | None = None, *, with_default: bool = False) -> RuleS
         sources.append(str(file))
     if not sources:
         raise RuleError("no rule packs (*.yaml, *.yml) found", file=str(path))
-    return RuleSet(rules, sources=sources)
+    return RuleSet(rules, sources=sources, trust_overrides=trust)

@@ -194,6 +194,10 @@ def _schema_properties(parts: list[str | int]) -> set[str]:
         return set(defs["match"]["properties"]["endpoint"]["properties"])
     if last == "exceptions":
         return set(defs["exception"]["properties"])
+    if last in ("sink", "source"):
+        return set(defs["rule"]["properties"][last]["properties"])
+    if last == "trust":
+        return set(defs["trust_override"]["properties"])
     return set(defs["match"]["properties"])
 
 

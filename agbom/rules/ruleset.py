@@ -15,6 +15,7 @@ from agbom.rules.interface import (
     RuleError,
 )
 from agbom.rules.kinds import GraphShapeRule, LeastPrivilegeRule, MatchRule, ReachRule, Rule
+from agbom.rules.lineage import TrustOverride
 from agbom.rules.matchers import (
     Subject,
     parse_endpoint,
@@ -40,11 +41,19 @@ _LOOKUP_CACHE_SIZE = 65536
 class RuleSet:
     """Compiled rules from one or more packs, indexed for evaluation."""
 
-    def __init__(self, rules: Sequence[Rule], *, sources: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        *,
+        sources: Sequence[str] = (),
+        trust_overrides: Sequence[TrustOverride] = (),
+    ) -> None:
         if not rules:
             raise RuleError("no rules loaded (an empty rule set would allow everything)")
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.sources = tuple(sources)
+        # The packs' changes to the channel-to-trust mapping, for flow rules (rules/flow.py).
+        self.trust_overrides = tuple(trust_overrides)
         self.by_id: dict[str, Rule] = {r.id: r for r in self.rules}
         active = [r for r in self.rules if r.enabled]
         self._match_rules = [r for r in active if isinstance(r, MatchRule)]

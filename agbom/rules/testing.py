@@ -11,6 +11,10 @@ relative to the test file) and the findings it must produce::
         input: fixtures/agent.json
         approved_capabilities: {my-skill: [process.execute]}
         want_findings: [{rule_id: AGB-PATH-001, components: [my-skill]}]
+      - note: a flow case: the steps' provenance, then the tool call (flow rules only)
+        steps: [{method: steps/toolCallResult, payload: {...}}]
+        call: {tool: {name: Bash}, capability: process.execute, arguments: {...}}
+        want_findings: [{rule_id: AGB-FLOW-001, components: [Bash]}]
 
 Every wanted item must be matched by a finding, and every finding must match a wanted item
 unless ``allow_extra: true``.
@@ -28,8 +32,11 @@ import orjson
 
 from agbom.errors import AgbomError
 from agbom.inventory import AgBOM, ComponentGraph
+from agbom.protocol.provenance import ProvenanceProblem, step_provenance
 from agbom.rules.engine import RuleSet, load_rules
+from agbom.rules.flow import FlowCall, evaluate_call, flow_rules
 from agbom.rules.interface import EvalContext, Finding, RuleError
+from agbom.rules.lineage import Lineage, TrustPolicy
 from agbom.rules.loader import TEST_SUFFIXES, read_yaml
 
 MAX_CASES = 10_000
@@ -83,11 +90,37 @@ def _satisfies(finding: Finding, want: tuple[str, frozenset[str] | None]) -> boo
     return finding.rule_id == rule_id and (comps is None or comps <= set(finding.components))
 
 
+def _flow_findings(rules: RuleSet, case: Mapping[str, Any], where: str, file: str) -> list[Finding]:
+    """A flow case: the steps' Provenance objects make the lineage, then the call is checked."""
+    steps = case.get("steps") or []
+    if not isinstance(steps, list):
+        raise RuleError("steps must be a list", file=file, key_path=f"{where}.steps")
+    lineage = Lineage(TrustPolicy(rules.trust_overrides))
+    try:
+        for i, step in enumerate(steps):
+            if not (isinstance(step, Mapping) and isinstance(step.get("method"), str)):
+                raise RuleError(
+                    "each step is {method, payload}", file=file, key_path=f"{where}.steps[{i}]"
+                )
+            found = step_provenance(step["method"], step.get("payload"), step_id=f"step-{i}")
+            lineage.add_all(found.nodes)
+        call = case["call"]
+        if not isinstance(call, Mapping):
+            raise RuleError("call must be a toolCallRequest payload", file=file, key_path=where)
+        flow_call = FlowCall.of(call, step_id="call")
+    except ProvenanceProblem as exc:
+        raise RuleError(str(exc), file=file, key_path=where) from None
+    return list(evaluate_call(flow_rules(rules), flow_call, lineage).findings)
+
+
 def run_case(
     rules: RuleSet, case: Mapping[str, Any], base: Path, file: str, index: int
 ) -> CaseResult:
     where = f"cases[{index}]"
     note = str(case.get("note", f"case {index}"))
+    if "call" in case:
+        want = _want_items(case.get("want_findings", []), f"{where}.want_findings", file)
+        return _judge(case, want, _flow_findings(rules, case, where, file), file, index, note)
     raw_input = case.get("input")
     if isinstance(raw_input, str):
         input_path = (base / raw_input).resolve()
@@ -128,6 +161,17 @@ def run_case(
     except AgbomError as exc:
         raise RuleError(exc.diagnostics(), file=file, key_path=f"{where}.input") from exc
     findings = rules.evaluate(graph, context=context)
+    return _judge(case, want, findings, file, index, note)
+
+
+def _judge(
+    case: Mapping[str, Any],
+    want: list[tuple[str, frozenset[str] | None]],
+    findings: list[Finding],
+    file: str,
+    index: int,
+    note: str,
+) -> CaseResult:
     problems = []
     for item in want:
         if not any(_satisfies(f, item) for f in findings):

@@ -1,0 +1,160 @@
+"""ACS field-level Provenance (spec §7): which payload fields are data-bearing, and the
+Provenance objects a step carries on them.
+
+Pure functions over schema-valid payloads. The lineage graph built from these objects, and
+trust derived from it, live in :mod:`agbom.rules.lineage`; the Guardian keeps one per session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+ORIGINS = (
+    "user_input",
+    "system",
+    "tool_output",
+    "retrieved",
+    "agent_generated",
+    "a2a_inbound",
+    "external",
+)
+
+MAX_ID_CHARS = 256
+"""Longest ``provenance_id`` or ``derived_from`` entry kept; a longer one is refused."""
+MAX_SOURCE_ID_CHARS = 2048
+"""Longest ``source_id`` kept (a URL); longer ones are cut, marked with ``…``."""
+MAX_DERIVED_FROM = 256
+"""Most lineage edges one Provenance object may carry."""
+
+
+class ProvenanceProblem(ValueError):
+    """A Provenance object the lineage cannot take (the message names the field)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProvenanceNode:
+    """One Provenance object as received: its facts plus where it came in."""
+
+    provenance_id: str
+    origin: str
+    source_id: str | None = None
+    derived_from: tuple[str, ...] = ()
+    trust_hint: str | None = None  # a remote-asserted ``trust``: a hint only (§7.1)
+    step_id: str = ""
+    method: str = ""
+    field: str = ""  # e.g. ``arguments.command`` or ``outputs[0]``
+
+    def describe(self) -> str:
+        """``tool_output p3 (web_fetch)``: origin, id and source, for lineage paths."""
+        text = f"{self.origin} {self.provenance_id}"
+        return f"{text} ({self.source_id})" if self.source_id else text
+
+
+def _parts(content: Any, where: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(content, list):
+        for i, part in enumerate(content):
+            yield f"{where}[{i}]", part
+    else:
+        # Plain-text content has no place for a Provenance object: under a deterministic
+        # producer that is a data-bearing field without provenance.
+        yield where, None
+
+
+def _items(items: Any, where: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(items, list):
+        for i, item in enumerate(items):
+            yield f"{where}[{i}]", item
+
+
+def data_bearing_fields(method: str, payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """``(field path, holder)`` for every data-bearing field of a step payload (§7): the
+    holder is the object that carries ``provenance`` (``None`` where the field cannot carry
+    one). Fields the spec lists: message content, tool arguments and outputs, retrieval
+    results, the compaction summary."""
+    if method in ("steps/userMessage", "steps/agentResponse"):
+        yield from _parts(payload.get("content"), "content")
+    elif method in ("steps/toolCallRequest", "protocols/MCP/tools/call"):
+        arguments = payload.get("arguments")
+        if isinstance(arguments, Mapping):
+            for name, item in arguments.items():
+                yield f"arguments.{name}", item
+    elif method == "steps/toolCallResult":
+        yield from _items(payload.get("outputs"), "outputs")
+    elif method in ("steps/knowledgeRetrieval", "steps/memoryContextRetrieval"):
+        yield from _items(payload.get("results"), "results")
+    elif method == "steps/postCompact":
+        yield "summary", payload.get("summary")
+
+
+OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
+    "steps/memoryStore": ("content",),
+    "steps/turnEnd": ("summary",),
+    "steps/subagentStop": ("summary",),
+}
+"""Fields that may carry provenance but that the all-or-nothing rule does not require."""
+
+
+def _node(raw: Mapping[str, Any], *, step_id: str, method: str, field: str) -> ProvenanceNode:
+    pid = raw.get("provenance_id")
+    if not isinstance(pid, str) or not pid:
+        raise ProvenanceProblem(f"{field}.provenance has no provenance_id")
+    if len(pid) > MAX_ID_CHARS:
+        raise ProvenanceProblem(f"{field}.provenance.provenance_id is over {MAX_ID_CHARS} chars")
+    origin = raw.get("origin")
+    if origin not in ORIGINS:
+        raise ProvenanceProblem(f"{field}.provenance.origin {origin!r} is not an ACS origin")
+    parents = raw.get("derived_from") or ()
+    if not isinstance(parents, list | tuple) or len(parents) > MAX_DERIVED_FROM:
+        raise ProvenanceProblem(
+            f"{field}.provenance.derived_from must be a list of at most {MAX_DERIVED_FROM} ids"
+        )
+    for parent in parents:
+        if not isinstance(parent, str) or not parent or len(parent) > MAX_ID_CHARS:
+            raise ProvenanceProblem(f"{field}.provenance.derived_from holds a bad id")
+    source = raw.get("source_id")
+    if isinstance(source, str) and len(source) > MAX_SOURCE_ID_CHARS:
+        source = source[:MAX_SOURCE_ID_CHARS] + "…"
+    hint = raw.get("trust")
+    return ProvenanceNode(
+        provenance_id=pid,
+        origin=str(origin),
+        source_id=source if isinstance(source, str) else None,
+        derived_from=tuple(dict.fromkeys(parents)),
+        trust_hint=hint if hint in ("trusted", "untrusted", "unknown") else None,
+        step_id=step_id,
+        method=method,
+        field=field,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StepProvenance:
+    """The Provenance objects of one step, and the data-bearing fields that lack one."""
+
+    nodes: tuple[ProvenanceNode, ...]
+    missing: tuple[str, ...]
+    by_field: Mapping[str, str]  # field path -> provenance_id
+
+
+def step_provenance(method: str, payload: Any, *, step_id: str = "") -> StepProvenance:
+    """Read the Provenance objects of a (schema-valid) step payload; raise
+    :class:`ProvenanceProblem` for one the lineage cannot take (no id, a bad edge)."""
+    if not isinstance(payload, Mapping):
+        return StepProvenance((), (), {})
+    nodes: list[ProvenanceNode] = []
+    missing: list[str] = []
+    by_field: dict[str, str] = {}
+    required = list(data_bearing_fields(method, payload))
+    optional = [(f, payload.get(f)) for f in OPTIONAL_FIELDS.get(method, ())]
+    for index, (field, holder) in enumerate([*required, *optional]):
+        raw = holder.get("provenance") if isinstance(holder, Mapping) else None
+        if not isinstance(raw, Mapping):
+            if index < len(required):
+                missing.append(field)
+            continue
+        node = _node(raw, step_id=step_id, method=method, field=field)
+        nodes.append(node)
+        by_field[field] = node.provenance_id
+    return StepProvenance(tuple(nodes), tuple(missing), by_field)
