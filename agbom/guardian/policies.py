@@ -12,8 +12,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from agbom.guardian.decision import Decision
-from agbom.guardian.secrets import REDACTED, secret_pointers
+from agbom.guardian import redaction
+from agbom.guardian.decision import Decision, PolicyReference
 from agbom.inventory import (
     Component,
     ComponentType,
@@ -383,15 +383,30 @@ class Policies(InventoryPolicies, SkillPolicies):
         return self._findings_decision(findings, what=f"the tools/list of {whose}")
 
     def _redact(self, method: str, payload: dict[str, Any], decision: Decision) -> Decision:
-        pointers = sorted(set(secret_pointers(payload)))
-        if not pointers:
+        """Each credential-shaped span replaced, the rest of its field kept (a MODIFY); a
+        DENY when the payload cannot be rewritten safely (see :mod:`agbom.guardian.redaction`)."""
+        found = redaction.plan(payload)
+        if found is None:
             return decision
+        if found.refusal is not None:
+            return replace(
+                decision,
+                disposition=Disposition.DENY,
+                reasoning=f"credentials in this step cannot be redacted: {found.refusal}",
+                reason_codes=(*decision.reason_codes, "secret_unredactable"),
+                policy_references=(
+                    *decision.policy_references,
+                    PolicyReference(policy_id="agbom", rule_id="secret-redaction"),
+                ),
+            )
+        fields = len(found.redactions)
         return replace(
             decision,
             disposition=Disposition.MODIFY,
-            reasoning=f"{len(pointers)} credential-shaped value(s) redacted",
+            reasoning=f"{found.spans} credential-shaped value(s) redacted in {fields} field(s); "
+            "the rest of each field is kept",
             reason_codes=(*decision.reason_codes, "secret_redacted"),
-            modifications={"redactions": [{"path": p, "replacement": REDACTED} for p in pointers]},
+            modifications={"redactions": [dict(r) for r in found.redactions]},
         )
 
     # -- lifecycle -----------------------------------------------------------------------------

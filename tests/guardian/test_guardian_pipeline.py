@@ -273,7 +273,7 @@ def test_secret_in_user_message_is_redacted_by_modify(guardian: Guardian) -> Non
     )
     assert result["decision"] == "modify"
     assert result["modifications"]["redactions"] == [
-        {"path": "/content", "replacement": "[REDACTED]"}
+        {"path": "/content", "replacement": "use [REDACTED]"}
     ]
     assert result["reasoning"]
 
