@@ -71,15 +71,22 @@ def verifies(algorithm: str, public: bytes, signature: bytes, data: bytes) -> bo
         return True
     if algorithm == "ML-DSA-65":
         return bool(ML_DSA_65.verify(public, data, signature))
-    raise AssertionError(f"unknown algorithm {algorithm}")
+    return False  # an algorithm name changed in transit verifies nothing
 
 
 def jcs(value: Any) -> bytes:
     return rfc8785.dumps(value)
 
 
+def key_id(public: bytes) -> str:
+    """The documented key id, from the raw key: SHA-256 over its SPKI DER, 32 hex digits."""
+    prefix = ED25519_SPKI_PREFIX if len(public) == 32 else MLDSA65_SPKI_PREFIX
+    return "sha256:" + hashlib.sha256(prefix + public).hexdigest()[:32]
+
+
 def acs_signature_verifies(obj: dict[str, Any], public: bytes) -> bool:
-    """A §10-style signature: ``signature`` member over the JCS of the rest."""
+    """A §10-style signature: ``signature`` member over the JCS of the rest, naming the
+    key (by its id) that the verifier trusts."""
     sig = obj.get("signature")
     if not isinstance(sig, dict):
         return False
@@ -87,6 +94,8 @@ def acs_signature_verifies(obj: dict[str, Any], public: bytes) -> bool:
     try:
         raw = base64.b64decode(sig["value"], validate=True)
     except (ValueError, TypeError):
+        return False
+    if sig.get("key_id") != key_id(public):
         return False
     return verifies(sig["algorithm"], public, raw, data)
 
