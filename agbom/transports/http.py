@@ -42,6 +42,7 @@ from agbom.guardian.core import on_database_server
 from agbom.guardian.precheck import precheck_body
 from agbom.protocol import INTERNAL_ERROR
 from agbom.store import Store, open_store
+from agbom.transports.bundle import BundleService, BundleSource, bundle_route
 from agbom.transports.interface import Limits, error_body, handle_body_pipelined, too_large
 from agbom.transports.worker import (
     DEADLINE_S,
@@ -373,10 +374,12 @@ def create_app(
     fail_open_hooks: bool = False,
     policy: FrontPolicy | None = None,
     review: ReviewConfig | None = None,
+    bundle_source: BundleSource | None = None,
 ) -> Any:
     """Build the ASGI app around where decisions are made (this process or its own).
 
-    ``review`` turns on the reviewers' page under ``/ui/`` (agbom/review).
+    ``review`` turns on the reviewers' page under ``/ui/`` (agbom/review). ``bundle_source``
+    names the rule packs whose bans the OPA bundle carries (agbom/transports/bundle.py).
 
     ``policy`` defaults to a server on 127.0.0.1:8787 (``agbom serve``'s defaults).
     """
@@ -522,6 +525,7 @@ def create_app(
         except AgbomError as exc:
             return _json({"error": "bad_format", "message": str(exc)}, 400)
 
+    bundles = BundleService(lambda: decisions.store, bundle_source or BundleSource())
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/hooks/{runtime}", hooks, methods=["POST"]),
@@ -529,6 +533,7 @@ def create_app(
         Route("/v1/skills/{skill_id:path}", skill, methods=["GET"]),
         Route("/v1/sessions/{session_id}/agbom", session_agbom, methods=["GET"]),
         Route("/v1/agents/{agent_id}/agbom", agent_agbom, methods=["GET"]),
+        bundle_route(bundles, authorized, unauthorized),
     ]
     if review is not None:
         from agbom.review.app import review_mount, root_redirect
@@ -547,6 +552,7 @@ def create_app(
         try:
             yield
         finally:
+            bundles.stop()
             await decisions.stop()
 
     app = Starlette(routes=routes, lifespan=lifespan)
@@ -843,6 +849,7 @@ def serve_http(
     policy: FrontPolicy | None = None,
     announce: Callable[[str, int], None] | None = None,
     review: ReviewConfig | None = None,
+    bundle_source: BundleSource | None = None,
 ) -> None:
     """Run the app with uvicorn (uvloop + httptools when installed).
 
@@ -861,6 +868,7 @@ def serve_http(
         fail_open_hooks=fail_open_hooks,
         policy=policy,
         review=review,
+        bundle_source=bundle_source,
     )
     cap = connection_cap(policy.max_connections)
     if cap < policy.max_connections:
