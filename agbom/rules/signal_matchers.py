@@ -257,13 +257,13 @@ class PlaintextSecretIs(Predicate):
     def explain(self, subject: Subject) -> list[tuple[bool, str]]:
         if not self(subject) or not self.want:
             return [(self(subject), self.describe())]
-        shown = []
-        for entry in _entries(subject, "plaintext_secrets"):
-            text = f"{entry.get('field')} ({entry.get('kind', 'a credential')})"
-            if entry.get("path"):
-                text += f" in {entry.get('path')}"
-            shown.append(text)
-        return [(True, _listed(shown))]
+        # The file is the finding's location (SARIF, the table's "at:"), not part of the
+        # message: a message that names a path differs between checkouts of the same tree.
+        shown = dict.fromkeys(
+            f"{entry.get('field')} ({entry.get('kind', 'a credential')})"
+            for entry in _entries(subject, "plaintext_secrets")
+        )
+        return [(True, _listed(list(shown)))]
 
 
 SIGNAL_PREDICATES: dict[str, Callable[[Any], Predicate]] = {

@@ -187,7 +187,9 @@ def test_references_and_placeholders_are_not_findings(tmp_path: Path) -> None:
 def test_the_table_names_the_field_and_the_file(tmp_path: Path) -> None:
     _planted_home(tmp_path)
     out = _scan(tmp_path).stdout
-    line = next(ln for ln in out.splitlines() if "AGB-SEC-001" in ln and "stripe" in ln)
-    assert "args[3] (a Stripe live key)" in line and ".cursor/mcp.json" in line
+    lines = out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "AGB-SEC-001" in ln and "stripe" in ln)
+    assert "args[3] (a Stripe live key)" in lines[at]
+    assert ".cursor/mcp.json" in "\n".join(lines[at + 1 : at + 3])  # its "at:" line
     failing = run_agbom("scan", "--home", str(tmp_path), "--fail-on", "high", cwd=tmp_path)
     assert failing.returncode == 1
