@@ -151,6 +151,7 @@ def _check_sarif(findings: Any, ruleset: Any, agbom_file: Path, root: Path | Non
         rules=ruleset,
         locate=lambda _finding, component_id: located.get(component_id, ()),
         root=root,
+        category="agbom/check/",
     )
 
 

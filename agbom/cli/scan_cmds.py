@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from agbom.inventory import AgBOM, Component
     from agbom.rules import Finding, RuleSet
     from agbom.scan import ScanResult
+    from agbom.scan.places import Locator
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -339,6 +339,8 @@ def scan_cmd(
 
     ruleset = load_rules(rules, with_default=with_default)
     findings = _rule_findings(result, ruleset)
+    infos = _rule_infos(ruleset)
+    locator = _locator(result, infos)
 
     data: str | bytes
     if fmt is ScanFormat.TABLE:
@@ -347,14 +349,17 @@ def scan_cmd(
         if findings:
             from agbom.rules.report import render_table
 
-            data += "\n\n" + render_table(findings, tty=tty)
+            places = [locator.shown(f) for f in findings]
+            data += "\n\n" + render_table(findings, tty=tty, places=places)
     elif fmt is ScanFormat.JSON:
         data = orjson.dumps(
-            result.to_json(findings=[f.to_json() for f in findings]),
+            result.to_json(
+                findings=[{**f.to_json(), "locations": locator.to_json(f)} for f in findings]
+            ),
             option=orjson.OPT_INDENT_2,
         )
     elif fmt is ScanFormat.SARIF:
-        data = _sarif(result, findings, ruleset, sarif_root, _source_uri(paths, home))
+        data = _sarif(result, findings, infos, locator, sarif_root, _source_uri(paths, home))
     else:
         assert exporter is not None
         data = exporter.export(result.agbom)
@@ -378,82 +383,47 @@ def scan_cmd(
         raise typer.Exit(EXIT_SCAN_ERRORS)
 
 
-def _sarif(
-    result: ScanResult,
-    findings: Sequence[Finding],
-    ruleset: RuleSet,
-    root: Path | None,
-    source_uri: str,
-) -> str:
-    """SARIF whose results point at the file and line each component came from."""
-    from agbom.rules import Severity, render_findings
+def _rule_infos(ruleset: RuleSet) -> dict[str, Any]:
+    """SARIF rule descriptors' facts for the packs the findings came from and the scanner's
+    own rules (its findings about a package point at the argument naming it)."""
+    from agbom.rules import Severity
     from agbom.rules.report import RuleInfo, describe_rules, rule_help_uri
     from agbom.scan import SCANNER_REMEDIATIONS, SCANNER_RULES
 
-    infos = describe_rules(ruleset)  # the packs the findings came from
+    infos: dict[str, Any] = dict(describe_rules(ruleset))
     for rule_id, (severity, description) in SCANNER_RULES.items():
         infos.setdefault(
             rule_id,
             RuleInfo(rule_id, Severity.parse(severity), description, "scan", "scanner",
-                     rule_help_uri(rule_id, "scan"), ("command",),
+                     rule_help_uri(rule_id, "scan"), ("package", "command"),
                      remediation=SCANNER_REMEDIATIONS.get(rule_id, "")),
         )  # fmt: skip
-    # The scanner's own findings are about one file: only that file's entries.
-    scanner_files: dict[tuple[str, str, str], set[str]] = {}
-    for hygiene in result.findings:
-        key = (hygiene.rule_id, hygiene.component_id, hygiene.message)
-        scanner_files.setdefault(key, set()).add(hygiene.path)
+    return infos
 
-    def locate(finding: Finding, component_id: str) -> Sequence[Any]:
-        places = result.locations.get(component_id, ())
-        files = scanner_files.get((finding.rule_id, component_id, finding.message))
-        if finding.pack == "scan" and files:
-            places = tuple(p for p in places if p.path in files) or places
-        return _content_places(result, finding, component_id, places) or places
+
+def _locator(result: ScanResult, infos: dict[str, Any]) -> Locator:
+    """Where each finding is: the same places for SARIF, the JSON report and the table."""
+    from agbom.scan.places import Locator
+
+    return Locator(result, {rule_id: info.fields for rule_id, info in infos.items()})
+
+
+def _sarif(
+    result: ScanResult,
+    findings: Sequence[Finding],
+    infos: dict[str, Any],
+    locator: Locator,
+    root: Path | None,
+    source_uri: str,
+) -> str:
+    """SARIF whose results point at the file, line and columns of what each finding is
+    about (see :mod:`agbom.scan.places`)."""
+    from agbom.rules import render_findings
 
     return render_findings(
-        findings, "sarif", source_uri=source_uri, rules=infos, locate=locate, root=root
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _MatchSpan:
-    """A content match: it may run over a line break (``end_line``)."""
-
-    line: int
-    column: int
-    end_column: int
-    end_line: int
-
-
-def _content_places(
-    result: ScanResult, finding: Finding, component_id: str, places: Sequence[Any]
-) -> list[Any]:
-    """For a finding about a skill's content checks: the match of each content finding its
-    message cites (``file:line check:``), as a place in that file of the skill's folder."""
-    component = result.agbom.get(component_id)
-    entries = component.get("content_findings") if component is not None else None
-    if not entries or not places or not places[0].path.endswith("SKILL.md"):
-        return []
-    from agbom.scan.interface import SourceLocation
-
-    shown_dir = places[0].path[: -len("SKILL.md")]
-    real_dir = places[0].file[: -len("SKILL.md")]
-    out = []
-    for entry in entries:
-        if f"{entry.get('file')}:{entry.get('line')} {entry.get('check')}:" not in finding.message:
-            continue
-        line = int(entry.get("line") or 1)
-        column = int(entry.get("column") or 1)
-        span = _MatchSpan(
-            line,
-            column,
-            int(entry.get("end_column") or column + 1),
-            max(int(entry.get("end_line") or line), line),
-        )
-        file = str(entry.get("file"))
-        out.append(SourceLocation(shown_dir + file, real_dir + file, span))  # type: ignore[arg-type]
-    return out
+        findings, "sarif", source_uri=source_uri, rules=infos, locate=locator, root=root,
+        category="agbom/scan/",
+    )  # fmt: skip
 
 
 def _warm(exporter: Any) -> Callable[[], object] | None:

@@ -25,6 +25,10 @@ SARIF_VERSION = "2.1.0"
 INFORMATION_URI = "https://github.com/agbom/agbom"
 RULES_DOC_URI = INFORMATION_URI + "/blob/main/docs/rules.md"
 SRCROOT = "%SRCROOT%"
+# What the run's ``automationDetails.id`` says when the caller names nothing: a category only
+# (it ends in ``/``), the same on every run, so code scanning (GitHub, Azure DevOps) matches
+# each new upload against the last one of the same category instead of opening new alerts.
+DEFAULT_CATEGORY = "agbom/"
 # GitHub code scanning refuses a run over 25,000 results and shows the first location only;
 # descriptions over 1,024 characters are cut there.
 MAX_RESULTS = 25_000
@@ -57,15 +61,23 @@ def render_findings(
     rules: Iterable[Any] | Mapping[str, RuleInfo] | None = None,
     locate: Locator | None = None,
     root: str | os.PathLike[str] | None = None,
+    category: str = DEFAULT_CATEGORY,
 ) -> str:
     """Render ``findings`` as ``table``, ``json`` or ``sarif`` text (see :func:`to_sarif` for
-    ``rules``, ``locate`` and ``root``)."""
+    ``rules``, ``locate``, ``root`` and ``category``)."""
     if fmt == "table":
         return render_table(findings)
     if fmt == "json":
         return render_json(findings, source_uri=source_uri)
     if fmt == "sarif":
-        log = to_sarif(findings, source_uri=source_uri, rules=rules, locate=locate, root=root)
+        log = to_sarif(
+            findings,
+            source_uri=source_uri,
+            rules=rules,
+            locate=locate,
+            root=root,
+            category=category,
+        )
         return orjson.dumps(log, option=orjson.OPT_INDENT_2).decode()
     raise RuleError(f"unknown output format {fmt!r} (known: {', '.join(FORMATS)})")
 
@@ -83,9 +95,13 @@ def render_json(findings: Sequence[Finding], *, source_uri: str | None = None) -
     return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
 
 
-def render_table(findings: Sequence[Finding], *, tty: bool = False) -> str:
-    """A table for people: one row per finding, its graph path below it; as wide as the
-    terminal on one (``tty``), one line per row otherwise (see :func:`agbom.display.table`)."""
+def render_table(
+    findings: Sequence[Finding], *, tty: bool = False, places: Sequence[str] | None = None
+) -> str:
+    """A table for people: one row per finding, where it is (``places``: one
+    ``path:line:column`` per finding, or ``""``), its graph path and how to fix it below it;
+    as wide as the terminal on one (``tty``), one line per row otherwise (see
+    :func:`agbom.display.table`)."""
     if not findings:
         return "No findings."
     # Rule ids, component ids and messages may carry what an agent or a file wrote: the
@@ -101,12 +117,14 @@ def render_table(findings: Sequence[Finding], *, tty: bool = False) -> str:
         for f in findings
     ]
     # Under each row: the graph path (when there is one) and how to fix it.
+    at = list(places) if places is not None else [""] * len(findings)
     paths = [
         (
+            "at: " + place if place else "",
             "path: " + " -> ".join(f.path) if len(f.path) > 1 else "",
             "fix: " + f.remediation if f.remediation else "",
         )
-        for f in findings
+        for f, place in zip(findings, at, strict=True)
     ]
     headers = ("SEVERITY", "ACTION", "RULE", "COMPONENT", "MESSAGE")
     lines = [table(headers, rows, tty=tty, whole=(0, 1), below=paths)]
@@ -210,7 +228,7 @@ def _rule_fields(rule: Any) -> tuple[str, ...]:
     if "endpoint" in keys:
         fields.append("endpoint")
     if keys & {"pinned", "purl", "version", "name"}:
-        fields.append("command")
+        fields += ["package", "command"]  # the argument naming the package, else the command
     return tuple(fields)
 
 
@@ -373,8 +391,11 @@ def to_sarif(
     rules: Iterable[Any] | Mapping[str, RuleInfo] | None = None,
     locate: Locator | None = None,
     root: str | os.PathLike[str] | None = None,
+    category: str = DEFAULT_CATEGORY,
+    environ: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A SARIF 2.1.0 log with one run, shaped for GitHub code scanning.
+    """A SARIF 2.1.0 log with one run, shaped for GitHub code scanning and for Azure
+    DevOps' (GHAzDO: ``automationDetails`` and ``tool.driver.fullName`` are required there).
 
     ``rules`` (a :class:`RuleSet`, rules, or :func:`describe_rules` output) gives each rule
     descriptor its text and ``helpUri``; a rule it does not know is described by its id only.
@@ -382,7 +403,10 @@ def to_sarif(
     gets one result per place of its first component (another component's first place is a
     related location). Without places, a result points at ``source_uri`` (line 1). URIs are
     relative to ``%SRCROOT%`` (``root``, default the current folder); a file outside it keeps
-    an absolute ``file://`` URI.
+    an absolute ``file://`` URI. ``category`` is the run's ``automationDetails.id`` (a
+    trailing ``/`` is added: the id names a category, never one run, so it stays stable);
+    inside an Azure Pipelines job (``environ``, default the process environment) it carries
+    the pipeline's identity as GHAzDO asks (see :func:`automation_details`).
     """
     if isinstance(rules, Mapping):
         infos: dict[str, RuleInfo] = dict(rules)
@@ -463,11 +487,13 @@ def to_sarif(
         "tool": {
             "driver": {
                 "name": "agbom",
+                "fullName": f"agbom {__version__} (AI-agent supply-chain scanner)",
                 "version": __version__,
                 "informationUri": INFORMATION_URI,
                 "rules": descriptors,
             }
         },
+        "automationDetails": automation_details(category, environ),
         "originalUriBaseIds": {
             SRCROOT: {
                 "uri": Path(root_dir).as_uri().rstrip("/") + "/",
@@ -481,6 +507,39 @@ def to_sarif(
     if omitted:
         run["properties"] = {"omittedResults": omitted}
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+
+
+# Azure Pipelines' predefined variables (as the agent exports them) -> the property GHAzDO
+# reads from automationDetails (Sarif.Multitool's GHAzDO1019; phaseId must be a GUID).
+_AZURE_PIPELINE = (
+    ("SYSTEM_DEFINITIONID", "buildDefinitionId"),
+    ("BUILD_DEFINITIONNAME", "buildDefinitionName"),
+    ("SYSTEM_PHASEID", "phaseId"),
+    ("SYSTEM_PHASENAME", "phaseName"),
+)
+_AZURE_PREFIX = "azuredevops/pipeline/build/"
+_GUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+
+def automation_details(
+    category: str = DEFAULT_CATEGORY, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The run's ``automationDetails``: ``{"id": "<category>/"}``, the same on every run.
+
+    In an Azure Pipelines job (``TF_BUILD`` set, with the build definition and phase
+    variables) the id starts with ``azuredevops/pipeline/build/`` and the properties name the
+    definition and phase, which GHAzDO requires of an uploaded log (rules GHAzDO1019/1020);
+    the category stays the last part, so scan and check results stay apart there too."""
+    env = os.environ if environ is None else environ
+    tail = category.strip("/") + "/"
+    values = {name: env.get(variable, "").strip() for variable, name in _AZURE_PIPELINE}
+    in_azure = env.get("TF_BUILD", "").lower() == "true"
+    if in_azure and all(values.values()) and _GUID.fullmatch(values["phaseId"]):
+        return {
+            "id": _AZURE_PREFIX + tail,
+            "properties": {_AZURE_PREFIX + name: value for name, value in values.items()},
+        }
+    return {"id": tail}
 
 
 def _code_flow(

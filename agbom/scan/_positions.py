@@ -297,8 +297,12 @@ class _Toml:
                     self.pos += 1
                     index += 1
                     continue
-                self.record((*path, index), self.pos, self.pos + 1)
+                start = self.pos
                 self.value((*path, index))
+                # An item on one line spans its whole token (``"@x/server@latest"``, as
+                # the JSON and YAML indexes give it); one over lines, its first character.
+                one_line = "\n" not in text[start : self.pos] and self.pos > start
+                self.record((*path, index), start, self.pos if one_line else start + 1)
             return
         if ch == "{":
             self.pos += 1

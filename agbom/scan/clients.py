@@ -10,6 +10,7 @@ a "sections" function and its field conventions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,13 +213,52 @@ def _plugin_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     yield f"mcpServers ({value})", referenced, lambda key: ("mcpServers",)
 
 
+def _fold(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name.lower())
+
+
+def _package_span(
+    positions: Positions,
+    path: KeyPath,
+    entry: Mapping[str, Any],
+    reader: McpConfigReader,
+    component: Mapping[str, Any],
+) -> Any:
+    """The span of the argument that names the component's package (``"@x/server@latest"``,
+    ``"mcp-server-fetch"``, an image reference): what a finding about the package's pin is
+    about. ``None`` when no single argument names it (a command given as one string)."""
+    package = component.get("package")
+    name = package.get("name") if isinstance(package, Mapping) else None
+    if not isinstance(name, str) or not name:
+        return None
+    wanted = _fold(name)
+    lists: list[tuple[str, Any]] = [("args", entry.get("args"))]
+    if reader.command_as_list:
+        lists.insert(0, (reader.command_field, entry.get(reader.command_field)))
+    for key, items in lists:
+        if not isinstance(items, list):
+            continue
+        for index, item in enumerate(items[:256]):  # bounded: a package comes early
+            if isinstance(item, str) and wanted in _fold(item):
+                return positions.get((*path, key, index))
+    return None
+
+
 def _field_spans(
-    positions: Positions, path: KeyPath, entry: Any, reader: McpConfigReader
+    positions: Positions,
+    path: KeyPath,
+    entry: Any,
+    reader: McpConfigReader,
+    component: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Where the entry says what runs (``command``) and where it connects (``endpoint``)."""
+    """Where the entry says what runs (``command``), which package (``package``: the
+    argument naming it) and where it connects (``endpoint``)."""
     if not isinstance(entry, Mapping) or len(path) < 1 or path[-1] == -1:
         return {}
     out: dict[str, Any] = {}
+    package = _package_span(positions, path, entry, reader, component)
+    if package is not None:
+        out["package"] = package
     for name, _ in reader.url_fields:
         if name in entry:
             span = positions.get((*path, name))
@@ -309,7 +349,7 @@ class McpConfigReader:
                 component["_key"] = f"{label}.{key}"
                 if at is not None:
                     component["_at"] = at
-                    fields = _field_spans(positions, path, entry, self)
+                    fields = _field_spans(positions, path, entry, self, component)
                     if fields:
                         component["_fields"] = fields
                 result.components.append(component)

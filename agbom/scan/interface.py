@@ -78,12 +78,14 @@ SCANNER_REMEDIATIONS: Mapping[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A place on one line of a file: 1-based line and columns (Unicode code points), the end
-    column exclusive."""
+    """A place in a file: 1-based line and columns (Unicode code points), the end column
+    exclusive. Most spans are on one line; a content match may run over line breaks, to
+    ``end_line`` (0: the start line)."""
 
     line: int
     column: int
     end_column: int
+    end_line: int = 0
 
 
 @dataclass(frozen=True, slots=True)

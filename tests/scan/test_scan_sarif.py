@@ -169,10 +169,15 @@ def test_every_result_points_at_the_entry_of_its_component(samples_log: dict[str
             assert region["startColumn"] == 1 and component in text
         elif path.parent.name == "agboms":
             assert written == '"id"' and json.dumps(component) in text
-        else:  # a client config: the server entry, or its command or url key
-            assert written.strip("\"'") in {
-                "command", "cmd", "url", "serverUrl", "httpUrl", "uri", "mcp_servers"
-            } or written, (path, text)  # fmt: skip
+        elif result["ruleId"] in {"AGB-HYG-001", "scan.unpinned-package"}:
+            # the argument naming the unpinned package (docker: the image reference)
+            name = component.split("/", 1)[1].lower()
+            assert written[0] in "\"'" and name in written.lower().replace("_", "-"), written
+        else:  # a client config: the server entry (its key, its name), or its command or url
+            key = written.strip("\"'")
+            keys = {"command", "cmd", "url", "serverUrl", "httpUrl", "uri", "mcp_servers", "{"}
+            named = bool(key) and f" {key} " in result["message"]["text"]
+            assert key in keys or named, (path, text, written)
     assert len(files) > 5
 
 
@@ -209,8 +214,11 @@ def test_several_paths_each_result_in_its_own_file(tmp_path: Path) -> None:
     }
     assert where["mcp:npm/a-mcp"]["artifactLocation"]["uri"] == "one/.mcp.json"
     assert where["mcp:npm/b-mcp"]["artifactLocation"]["uri"] == "two/.mcp.json"
-    # The entry's "command" (line 4 of the file), where the unpinned package is launched.
-    assert where["mcp:npm/b-mcp"]["region"]["startLine"] == 4
+    # The argument that names the unpinned package (line 7 of the file), not the entry.
+    region = where["mcp:npm/b-mcp"]["region"]
+    written = _line(tmp_path / "two/.mcp.json", region["startLine"])
+    assert region["startLine"] == 7
+    assert written[region["startColumn"] - 1 : region["endColumn"] - 1] == '"b-mcp@latest"'
 
 
 def test_files_outside_the_sarif_root_keep_absolute_uris(tmp_path: Path) -> None:
