@@ -843,6 +843,7 @@ class Guardian(PipelinedCommits, SessionMemory):
             # the store has it, not the offer this answer turned down.
             self._forget(session.session_id)
             raise
+        self.policies.flow.hello(session.session_id, hello)  # acs-provenance (guardian/flow.py)
         answer = server_hello(
             offer, self.config, signing=self.keyring is not None, can_ask=session.can_ask
         )

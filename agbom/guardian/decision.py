@@ -49,6 +49,8 @@ class Decision:
     findings: tuple[Mapping[str, Any], ...] = ()
     chain_hash: str | None = None
     evaluation_duration_ms: float | None = None
+    # Provenance ids whose facts drove the decision (flow rules, guardian/flow.py).
+    cited_provenance_ids: tuple[str, ...] = ()
 
     @classmethod
     def allow(cls, *, reason_codes: Iterable[str] = (), reasoning: str | None = None) -> Decision:
@@ -103,6 +105,8 @@ class Decision:
             result["policy_references"] = [p.to_json() for p in self.policy_references]
         if self.findings:
             result["policy_data"] = {"agbom": {"findings": list(self.findings)}}
+        if self.cited_provenance_ids:
+            result["cited_provenance_ids"] = list(self.cited_provenance_ids)
         if self.modifications is not None:
             result["modifications"] = dict(self.modifications)
         if self.ask_details is not None:

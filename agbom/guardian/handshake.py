@@ -25,6 +25,10 @@ AGBOM_SERIALIZATIONS = ("canonical", "cyclonedx-1.6", "spdx-3.0")
 """What the ServerHello advertises: only values of the handshake schema's enum (agbom also
 renders CycloneDX 1.7 on request, which that enum has no value for)."""
 PROFILES = ("acs-core", "acs-inspect", "acs-inspect-dynamic", "acs-audit")
+PROVENANCE_PROFILE = "acs-provenance"
+"""Accepted only from a client that declares ``provenance_producer: deterministic``: the
+Guardian then refuses a data-bearing field without provenance and keeps the session's lineage
+for flow rules (guardian/flow.py)."""
 TRACE_PROFILE = "acs-trace"
 """Accepted too when the Guardian emits Trace events (``agbom serve --otlp-endpoint``)."""
 KNOWN_TRANSPORTS = ("http", "https", "stdio")
@@ -44,6 +48,7 @@ class ClientOffer:
     profiles: tuple[str, ...]  # as offered, in order, without repeats
     can_modify: bool  # what the client says of itself (an agbom extension of the hello)
     can_ask: bool
+    deterministic: bool = False  # provenance_producer: deterministic
 
 
 def read_client_hello(
@@ -108,6 +113,7 @@ def read_client_hello(
         evaluated=tuple(evaluated),
         negotiated=frozenset(negotiated),
         profiles=tuple(dict.fromkeys(hello.get("profiles_supported") or [])),
+        deterministic=hello.get("provenance_producer") == "deterministic",
         can_modify=declared.get("modify", True) is not False,
         can_ask=declared.get("ask", True) is not False,
     )
@@ -125,6 +131,8 @@ def server_hello(
 ) -> dict[str, Any]:
     """The ServerHello for ``offer``: what this Guardian evaluates, signs and accepts."""
     profiles = (*PROFILES, TRACE_PROFILE) if config.traced else PROFILES
+    if offer.deterministic:
+        profiles = (*profiles, PROVENANCE_PROFILE)
     hello: dict[str, Any] = {
         "negotiated_version": max(
             offer.versions, key=lambda v: tuple(int(p) for p in v.split("."))

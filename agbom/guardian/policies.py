@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from agbom.guardian import redaction
 from agbom.guardian.decision import Decision, PolicyReference
+from agbom.guardian.flow import FlowGuard
 from agbom.inventory import (
     Component,
     ComponentType,
@@ -72,6 +74,11 @@ class Policies(InventoryPolicies, SkillPolicies):
     tool calls, redaction and the session lifecycle; inventory and skill methods come from
     the classes it joins."""
 
+    @cached_property
+    def flow(self) -> FlowGuard:
+        """Each session's provenance lineage and the flow rules' verdicts."""
+        return FlowGuard(self)
+
     # -- dispatch ------------------------------------------------------------------------------
 
     def evaluate(
@@ -89,6 +96,10 @@ class Policies(InventoryPolicies, SkillPolicies):
             decision = self._mcp_message(payload, params, session, method)
         else:
             decision = Decision.allow()
+        # Information flow (guardian/flow.py): lineage, acs-provenance, flow rules.
+        decision, flow_entry = self.flow.decide(method, payload, params, session, decision)
+        if flow_entry:
+            self._pending.entry = {**(self._pending.entry or {}), **flow_entry}
         if (
             decision.disposition is Disposition.ALLOW
             and method in _CONTENT_STEPS

@@ -75,7 +75,7 @@ def data_bearing_fields(method: str, payload: Mapping[str, Any]) -> Iterator[tup
     results, the compaction summary."""
     if method in ("steps/userMessage", "steps/agentResponse"):
         yield from _parts(payload.get("content"), "content")
-    elif method in ("steps/toolCallRequest", "protocols/MCP/tools/call"):
+    elif method == "steps/toolCallRequest":
         arguments = payload.get("arguments")
         if isinstance(arguments, Mapping):
             for name, item in arguments.items():

@@ -1,0 +1,232 @@
+"""Information flow in the Guardian (issue 33): each session's provenance lineage, the
+ACS-Provenance all-or-nothing check, and the rule pack's ``flow`` rules at tool calls.
+
+Per step, in the decision path (``Policies.evaluate``):
+
+1. read the step's Provenance objects (:func:`agbom.protocol.provenance.step_provenance`);
+   in a session whose ClientHello declared ``provenance_producer: deterministic`` and
+   claimed ``acs-provenance``, a data-bearing field without one refuses the request
+   (``-32602 provenance_missing``: the spec's all-or-nothing rule, applied here because the
+   strict ``*.acs-provenance.json`` schemas are not in the shared ACS material);
+2. at ``steps/toolCallRequest``, evaluate the flow rules
+   against the lineage *before* this step's own objects join it, so an argument cannot
+   vouch for itself; the decision cites the lineage ids it relied on;
+3. add the step's objects to the session's lineage.
+
+The lineages are held in memory, bounded per session (:data:`LINEAGE_MAX_BYTES`) and in
+total (:data:`FLOW_MAX_BYTES`, least recently used sessions dropped). Not persisted: a
+session dropped from memory, restored on another replica or after a restart starts with an
+empty lineage (ancestors it names are then ``unknown``, which flow rules treat as not
+trusted) and without the all-or-nothing check.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from agbom.guardian.decision import Decision, DecisionCollector
+from agbom.protocol import AcsError, Disposition
+from agbom.protocol import errors as codes
+from agbom.protocol.provenance import ProvenanceProblem, step_provenance
+from agbom.rules.flow import FlowCall, FlowRule, evaluate_call, flow_rules
+from agbom.rules.lineage import Lineage, TrustPolicy
+
+if TYPE_CHECKING:
+    from agbom.guardian.policies import Policies
+    from agbom.guardian.session import SessionState
+    from agbom.rules import RuleSet
+
+LINEAGE_MAX_BYTES = 16 * 1024 * 1024
+"""Bound on one session's lineage (estimated bytes; about 50,000 Provenance objects)."""
+FLOW_MAX_BYTES = 256 * 1024 * 1024
+"""Bound on all sessions' lineages together; past it the least recently used are dropped."""
+_SESSION_OVERHEAD = 1024  # a session's flow entry before it holds any node
+MAX_CITED = 256
+"""Most lineage ids one decision cites (on the wire and in its chain entry)."""
+
+_CALL_METHODS = frozenset({"steps/toolCallRequest"})
+
+
+@dataclass
+class _SessionFlow:
+    lineage: Lineage
+    deterministic: bool = False
+
+
+class FlowGuard:
+    """The flow state of every session this Guardian holds, and the flow rules' verdicts."""
+
+    def __init__(self, policies: Policies) -> None:
+        self.policies = policies
+        self._sessions: OrderedDict[str, _SessionFlow] = OrderedDict()
+        self._bytes = 0
+        self._rules_of: RuleSet | None = None
+        self._rules: list[FlowRule] = []
+        self._policy = TrustPolicy()
+
+    # -- handshake -------------------------------------------------------------------------
+
+    def hello(self, session_id: str, hello: Mapping[str, Any]) -> None:
+        """Note what a (valid, accepted) ClientHello declared about provenance: a client
+        that claims acs-provenance as a deterministic producer is held to all-or-nothing.
+
+        Only with the profile claimed: a deterministic producer that does not claim it is not
+        refused for a field without provenance (clients written before agbom checked this
+        declare ``deterministic`` and send plain payloads); its lineage is still kept."""
+        state = self._session(session_id)
+        profiles = hello.get("profiles_supported") or ()
+        state.deterministic = hello.get("provenance_producer") == "deterministic" and (
+            isinstance(profiles, list) and "acs-provenance" in profiles
+        )
+
+    # -- steps -----------------------------------------------------------------------------
+
+    def decide(
+        self,
+        method: str,
+        payload: Mapping[str, Any],
+        params: Mapping[str, Any],
+        session: SessionState,
+        decision: Decision,
+    ) -> tuple[Decision, dict[str, Any]]:
+        """``decision`` as the flow rules amend it, and fields for the step's chain entry.
+
+        Raises :class:`AcsError` for a step the lineage cannot take."""
+        self._refresh_rules()
+        step_id = str(params.get("request_id") or "")
+        known = session.session_id in self._sessions
+        try:
+            found = step_provenance(method, payload, step_id=step_id)
+        except ProvenanceProblem as exc:
+            raise AcsError(codes.INVALID_PARAMS, "provenance_invalid", str(exc)) from None
+        if not found.nodes and not known and not self._rules:
+            return decision, {}  # nothing to track: no flow state for this session
+        state = self._session(session.session_id)
+        if state.deterministic and found.missing:
+            raise AcsError(
+                codes.INVALID_PARAMS,
+                "provenance_missing",
+                "this session declared provenance_producer deterministic (acs-provenance): "
+                f"every data-bearing field needs a Provenance object; missing on "
+                f"{', '.join(found.missing[:8])}",
+                data={"fields": list(found.missing[:64])},
+            )
+        extra: dict[str, Any] = {}
+        if method in _CALL_METHODS and self._rules:
+            decision, extra = self._check_call(method, payload, step_id, session, state, decision)
+        if method == "steps/sessionEnd":
+            self.forget(session.session_id)
+        elif found.nodes:
+            before = state.lineage.bytes
+            state.lineage.add_all(found.nodes)
+            self._bytes += state.lineage.bytes - before
+            self._trim(session.session_id)
+        return decision, extra
+
+    def lineage(self, session_id: str) -> Lineage | None:
+        """The lineage held for a session (None when there is none)."""
+        state = self._sessions.get(session_id)
+        return state.lineage if state is not None else None
+
+    def forget(self, session_id: str) -> None:
+        """Drop a session's flow state (it ended)."""
+        state = self._sessions.pop(session_id, None)
+        if state is not None:
+            self._bytes -= state.lineage.bytes + _SESSION_OVERHEAD
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _check_call(
+        self,
+        method: str,
+        payload: Mapping[str, Any],
+        step_id: str,
+        session: SessionState,
+        state: _SessionFlow,
+        decision: Decision,
+    ) -> tuple[Decision, dict[str, Any]]:
+        tool = payload.get("tool")
+        tool = tool if isinstance(tool, Mapping) else {}
+        name = str(tool.get("name") or tool.get("id") or "")
+        component = self.policies._find_tool(session, name, str(tool.get("id") or ""))  # noqa: SLF001
+        caps: list[str] = []
+        if component is not None:
+            raw = component.data.get("capability")
+            caps = [raw] if isinstance(raw, str) else [c for c in raw or () if isinstance(c, str)]
+        call = FlowCall.of(payload, step_id=step_id, method=method, tool_capabilities=caps)
+        if not any(rule.is_sink(call) for rule in self._rules):
+            return decision, {}
+        result = evaluate_call(self._rules, call, state.lineage)
+        cited = result.cited[:MAX_CITED]
+        extra: dict[str, Any] = {"lineage": {"cited": list(cited)}}
+        if result.overrides:
+            extra["lineage"]["trust_overrides"] = list(result.overrides)
+        if result.findings:
+            verdict = self.policies._findings_decision(result.findings, what=f"tool {name}")  # noqa: SLF001
+            decision = combine(decision, verdict)
+        return replace(decision, cited_provenance_ids=cited), extra
+
+    def _refresh_rules(self) -> None:
+        rules = self.policies.g.rules
+        if rules is self._rules_of:
+            return
+        self._rules_of = rules
+        self._rules = flow_rules(rules)
+        policy = TrustPolicy(getattr(rules, "trust_overrides", ()))
+        if [o.id for o in policy.overrides] != [o.id for o in self._policy.overrides]:
+            self._policy = policy
+            # Overrides changed: every held lineage is recomputed under them.
+            for state in self._sessions.values():
+                state.lineage = state.lineage.with_policy(policy)
+        else:
+            self._policy = policy
+            for state in self._sessions.values():
+                state.lineage.policy = policy
+
+    def _session(self, session_id: str) -> _SessionFlow:
+        state = self._sessions.get(session_id)
+        if state is None:
+            state = _SessionFlow(Lineage(self._policy, max_bytes=LINEAGE_MAX_BYTES))
+            self._sessions[session_id] = state
+            self._bytes += _SESSION_OVERHEAD
+            self._trim(session_id)
+        else:
+            self._sessions.move_to_end(session_id)
+        return state
+
+    def _trim(self, keep: str) -> None:
+        while self._bytes > FLOW_MAX_BYTES and len(self._sessions) > 1:
+            oldest = next(iter(self._sessions))
+            if oldest == keep:
+                self._sessions.move_to_end(keep)
+                continue
+            self.forget(oldest)
+
+
+def combine(base: Decision, flow: Decision) -> Decision:
+    """The policy's decision and the flow rules' together: the most severe stands, every
+    finding rides along."""
+    if flow.disposition is Disposition.ALLOW and base.disposition is not Disposition.ALLOW:
+        return replace(
+            base,
+            findings=(*base.findings, *flow.findings),
+            reason_codes=(*base.reason_codes, *flow.reason_codes),
+        )
+    if base.disposition not in (Disposition.ALLOW, Disposition.DENY, Disposition.ASK):
+        if flow.disposition is not Disposition.DENY:
+            return base  # a DEFER or MODIFY stands against an ask
+        base = Decision.allow(reason_codes=base.reason_codes)
+    collector = DecisionCollector()
+    for part in (base, flow):
+        if part.disposition is Disposition.DENY:
+            collector.denials.append(part)
+        elif part.disposition is Disposition.ASK:
+            collector.asks.append(part)
+        else:
+            collector.warnings.extend(part.findings)
+            collector.codes.extend(part.reason_codes)
+            collector.references.extend(part.policy_references)
+    return collector.merge()
