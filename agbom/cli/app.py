@@ -104,6 +104,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "guardian_cmds",
         "Fleet inventory: agents, sessions and components seen by the Guardian.",
     ),
+    "keys": (
+        "keys_cmds",
+        "Generate signing keys (ML-DSA-65, Ed25519) and export their public halves.",
+    ),
+    "sign": (
+        "evidence_cmds",
+        "Sign a CycloneDX JSON BOM (JSF or DSSE/in-toto) with an ML-DSA-65 or Ed25519 key.",
+    ),
+    "verify": (
+        "evidence_cmds",
+        "Verify a signed document offline with trusted public keys; exit 1 when it fails.",
+    ),
     "store": ("store_cmds", "Maintain the store: copy a SQLite store into PostgreSQL."),
     "reviewers": (
         "reviewer_cmds",
