@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from agbom.guardian.decision import Decision, DecisionCollector
 from agbom.protocol import AcsError, Disposition
 from agbom.protocol import errors as codes
-from agbom.protocol.provenance import ProvenanceProblem, step_provenance
+from agbom.protocol.provenance import ProvenanceProblem, StepProvenance, step_provenance
 from agbom.rules.flow import FlowCall, FlowRule, evaluate_call, flow_rules
 from agbom.rules.lineage import Lineage, TrustPolicy
 
@@ -44,6 +44,7 @@ LINEAGE_MAX_BYTES = 16 * 1024 * 1024
 FLOW_MAX_BYTES = 256 * 1024 * 1024
 """Bound on all sessions' lineages together; past it the least recently used are dropped."""
 _SESSION_OVERHEAD = 1024  # a session's flow entry before it holds any node
+_SINK_MEMO = 4096
 MAX_CITED = 256
 """Most lineage ids one decision cites (on the wire and in its chain entry)."""
 
@@ -65,6 +66,8 @@ class FlowGuard:
         self._bytes = 0
         self._rules_of: RuleSet | None = None
         self._rules: list[FlowRule] = []
+        # (tool name, capabilities) -> the flow rules whose sinks such a call is
+        self._sinks: dict[tuple[str, tuple[str, ...]], tuple[FlowRule, ...]] = {}
         self._policy = TrustPolicy()
 
     # -- handshake -------------------------------------------------------------------------
@@ -116,7 +119,9 @@ class FlowGuard:
             )
         extra: dict[str, Any] = {}
         if method in _CALL_METHODS and self._rules:
-            decision, extra = self._check_call(method, payload, step_id, session, state, decision)
+            decision, extra = self._check_call(
+                method, payload, step_id, session, state, decision, found
+            )
         if method == "steps/sessionEnd":
             self.forget(session.session_id)
         elif found.nodes:
@@ -147,6 +152,7 @@ class FlowGuard:
         session: SessionState,
         state: _SessionFlow,
         decision: Decision,
+        found: StepProvenance,
     ) -> tuple[Decision, dict[str, Any]]:
         tool = payload.get("tool")
         tool = tool if isinstance(tool, Mapping) else {}
@@ -156,10 +162,19 @@ class FlowGuard:
         if component is not None:
             raw = component.data.get("capability")
             caps = [raw] if isinstance(raw, str) else [c for c in raw or () if isinstance(c, str)]
-        call = FlowCall.of(payload, step_id=step_id, method=method, tool_capabilities=caps)
-        if not any(rule.is_sink(call) for rule in self._rules):
+        call = FlowCall.of(
+            payload, step_id=step_id, method=method, tool_capabilities=caps, found=found
+        )
+        key = (call.tool, call.capabilities)
+        sinks = self._sinks.get(key)
+        if sinks is None:
+            sinks = tuple(rule for rule in self._rules if rule.is_sink(call))
+            if len(self._sinks) >= _SINK_MEMO:
+                self._sinks.clear()  # tool names come from input: bounded
+            self._sinks[key] = sinks
+        if not sinks:
             return decision, {}
-        result = evaluate_call(self._rules, call, state.lineage)
+        result = evaluate_call(sinks, call, state.lineage, sinks=True)
         cited = result.cited[:MAX_CITED]
         extra: dict[str, Any] = {"lineage": {"cited": list(cited)}}
         if result.overrides:
@@ -175,6 +190,7 @@ class FlowGuard:
             return
         self._rules_of = rules
         self._rules = flow_rules(rules)
+        self._sinks.clear()
         policy = TrustPolicy(getattr(rules, "trust_overrides", ()))
         if [o.id for o in policy.overrides] != [o.id for o in self._policy.overrides]:
             self._policy = policy

@@ -13,7 +13,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agbom.protocol.provenance import ProvenanceNode, ProvenanceProblem, step_provenance
+from agbom.protocol.provenance import (
+    ProvenanceNode,
+    ProvenanceProblem,
+    StepProvenance,
+    step_provenance,
+)
 from agbom.rules.interface import EvalContext, Finding, RuleError
 from agbom.rules.kinds import Rule
 from agbom.rules.lineage import Lineage, Trust, TrustOverride, TrustPolicy
@@ -42,13 +47,16 @@ class FlowCall:
         step_id: str = "",
         method: str = "steps/toolCallRequest",
         tool_capabilities: Iterable[str] = (),
+        found: StepProvenance | None = None,
     ) -> FlowCall:
-        """From a (schema-valid) toolCallRequest payload; raises ProvenanceProblem."""
+        """From a (schema-valid) toolCallRequest payload (and its provenance, when already
+        read); raises ProvenanceProblem."""
         tool = payload.get("tool")
         name = str(tool.get("name", "")) if isinstance(tool, Mapping) else ""
         caps = payload.get("capability")
         own = [caps] if isinstance(caps, str) else [c for c in caps or () if isinstance(c, str)]
-        found = step_provenance(method, payload, step_id=step_id)
+        if found is None:
+            found = step_provenance(method, payload, step_id=step_id)
         by_id = {n.provenance_id: n for n in found.nodes}
         arguments: dict[str, ProvenanceNode | None] = {}
         raw_args = payload.get("arguments")
@@ -93,10 +101,11 @@ class FlowRule(Rule):
         return self.source_origins is not None or self.source_ids is not None
 
     def check_call(
-        self, call: FlowCall, lineage: Lineage, context: EvalContext
+        self, call: FlowCall, lineage: Lineage, context: EvalContext, *, sink: bool = False
     ) -> tuple[list[Finding], list[str]]:
-        """Findings for ``call``, and the provenance ids the answer relied on."""
-        if not self.is_sink(call):
+        """Findings for ``call``, and the provenance ids the answer relied on (``sink``: the
+        caller already knows the call is one of this rule's sinks)."""
+        if not sink and not self.is_sink(call):
             return [], []
         findings: list[Finding] = []
         cited: list[str] = []
@@ -238,13 +247,16 @@ def evaluate_call(
     call: FlowCall,
     lineage: Lineage,
     context: EvalContext | None = None,
+    *,
+    sinks: bool = False,
 ) -> FlowResult:
-    """Every flow finding for ``call``, most severe first."""
+    """Every flow finding for ``call``, most severe first (``sinks``: ``rules`` are the ones
+    whose sinks the call is, already selected)."""
     context = context or EvalContext()
     findings: list[Finding] = []
     cited: list[str] = []
     for rule in rules:
-        found, ids = rule.check_call(call, lineage, context)
+        found, ids = rule.check_call(call, lineage, context, sink=sinks)
         findings.extend(found)
         cited.extend(ids)
     order = tuple(dict.fromkeys(cited))
