@@ -293,6 +293,15 @@ def rules_check_cmd(
     """Validate rule packs against the published schema and compile them."""
     from agbom.rules import load_rules
 
+    if _runtime_pack_file(path):
+        from agbom.guardian.runtime_pack import load_pack
+
+        pack = load_pack(str(path))
+        typer.echo(f"ok: runtime pack {pack.name}, {len(pack.rules)} rule(s)")
+        typer.echo(f"  {visible(pack.source)}")
+        if not pack.egress_allow:
+            typer.echo("  egress allowlist: empty (every network destination is denied)")
+        return
     ruleset = load_rules(path)
     typer.echo(f"ok: {len(ruleset.sources)} pack(s), {len(ruleset)} rule(s)")
     for source in ruleset.sources:
@@ -311,10 +320,20 @@ def rules_test_cmd(
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List passing cases too."),
 ) -> None:
-    """Run rule unit tests: each case's input AgBOM must give exactly the wanted findings."""
-    from agbom.rules.testing import run_tests
+    """Run rule unit tests: each case's input AgBOM must give exactly the wanted findings
+    (runtime pack tests, with a runtime_pack key: each step the wanted verdict and rules)."""
+    from agbom.rules.testing import find_test_files, run_tests
 
-    results = run_tests(path, rules)
+    files = find_test_files(path)
+    runtime = [f for f in files if _runtime_test_file(f)]
+    if not runtime:
+        results = run_tests(path, rules)
+    else:
+        from agbom.guardian.runtime_testing import run_file
+
+        results = []
+        for file in files:
+            results.extend(run_file(file) if file in runtime else run_tests(file, rules))
     failed = [r for r in results if not r.passed]
     for result in results:
         if result.passed and not verbose:
@@ -326,6 +345,24 @@ def rules_test_cmd(
     typer.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     if failed:
         raise typer.Exit(1)
+
+
+def _runtime_pack_file(path: Path) -> bool:
+    """Whether ``path`` is one runtime pack file (``kind: runtime``), not component packs."""
+    if not path.is_file():
+        return False
+    from agbom.rules.loader import read_yaml
+
+    data, _ = read_yaml(path)
+    return isinstance(data, dict) and data.get("kind") == "runtime"
+
+
+def _runtime_test_file(path: Path) -> bool:
+    """Whether a ``*_test.yaml`` tests a runtime pack (it names one in ``runtime_pack``)."""
+    from agbom.rules.loader import read_yaml
+
+    data, _ = read_yaml(path)
+    return isinstance(data, dict) and "runtime_pack" in data
 
 
 def register(app: typer.Typer) -> None:
