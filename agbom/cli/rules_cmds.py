@@ -243,6 +243,7 @@ def explain_cmd(
             f"entry {decision.get('entry_id')} {decision.get('step_type')}: "
             f"{decision.get('decision')} {' '.join(codes)}".rstrip()
         )
+        header.extend(_lineage_lines(decision.get("lineage")))
         if rule is None:
             # The rules a decision names are the ones worth explaining.
             known = set(ruleset.rule_ids)
@@ -284,6 +285,29 @@ def explain_cmd(
                     lines.append(f"    fix: {f.remediation}")
         text = "\n".join(visible(line) for line in lines)  # ids and messages: escaped
     write_output(text, output)
+
+
+def _lineage_lines(lineage: Any) -> list[str]:
+    """What a flow decision's entry recorded of the provenance it relied on (issue 33)."""
+    if not isinstance(lineage, dict):
+        return []
+    cited = [c for c in lineage.get("cited") or () if isinstance(c, str)]
+    lines = [f"lineage cited: {', '.join(cited) or 'nothing'}"]
+    for fact in lineage.get("nodes") or ():
+        if not isinstance(fact, dict):
+            continue
+        source = f" ({fact['source_id']})" if fact.get("source_id") else ""
+        parents = fact.get("derived_from") or []
+        below = f" <- {', '.join(map(str, parents))}" if parents else ""
+        where = " ".join(str(fact[k]) for k in ("step_id", "field") if fact.get(k))
+        lines.append(
+            f"  {fact.get('id')} {fact.get('origin')}{source}{below}"
+            + (f" [from {where}]" if where else "")
+        )
+    overrides = lineage.get("trust_overrides") or []
+    if overrides:
+        lines.append(f"  trust overrides: {', '.join(map(str, overrides))}")
+    return lines
 
 
 @rules_app.command("check")

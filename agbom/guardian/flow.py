@@ -30,7 +30,12 @@ from typing import TYPE_CHECKING, Any
 from agbom.guardian.decision import Decision, DecisionCollector
 from agbom.protocol import AcsError, Disposition
 from agbom.protocol import errors as codes
-from agbom.protocol.provenance import ProvenanceProblem, StepProvenance, step_provenance
+from agbom.protocol.provenance import (
+    ProvenanceNode,
+    ProvenanceProblem,
+    StepProvenance,
+    step_provenance,
+)
 from agbom.rules.flow import FlowCall, FlowRule, evaluate_call, flow_rules
 from agbom.rules.lineage import Lineage, TrustPolicy
 
@@ -46,6 +51,8 @@ FLOW_MAX_BYTES = 256 * 1024 * 1024
 _SESSION_OVERHEAD = 1024  # a session's flow entry before it holds any node
 _SINK_MEMO = 4096
 MAX_CITED = 256
+MAX_CITED_FACTS = 32
+"""Cited objects whose facts (origin, source id, step, field) the chain entry records."""
 """Most lineage ids one decision cites (on the wire and in its chain entry)."""
 
 _CALL_METHODS = frozenset({"steps/toolCallRequest"})
@@ -176,7 +183,15 @@ class FlowGuard:
             return decision, {}
         result = evaluate_call(sinks, call, state.lineage, sinks=True)
         cited = result.cited[:MAX_CITED]
-        extra: dict[str, Any] = {"lineage": {"cited": list(cited)}}
+        # The facts of what was cited go on the record too: the lineage itself is not stored,
+        # and `agbom explain --session` shows them from the entry.
+        own = {n.provenance_id: n for n in call.arguments.values() if n is not None}
+        facts = []
+        for pid in cited[:MAX_CITED_FACTS]:
+            node = own.get(pid) or state.lineage.nodes.get(pid)
+            if node is not None:
+                facts.append(_fact(node))
+        extra: dict[str, Any] = {"lineage": {"cited": list(cited), "nodes": facts}}
         if result.overrides:
             extra["lineage"]["trust_overrides"] = list(result.overrides)
         if result.findings:
@@ -220,6 +235,19 @@ class FlowGuard:
                 self._sessions.move_to_end(keep)
                 continue
             self.forget(oldest)
+
+
+def _fact(node: ProvenanceNode) -> dict[str, Any]:
+    fact: dict[str, Any] = {"id": node.provenance_id, "origin": node.origin}
+    if node.source_id:
+        fact["source_id"] = node.source_id[:256]
+    if node.derived_from:
+        fact["derived_from"] = list(node.derived_from[:16])
+    if node.step_id:
+        fact["step_id"] = node.step_id
+    if node.field:
+        fact["field"] = node.field
+    return fact
 
 
 def combine(base: Decision, flow: Decision) -> Decision:

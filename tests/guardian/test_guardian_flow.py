@@ -145,9 +145,22 @@ def test_the_injection_flow_is_denied_naming_rule_lineage_and_reason(served: Ser
     # The chain entry records the lineage the decision relied on, and the chain verifies.
     verify = run_cli("audit", "verify", sid, "--db", str(served.db))
     assert verify.returncode == 0, verify.stderr
-    shown = run_cli("explain", "--session", sid, "--db", str(served.db), "--format", "json")
+    shown = run_cli("explain", "--session", sid, "--db", str(served.db))
     assert shown.returncode == 0, shown.stderr
-    assert "p3" in shown.stdout.decode()
+    text = shown.stdout.decode()
+    assert "deny rule_violation AGB-FLOW-S01" in text
+    assert "lineage cited: p9, p7, p3" in text
+    assert "  p9 agent_generated <- p7 [from " in text and " arguments.command]" in text
+    assert "  p3 tool_output (https://example.net/page) [from " in text
+    assert " outputs[0]]" in text
+    as_json = run_cli("explain", "--session", sid, "--db", str(served.db), "--format", "json")
+    entry = orjson.loads(as_json.stdout)["entry"]
+    assert entry["lineage"]["cited"] == ["p9", "p7", "p3"]
+    assert [n["origin"] for n in entry["lineage"]["nodes"]] == [
+        "agent_generated",
+        "agent_generated",
+        "tool_output",
+    ]
 
 
 def test_the_same_flow_from_the_users_message_is_allowed(served: Served) -> None:
