@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.decision import Decision, DecisionCollector
+from agbom.guardian.redaction import redact_text
 from agbom.protocol import AcsError, Disposition
 from agbom.protocol import errors as codes
 from agbom.protocol.provenance import (
@@ -240,7 +241,8 @@ class FlowGuard:
 def _fact(node: ProvenanceNode) -> dict[str, Any]:
     fact: dict[str, Any] = {"id": node.provenance_id, "origin": node.origin}
     if node.source_id:
-        fact["source_id"] = node.source_id[:256]
+        # A source id is often a URL: a token in it must not reach the audit record.
+        fact["source_id"] = redact_text(node.source_id[:256])[0]
     if node.derived_from:
         fact["derived_from"] = list(node.derived_from[:16])
     if node.step_id:

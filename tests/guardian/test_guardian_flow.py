@@ -230,3 +230,19 @@ def _unframe(data: bytes) -> list[Any]:
         out.append(orjson.loads(rest[:length]))
         data = rest[length:]
     return out
+
+
+def test_a_token_in_a_source_id_does_not_reach_the_audit_record(served: Served) -> None:
+    sid, _ = _open(served, profiles_supported=PROFILES)
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    steps = injection_steps(sid)
+    steps[1]["params"]["payload"]["outputs"][0]["provenance"]["source_id"] = (
+        f"https://example.net/page?access_token={token}"
+    )
+    for step in steps[:-1]:
+        assert post(served.url, step)["result"]["decision"] == "allow"
+    assert post(served.url, steps[-1])["result"]["decision"] == "deny"
+    shown = run_cli("explain", "--session", sid, "--db", str(served.db), "--format", "json")
+    entry = orjson.loads(shown.stdout)["entry"]
+    sources = [n.get("source_id") for n in entry["lineage"]["nodes"] if n.get("source_id")]
+    assert sources and all(token not in s and "[REDACTED]" in s for s in sources)
