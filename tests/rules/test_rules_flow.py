@@ -229,3 +229,13 @@ def test_rules_check_lists_flow_rules(tmp_path: Path) -> None:
     shutil.copy(STRICT, tmp_path / "flow.yaml")
     result = runner.invoke(app, ["rules", "check", str(tmp_path)])
     assert result.exit_code == 0, result.stdout + result.stderr
+
+
+def test_benign_flows_against_the_strict_pack_flag_exactly_the_documented_two() -> None:
+    benign = REPO / "tests" / "rules" / "packs" / "flow-strict-benign_test.yaml"
+    cases = yaml.safe_load(benign.read_text())["cases"]
+    flagged = [c["note"] for c in cases if c["want_findings"]]
+    assert len(cases) == 7 and [n.split()[0] for n in flagged] == ["5", "6"]
+    result = runner.invoke(app, ["rules", "test", str(benign)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "7 passed, 0 failed" in result.stdout
