@@ -127,7 +127,7 @@ def render_table(
         for f, place in zip(findings, at, strict=True)
     ]
     headers = ("SEVERITY", "ACTION", "RULE", "COMPONENT", "MESSAGE")
-    lines = [table(headers, rows, tty=tty, whole=(0, 1), below=paths)]
+    lines = [table(headers, rows, tty=tty, whole=(0, 1), fill=(4,), below=paths)]
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.severity.value] = counts.get(f.severity.value, 0) + 1
@@ -321,7 +321,9 @@ class _Artifacts:
     def location(self, file: str) -> tuple[dict[str, Any], str | None]:
         """The artifact location of ``file`` and, when it is under the root, its relative
         path (the machine-independent part of the result's identity)."""
-        real = os.path.realpath(file)
+        # The folder is resolved, never the file: a finding about a symbolic link names the
+        # link, not what it points at.
+        real = os.path.join(os.path.realpath(os.path.dirname(file) or "."), os.path.basename(file))
         try:
             inside = os.path.commonpath([self.root, real]) == self.root
         except ValueError:  # another drive on Windows
