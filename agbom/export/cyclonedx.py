@@ -36,6 +36,15 @@ from agbom.export._cdx_schema import (
     spdx_license_ids,
     validate_cyclonedx_json,
 )
+from agbom.export._cdx_xml import cyclonedx_xml
+from agbom.export._identity import (
+    agent_version,
+    declared_packages,
+    hub_model_purl,
+)
+from agbom.export._identity import (
+    parsed_purl as _parsed_purl,
+)
 from agbom.export._iri import is_iri, scrub_url
 from agbom.export._properties import (
     ACS_SCALARS,
@@ -118,17 +127,6 @@ def _hash(algorithm: Any, value: Any) -> dict[str, str] | None:
     if known is None or len(content) != known[1] or not _HEX.issuperset(content):
         return None
     return {"alg": known[0], "content": content}
-
-
-@functools.cache
-def _parsed_purl(value: str) -> Any:
-    """The parsed ``PackageURL``, or ``None`` when ``value`` is not a valid purl."""
-    from packageurl import PackageURL
-
-    try:
-        return PackageURL.from_string(value)
-    except ValueError:
-        return None
 
 
 def _purl_ok(value: str) -> bool:
@@ -371,6 +369,11 @@ def _map_component(component: Component) -> dict[str, Any]:
             entry["purl"] = purl
     elif purl is not None:
         consumed = consumed - {"purl"}  # kept as an agbom:purl property instead
+    if "purl" not in entry and not is_service:
+        derived = hub_model_purl(component)
+        if derived is not None:
+            entry["purl"] = derived[0]
+            props.append(_prop("agbom:purl.derived_from", derived[1]))
     props.extend(_extension_properties(component, consumed))
 
     if hashes and not is_service:
@@ -470,6 +473,48 @@ def _package_ref(purl: str, taken: set[str]) -> str:
     return ref
 
 
+def _declared_package_components(
+    agbom: AgBOM,
+    by_purl: dict[str, dict[str, Any]],
+    service_package: Mapping[str, str],
+    taken: set[str],
+    entities: Iterable[dict[str, Any]],
+) -> dict[str, list[str]]:
+    """A ``library`` component for each exact purl a skill pins or an MCP bundle ships (the
+    ``packages`` list), added to ``by_purl``; returns owner ref -> package refs.
+
+    The owner is the bundle's package component when the server has one (the bundle contains
+    them), else the component or service itself. More than ``_identity.MAX_DECLARED_PACKAGES`` are
+    counted in an ``agbom:packages.omitted`` property of the owner, never dropped silently.
+    """
+    entries = {entry["bom-ref"]: entry for entry in entities}
+    declared: dict[str, list[str]] = {}
+    for component in agbom:
+        purls, omitted = declared_packages(component.data)
+        if not purls:
+            continue
+        owner = service_package.get(component.id, component.id)
+        refs = declared.setdefault(owner, [])
+        for purl in purls:
+            text = purl.to_string()
+            known = by_purl.get(text)
+            if known is None:
+                known = {"type": "library", "bom-ref": _package_ref(text, taken)}
+                if purl.namespace:
+                    known["group"] = purl.namespace
+                known["name"] = purl.name
+                known["version"] = purl.version
+                known["purl"] = text
+                known["properties"] = [_prop("agbom:role", "declared package")]
+                by_purl[text] = known
+            refs.append(known["bom-ref"])
+        if omitted:
+            holder = by_purl.get(owner) or entries.get(owner)
+            if holder is not None:
+                holder.setdefault("properties", []).append(_prop("agbom:packages.omitted", omitted))
+    return declared
+
+
 def _agent_component(agbom: AgBOM) -> dict[str, Any]:
     agent = agbom.agent
     name = agent.get("name") if isinstance(agent.get("name"), str) else None
@@ -478,11 +523,13 @@ def _agent_component(agbom: AgBOM) -> dict[str, Any]:
         "bom-ref": AGENT_BOM_REF,
         "name": name or agbom.agent_id,
     }
-    if isinstance(agent.get("version"), str):
-        entry["version"] = agent["version"]
+    version, declared = agent_version(agbom)
+    entry["version"] = version
     if isinstance(agent.get("description"), str) and agent["description"]:
         entry["description"] = agent["description"]
     props = [_prop("acs:agent.id", agbom.agent_id)]
+    if not declared:  # say where the version came from (docs/cyclonedx-mapping.md)
+        props.append(_prop("agbom:version.derived_from", "agbom_hash"))
     for key in sorted(k for k in agent if k not in ("id", "name", "version", "description")):
         value = redact_value(key, agent[key])
         if value is not None:
@@ -491,13 +538,16 @@ def _agent_component(agbom: AgBOM) -> dict[str, Any]:
     return entry
 
 
-def _dependencies(agbom: AgBOM, packages: Mapping[str, str]) -> list[dict[str, Any]]:
+def _dependencies(
+    agbom: AgBOM, packages: Mapping[str, str], declared: Mapping[str, Iterable[str]]
+) -> list[dict[str, Any]]:
     """Every node with its sorted ``dependsOn`` (``[]`` on leaves: cdxgen's reference checker
     needs the key); the agent depends on every top-level node.
 
     Same edges as :class:`~agbom.inventory.ComponentGraph` (a component is top-level when no
     other component references it), computed without building a networkx graph, plus one edge
-    from each service to its package component (``packages``: service id -> package ref).
+    from each service to its package component (``packages``: service id -> package ref), and
+    from each owner to the packages it declares (``declared``: owner ref -> package refs).
     """
     depends: dict[str, set[str]] = {c.id: set() for c in agbom}
     referenced: set[str] = set()
@@ -511,6 +561,10 @@ def _dependencies(agbom: AgBOM, packages: Mapping[str, str]) -> list[dict[str, A
     for service_id, package_ref in packages.items():
         depends[service_id].add(package_ref)
         depends.setdefault(package_ref, set())
+    for owner, refs in declared.items():
+        for ref in refs:
+            depends[owner].add(ref)
+            depends.setdefault(ref, set())
     return [{"ref": ref, "dependsOn": sorted(depends[ref])} for ref in sorted(depends)]
 
 
@@ -559,6 +613,9 @@ def build_cyclonedx(
             package["properties"] = [_prop("agbom:role", "package")]
             by_purl[package["purl"]] = known = package
         service_package[component.id] = known["bom-ref"]
+    declared = _declared_package_components(
+        agbom, by_purl, service_package, taken, [*components, *services]
+    )
     components.extend(sorted(by_purl.values(), key=lambda entry: str(entry["bom-ref"])))
 
     doc: dict[str, Any] = {
@@ -573,7 +630,7 @@ def build_cyclonedx(
         doc["components"] = components
     if services:
         doc["services"] = services
-    doc["dependencies"] = _dependencies(agbom, service_package)
+    doc["dependencies"] = _dependencies(agbom, service_package, declared)
     vulnerabilities = _vulnerabilities(agbom, by_purl)
     if vulnerabilities:
         doc["vulnerabilities"] = vulnerabilities
@@ -645,159 +702,6 @@ def _purl_version(purl: Any) -> str | None:
     except ValueError:
         return None
     return version or None
-
-
-# -- XML ------------------------------------------------------------------------------------
-
-# Characters XML 1.0 cannot carry at all; replaced so that the document stays well formed.
-_XML_BAD = str.maketrans(dict.fromkeys([*range(0, 9), 11, 12, *range(14, 32), 65534, 65535], "�"))
-
-
-def _x(value: str) -> str:
-    text = value.translate(_XML_BAD)
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
-        text = "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
-    return text
-
-
-def _sub(parent: Any, tag: str, text: str | None = None, **attrs: str) -> Any:
-    from lxml import etree
-
-    el = etree.SubElement(parent, tag, {k.replace("_", "-"): _x(v) for k, v in attrs.items()})
-    if text is not None:
-        el.text = _x(text)
-    return el
-
-
-def _xml_properties(parent: Any, props: Iterable[Mapping[str, str]]) -> None:
-    props = list(props)
-    if not props:
-        return
-    holder = _sub(parent, "properties")
-    for prop in props:
-        _sub(holder, "property", prop.get("value", ""), name=prop["name"])
-
-
-def _ack(choice: Mapping[str, Any]) -> dict[str, str]:
-    return {"acknowledgement": choice["acknowledgement"]} if "acknowledgement" in choice else {}
-
-
-def _xml_entity(parent: Any, tag: str, entity: Mapping[str, Any]) -> None:
-    attrs = {"bom_ref": entity["bom-ref"]} if "bom-ref" in entity else {}
-    if tag == "component":
-        attrs = {"type": entity["type"], **attrs}
-    el = _sub(parent, tag, **attrs)
-    # Child order is fixed by the XSD sequence of component / service.
-    for org in ("supplier", "provider"):
-        if org in entity:
-            _sub(_sub(el, org), "name", entity[org]["name"])
-    if "publisher" in entity:
-        _sub(el, "publisher", entity["publisher"])
-    if "group" in entity:
-        _sub(el, "group", entity["group"])
-    _sub(el, "name", entity["name"])
-    for field in ("version", "description"):
-        if field in entity:
-            _sub(el, field, entity[field])
-    if "hashes" in entity:
-        hashes = _sub(el, "hashes")
-        for h in entity["hashes"]:
-            _sub(hashes, "hash", h["content"], alg=h["alg"])
-    if "licenses" in entity:
-        holder = _sub(el, "licenses")
-        for choice in entity["licenses"]:
-            if "expression" in choice:
-                _sub(holder, "expression", choice["expression"], **_ack(choice))
-            else:
-                lic = choice["license"]
-                lic_el = _sub(holder, "license", **_ack(lic))
-                _sub(lic_el, "id" if "id" in lic else "name", lic.get("id") or lic["name"])
-    if "purl" in entity:
-        _sub(el, "purl", entity["purl"])
-    if "endpoints" in entity:
-        endpoints = _sub(el, "endpoints")
-        for url in entity["endpoints"]:
-            _sub(endpoints, "endpoint", url)
-    if "externalReferences" in entity:
-        holder = _sub(el, "externalReferences")
-        for ref in entity["externalReferences"]:
-            ref_el = _sub(holder, "reference", type=ref["type"])
-            _sub(ref_el, "url", ref["url"])
-            if "comment" in ref:
-                _sub(ref_el, "comment", ref["comment"])
-    _xml_properties(el, entity.get("properties", ()))
-
-
-def cyclonedx_xml(doc: Mapping[str, Any]) -> bytes:
-    """Serialize a document made by :func:`build_cyclonedx` as CycloneDX XML (same content)."""
-    from lxml import etree
-
-    spec_version = doc["specVersion"]
-    nsmap = {None: f"http://cyclonedx.org/schema/bom/{spec_version}"}
-    root = etree.Element(
-        "bom", {"serialNumber": doc["serialNumber"], "version": str(doc["version"])}, nsmap=nsmap
-    )
-    meta = doc["metadata"]
-    meta_el = _sub(root, "metadata")
-    if "timestamp" in meta:
-        _sub(meta_el, "timestamp", meta["timestamp"])
-    tools = _sub(_sub(meta_el, "tools"), "components")
-    for tool in meta["tools"]["components"]:
-        _xml_entity(tools, "component", tool)
-    _xml_entity(meta_el, "component", meta["component"])
-    _xml_properties(meta_el, meta.get("properties", ()))
-    for plural, singular in (("components", "component"), ("services", "service")):
-        if doc.get(plural):
-            holder = _sub(root, plural)
-            for entity in doc[plural]:
-                _xml_entity(holder, singular, entity)
-    deps = _sub(root, "dependencies")
-    for dep in doc["dependencies"]:
-        dep_el = _sub(deps, "dependency", ref=dep["ref"])
-        for target in dep.get("dependsOn", ()):
-            _sub(dep_el, "dependency", ref=target)
-    if doc.get("vulnerabilities"):
-        _xml_vulnerabilities(_sub(root, "vulnerabilities"), doc["vulnerabilities"])
-    # Unqualified tags inherit the default namespace only when created inside it.
-    for el in root.iter():
-        if isinstance(el.tag, str) and not el.tag.startswith("{"):
-            el.tag = f"{{{nsmap[None]}}}{el.tag}"
-    result: bytes = etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
-    return result
-
-
-def _xml_vulnerabilities(holder: Any, vulnerabilities: Iterable[Mapping[str, Any]]) -> None:
-    """``vulnerabilities[]`` in the XML schema's element order (id, source, references,
-    ratings, description, recommendation, affects)."""
-    for entry in vulnerabilities:
-        el = _sub(holder, "vulnerability", bom_ref=entry["bom-ref"])
-        _sub(el, "id", entry["id"])
-        _sub(_sub(el, "source"), "name", entry["source"]["name"])
-        if entry.get("references"):
-            refs = _sub(el, "references")
-            for ref in entry["references"]:
-                ref_el = _sub(refs, "reference")
-                _sub(ref_el, "id", ref["id"])
-                _sub(_sub(ref_el, "source"), "name", ref["source"]["name"])
-        ratings = _sub(el, "ratings")
-        for rating in entry["ratings"]:
-            rating_el = _sub(ratings, "rating")
-            _sub(_sub(rating_el, "source"), "name", rating["source"]["name"])
-            _sub(rating_el, "severity", rating["severity"])
-        if entry.get("description"):
-            _sub(el, "description", entry["description"])
-        if entry.get("recommendation"):
-            _sub(el, "recommendation", entry["recommendation"])
-        affects = _sub(el, "affects")
-        for affect in entry["affects"]:
-            target = _sub(affects, "target")
-            _sub(target, "ref", affect["ref"])
-            if affect.get("versions"):
-                versions = _sub(target, "versions")
-                for version in affect["versions"]:
-                    version_el = _sub(versions, "version")
-                    _sub(version_el, "version", version["version"])
-                    _sub(version_el, "status", version["status"])
 
 
 # -- exporters ------------------------------------------------------------------------------

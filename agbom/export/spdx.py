@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from agbom import __version__
+from agbom.export._identity import agent_version, declared_packages, hub_model_purl
 from agbom.export._iri import is_iri, scrub_url
 from agbom.export._properties import (
     ACS_SCALARS,
@@ -327,6 +328,7 @@ class _Builder:
         self.components: list[dict[str, Any]] = []
         self.organizations: dict[str, dict[str, Any]] = {}
         self.licenses: dict[str, dict[str, Any]] = {}
+        self.packages: dict[str, dict[str, Any]] = {}
         # (from spdxId, relationship type) -> target spdxIds
         self.edges: dict[tuple[str, str], set[str]] = {}
 
@@ -347,6 +349,20 @@ class _Builder:
             entry = self.element("simplelicensing_LicenseExpression", spdx_id)
             entry["simplelicensing_licenseExpression"] = expression
             self.licenses[spdx_id] = entry
+        return spdx_id
+
+    def package(self, purl: Any) -> str:
+        """The element of a declared package (a skill's pin, a bundle's dependency)."""
+        text = purl.to_string()
+        spdx_id = self.ids.of("package", text)
+        if spdx_id not in self.packages:
+            entry = self.element("software_Package", spdx_id)
+            entry["name"] = f"{purl.namespace}/{purl.name}" if purl.namespace else purl.name
+            entry["comment"] = "A package a component declares (a skill's pin, a bundled file)"
+            entry["software_packageVersion"] = purl.version
+            entry["software_primaryPurpose"] = "library"
+            _set_purl(entry, text)
+            self.packages[spdx_id] = entry
         return spdx_id
 
     def edge(self, source: str, kind: str, target: str) -> None:
@@ -434,16 +450,19 @@ class _Builder:
 
         purl = data.get("purl")
         if isinstance(purl, str) and _purl_ok(purl):
-            entry["software_packageUrl"] = purl
-            entry["externalIdentifier"] = [
-                {
-                    "type": "ExternalIdentifier",
-                    "externalIdentifierType": "packageUrl",
-                    "identifier": purl,
-                }
-            ]
+            _set_purl(entry, purl)
         elif purl is not None:
             consumed = consumed - {"purl"}  # kept as an agbom:purl property instead
+        if "software_packageUrl" not in entry:
+            derived = hub_model_purl(component)
+            if derived is not None:
+                _set_purl(entry, derived[0])
+                props.append(_prop("agbom:purl.derived_from", derived[1]))
+        packages, omitted = declared_packages(data)
+        for package in packages:
+            self.edge(spdx_id, "dependsOn", self.package(package))
+        if omitted:
+            props.append(_prop("agbom:packages.omitted", omitted))
         props.extend(_extension_properties(component, consumed))
 
         if refs:
@@ -505,6 +524,13 @@ class _Builder:
             yield entry
 
 
+def _set_purl(entry: dict[str, Any], purl: str) -> None:
+    entry["software_packageUrl"] = purl
+    entry["externalIdentifier"] = [
+        {"type": "ExternalIdentifier", "externalIdentifierType": "packageUrl", "identifier": purl}
+    ]
+
+
 def _purpose(component: Component) -> str:
     """``software_primaryPurpose`` for a component (see docs/spdx-mapping.md, "Purposes")."""
     ctype = component.type
@@ -534,10 +560,12 @@ def _agent_element(builder: _Builder) -> dict[str, Any]:
     entry["comment"] = "The agent this AgBOM describes"
     if isinstance(agent.get("description"), str) and agent["description"]:
         entry["description"] = agent["description"]
-    if isinstance(agent.get("version"), str):
-        entry["software_packageVersion"] = agent["version"]
+    version, declared = agent_version(agbom)
+    entry["software_packageVersion"] = version
     entry["software_primaryPurpose"] = "application"
     props = [_prop("acs:agent.id", agbom.agent_id), _prop("acs:agbom_hash", agbom.agbom_hash)]
+    if not declared:  # say where the version came from (docs/spdx-mapping.md)
+        props.append(_prop("agbom:version.derived_from", "agbom_hash"))
     for key in sorted(k for k in agent if k not in ("id", "name", "version", "description")):
         value = redact_value(key, agent[key])
         if value is not None:
@@ -582,6 +610,7 @@ def build_spdx(agbom: AgBOM, *, timestamp: str | None = None) -> dict[str, Any]:
     described = [
         agent,
         *builder.components,
+        *sorted(builder.packages.values(), key=lambda e: e["spdxId"]),
         *sorted(builder.organizations.values(), key=lambda e: e["spdxId"]),
         *sorted(builder.licenses.values(), key=lambda e: e["spdxId"]),
         *relationships,

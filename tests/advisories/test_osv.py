@@ -395,8 +395,13 @@ def test_packages_a_skill_pins_are_matched(tmp_path: Path) -> None:
     assert {"AGB-VULN-001", "AGB-VULN-002"} <= rules
     cdx = run_agbom("scan", ".", "--osv", str(FIXTURE), "-f", "cyclonedx-json", cwd=tmp_path)
     assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(cdx.stdout) is None
-    affects = {a["ref"] for v in json.loads(cdx.stdout)["vulnerabilities"] for a in v["affects"]}
-    assert affects == {"skill:fetcher"}
+    bom = json.loads(cdx.stdout)
+    affects = {a["ref"] for v in bom["vulnerabilities"] for a in v["affects"]}
+    # each pinned package is a library component of its own, which the skill depends on
+    pins = {"package:pkg:npm/@acme/mcp-filesystem@1.4.1", "package:pkg:pypi/mcp-server-fetch@0.6.1"}
+    assert affects == pins
+    (skill_deps,) = [d["dependsOn"] for d in bom["dependencies"] if d["ref"] == "skill:fetcher"]
+    assert pins <= set(skill_deps)
 
 
 def test_scan_osv_cyclonedx_xml_carries_the_vulnerabilities(project: Path) -> None:

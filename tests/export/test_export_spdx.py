@@ -190,7 +190,8 @@ def test_scan_of_the_samples_validates(tmp_path):
     packages = list(objects.foreach_type(spdx3.software_Package))
     # the agent plus one package per component (models and datasets are packages too)
     components = [p for p in packages if "/component/" in p._id]
-    assert len(components) > 40 and len(packages) == len(components) + 1
+    declared = [p for p in packages if "/package/" in p._id]  # skills' pins, bundled files
+    assert len(components) > 40 and len(packages) == len(components) + len(declared) + 1
     purls = {p.software_packageUrl for p in components if p.software_packageUrl}
     assert "pkg:npm/%40modelcontextprotocol/server-filesystem@2025.8.21" in purls
     assert "pkg:pypi/mcp-server-git@2025.7.1" in purls
