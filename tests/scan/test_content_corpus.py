@@ -15,8 +15,13 @@ from agbom.scan.content import check_text
 
 
 @pytest.fixture(scope="module")
-def result() -> Score:
-    return score(scan())
+def report() -> dict[str, Any]:
+    return scan()
+
+
+@pytest.fixture(scope="module")
+def result(report: dict[str, Any]) -> Score:
+    return score(report)
 
 
 def test_every_planted_case_is_found_at_high(result: Score) -> None:
@@ -28,7 +33,28 @@ def test_no_benign_skill_is_flagged_high(result: Score) -> None:
     assert result.false_positives == []
     assert len(list((CORPUS / "benign").iterdir())) >= 25
     # What stays reported, at low: the padding itself and vendors' documented installers.
-    assert result.low_on_benign == ["docker-official", "padding-frontmatter", "rustup-official"]
+    assert result.low_on_benign == [
+        "docker-official",
+        "padding-before-frontmatter",
+        "padding-frontmatter",
+        "rustup-official",
+    ]
+
+
+def test_padding_before_the_frontmatter_is_padding_and_a_file_error(
+    report: dict[str, Any],
+) -> None:
+    """100,000 blank lines, then the frontmatter (issue 29 item 5): the padding is reported
+    at low, the misplaced frontmatter as the file's error; nothing is reported at high."""
+    report = scan()
+    name = "benign/padding-before-frontmatter/SKILL.md"
+    assert [(e["path"].split("content_corpus/")[-1], e["line"]) for e in report["errors"]] == [
+        (name, 100_001)
+    ]
+    mine = [f for f in report["findings"] if "skill:padding-before-frontmatter" in f["components"]]
+    assert [(f["rule_id"], f["severity"]) for f in mine] == [("AGB-CONTENT-008", "low")]
+    assert mine[0]["locations"][0]["line"] == 1
+    assert "100000 blank lines from line 1 push line 100001 down: ---" in mine[0]["message"]
 
 
 def _span(finding: dict[str, Any]) -> str:
