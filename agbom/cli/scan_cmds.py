@@ -104,7 +104,7 @@ def inventory_table(agbom: AgBOM, *, tty: bool = False) -> str:
             )
         )
     headers = ("TYPE", "ID", "VERSION", "DETAIL", "FOUND IN")
-    return table(headers, rows, tty=tty, whole=(0, 2), cut=(3, 4))
+    return table(headers, rows, tty=tty, whole=(0, 2), cut=(3,), place=4)
 
 
 def _predicate_keys(predicate: Any, depth: int = 0) -> set[str]:
