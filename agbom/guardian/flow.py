@@ -108,9 +108,11 @@ class FlowGuard:
         Raises :class:`AcsError` for a step the lineage cannot take."""
         self._refresh_rules()
         step_id = str(params.get("request_id") or "")
-        known = session.session_id in self._sessions
+        held = self._sessions.get(session.session_id)
+        known = held is not None
+        strict = held is not None and held.deterministic
         try:
-            found = step_provenance(method, payload, step_id=step_id)
+            found = step_provenance(method, payload, step_id=step_id, strict=strict)
         except ProvenanceProblem as exc:
             raise AcsError(codes.INVALID_PARAMS, "provenance_invalid", str(exc)) from None
         if not found.nodes and not known and not self._rules:

@@ -96,23 +96,40 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
 """Fields that may carry provenance but that the all-or-nothing rule does not require."""
 
 
-def _node(raw: Mapping[str, Any], *, step_id: str, method: str, field: str) -> ProvenanceNode:
-    pid = raw.get("provenance_id")
-    if not isinstance(pid, str) or not pid:
-        raise ProvenanceProblem(f"{field}.provenance has no provenance_id")
-    if len(pid) > MAX_ID_CHARS:
-        raise ProvenanceProblem(f"{field}.provenance.provenance_id is over {MAX_ID_CHARS} chars")
+UNRESOLVABLE = "~unresolvable"
+"""The parent id given in place of lineage edges that could not be kept (too many, or an id
+too long): no object has it, so what derives from it is ``unknown``, never trusted."""
+
+
+def _node(
+    raw: Mapping[str, Any], *, step_id: str, method: str, field: str, strict: bool
+) -> ProvenanceNode:
+    # strict (a client claiming acs-provenance): a defect is a refusal. Otherwise the object
+    # is kept as best it can be, never more trusted than it says: no id gets one named after
+    # its field (nothing can derive from it), lost edges become one unresolvable parent.
+    def problem(message: str) -> None:
+        if strict:
+            raise ProvenanceProblem(f"{field}.provenance{message}")
+
     origin = raw.get("origin")
     if origin not in ORIGINS:
         raise ProvenanceProblem(f"{field}.provenance.origin {origin!r} is not an ACS origin")
-    parents = raw.get("derived_from") or ()
-    if not isinstance(parents, list | tuple) or len(parents) > MAX_DERIVED_FROM:
-        raise ProvenanceProblem(
-            f"{field}.provenance.derived_from must be a list of at most {MAX_DERIVED_FROM} ids"
-        )
-    for parent in parents:
-        if not isinstance(parent, str) or not parent or len(parent) > MAX_ID_CHARS:
-            raise ProvenanceProblem(f"{field}.provenance.derived_from holds a bad id")
+    pid = raw.get("provenance_id")
+    if not isinstance(pid, str) or not pid:
+        problem(" has no provenance_id")
+        pid = f"~{step_id}/{field}"
+    elif len(pid) > MAX_ID_CHARS:
+        problem(f".provenance_id is over {MAX_ID_CHARS} characters")
+        pid = "~" + pid[: MAX_ID_CHARS - 2] + "…"
+    raw_parents = raw.get("derived_from") or ()
+    parents = [
+        p
+        for p in (raw_parents if isinstance(raw_parents, list | tuple) else ())
+        if isinstance(p, str) and p and len(p) <= MAX_ID_CHARS
+    ]
+    if len(parents) != len(raw_parents) or len(parents) > MAX_DERIVED_FROM:
+        problem(f".derived_from must be at most {MAX_DERIVED_FROM} ids of 1-{MAX_ID_CHARS} chars")
+        parents = [*parents[: MAX_DERIVED_FROM - 1], UNRESOLVABLE]
     source = raw.get("source_id")
     if isinstance(source, str) and len(source) > MAX_SOURCE_ID_CHARS:
         source = source[:MAX_SOURCE_ID_CHARS] + "…"
@@ -138,9 +155,12 @@ class StepProvenance:
     by_field: Mapping[str, str]  # field path -> provenance_id
 
 
-def step_provenance(method: str, payload: Any, *, step_id: str = "") -> StepProvenance:
-    """Read the Provenance objects of a (schema-valid) step payload; raise
-    :class:`ProvenanceProblem` for one the lineage cannot take (no id, a bad edge)."""
+def step_provenance(
+    method: str, payload: Any, *, step_id: str = "", strict: bool = False
+) -> StepProvenance:
+    """Read the Provenance objects of a (schema-valid) step payload. With ``strict`` (an
+    acs-provenance session), raise :class:`ProvenanceProblem` for one without an id or with
+    edges that cannot be kept; otherwise such an object is kept conservatively."""
     if not isinstance(payload, Mapping):
         return StepProvenance((), (), {})
     nodes: list[ProvenanceNode] = []
@@ -154,7 +174,7 @@ def step_provenance(method: str, payload: Any, *, step_id: str = "") -> StepProv
             if index < len(required):
                 missing.append(field)
             continue
-        node = _node(raw, step_id=step_id, method=method, field=field)
+        node = _node(raw, step_id=step_id, method=method, field=field, strict=strict)
         nodes.append(node)
         by_field[field] = node.provenance_id
     return StepProvenance(tuple(nodes), tuple(missing), by_field)

@@ -246,3 +246,16 @@ def test_a_token_in_a_source_id_does_not_reach_the_audit_record(served: Served) 
     entry = orjson.loads(shown.stdout)["entry"]
     sources = [n.get("source_id") for n in entry["lineage"]["nodes"] if n.get("source_id")]
     assert sources and all(token not in s and "[REDACTED]" in s for s in sources)
+
+
+def test_a_strict_session_refuses_provenance_without_an_id(served: Served) -> None:
+    sid, _ = _open(served, profiles_supported=PROFILES)
+    payload = {
+        "tool": {"name": "web_fetch"},
+        "exit_status": "success",
+        "outputs": [{"value": "a", "provenance": {"origin": "tool_output"}}],
+    }
+    reply = post(served.url, request("steps/toolCallResult", payload, session_id=sid))
+    assert reply["error"]["code"] == -32602
+    assert reply["error"]["data"]["reason"] == "provenance_invalid"
+    assert "outputs[0].provenance has no provenance_id" in reply["error"]["data"]["message"]

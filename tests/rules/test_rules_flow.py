@@ -239,3 +239,36 @@ def test_benign_flows_against_the_strict_pack_flag_exactly_the_documented_two() 
     result = runner.invoke(app, ["rules", "test", str(benign)])
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "7 passed, 0 failed" in result.stdout
+
+
+def test_provenance_without_an_id_is_kept_by_its_origin_and_refused_when_strict() -> None:
+    from agbom.protocol.provenance import ProvenanceProblem, step_provenance
+
+    payload = {
+        "tool": {"name": "Bash"},
+        "capability": "process.execute",
+        "arguments": {"command": {"value": "x", "provenance": {"origin": "tool_output"}}},
+    }
+    found = step_provenance("steps/toolCallRequest", payload, step_id="r1")
+    assert [n.provenance_id for n in found.nodes] == ["~r1/arguments.command"]
+    rules = flow_rules(load_rules(STRICT))
+    call = FlowCall.of(payload, step_id="r1")
+    assert [f.rule_id for f in evaluate_call(rules, call, Lineage()).findings] == ["AGB-FLOW-S01"]
+    with pytest.raises(ProvenanceProblem, match=r"arguments\.command\.provenance has no"):
+        step_provenance("steps/toolCallRequest", payload, step_id="r1", strict=True)
+    # Edges that cannot be kept become one unresolvable parent: unknown, never trusted.
+    many = {"origin": "agent_generated", "provenance_id": "m"}
+    payload["arguments"]["command"]["provenance"] = {
+        **many,
+        "derived_from": [f"u{i}" for i in range(300)],
+    }
+    node = step_provenance("steps/toolCallRequest", payload).nodes[0]
+    assert len(node.derived_from) == 256 and node.derived_from[-1] == "~unresolvable"
+    lineage = Lineage()
+    lineage.add_all(
+        node_
+        for node_ in (
+            ProvenanceNode(provenance_id=f"u{i}", origin="user_input") for i in range(300)
+        )
+    )
+    assert lineage.verdict(node).trust is Trust.UNKNOWN
