@@ -289,7 +289,7 @@ def _call_of(method: str, payload: Mapping[str, Any], pack: RuntimePack) -> _Cal
                 call.commands.append((pointer, str(value)))  # nothing to run but its text
             else:
                 call.uninspectable = f"the command at {pointer} is not text"
-        elif not isinstance(raw, str):
+        else:  # raw_command is the client's rendering; the tool runs its arguments
             sent = ", ".join(sorted(str(k) for k in arguments)[:10]) or "none"
             call.uninspectable = f"no command argument to inspect (arguments sent: {sent})"
     if isinstance(raw, str) and all(raw != text for _, text in call.commands):
@@ -310,15 +310,13 @@ def _shown(text: str) -> str:
     return shown(text)[:MAX_SHOWN]
 
 
-def _content_spans(text: str, wanted: tuple[str, ...]) -> Iterator[tuple[str, int, int]]:
-    """The scanner's content checks ``wanted`` over one command line: (check, start, end)."""
+def _content_spans(text: str) -> Iterator[tuple[str, int, int]]:
+    """The scanner's content checks over one command line: (check, start, end)."""
     from agbom.scan.content import check_text
 
     starts = [0]
     starts.extend(m.end() for m in re.finditer("\n", text))
     for finding in check_text(text, "tool call"):
-        if finding.check not in wanted:
-            continue
         start = starts[finding.line - 1] + finding.column - 1
         end_line = finding.end_line or finding.line
         end = starts[end_line - 1] + (finding.end_column or finding.column + 1) - 1
@@ -456,10 +454,12 @@ def _pack_hits(pack: RuntimePack, call: _Call) -> Iterator[Hit]:
                     span.end,
                     command[span.start : span.end],
                 )
-        for check, wanted in _CONTENT_OF.items():
-            if check in checks:
-                for _, start, end in _content_spans(command, wanted):
-                    yield from hits(check, path, start, end, command[start:end])
+        if any(check in checks for check in _CONTENT_OF):
+            found = list(_content_spans(command))  # the checks run once per command line
+            for check, wanted in _CONTENT_OF.items():
+                for name, start, end in found if check in checks else ():
+                    if name in wanted:
+                        yield from hits(check, path, start, end, command[start:end])
         if "egress" in checks:
             from agbom.scan.shell_patterns import urls as urls_in
 
