@@ -44,6 +44,7 @@ from agbom.protocol import INTERNAL_ERROR
 from agbom.store import Store, open_store
 from agbom.transports.bundle import BundleService, BundleSource, bundle_route
 from agbom.transports.interface import Limits, error_body, handle_body_pipelined, too_large
+from agbom.transports.openapi import openapi_route
 from agbom.transports.worker import (
     DEADLINE_S,
     IDLE_PROBE_S,
@@ -65,10 +66,18 @@ def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -
     return Response(orjson.dumps(data), status_code=status, media_type=JSON, headers=headers)
 
 
+MAX_READ_ID = 512
+"""Longest skill, session, agent or tenant id the read API looks up (the store's MAX_ID)."""
+
+
 def _bad_identifier(field: str, value: str) -> Response | None:
     """A 400 for an id that holds control or invisible characters (``None`` when fine): the
     read API refuses them as the wire does, rather than answer "not found" for a look-alike."""
     problem = identifier_problem(value)
+    if problem is None and not value:
+        problem = "is empty"
+    if problem is None and len(value) > MAX_READ_ID:
+        problem = f"is longer than {MAX_READ_ID} characters"  # the store's bound (it would raise)
     if problem is None:
         return None
     return _json({"error": "invalid_identifier", "field": field, "message": problem}, 400)
@@ -477,20 +486,15 @@ def create_app(
         )
 
     def _serialize(document: dict[str, Any], fmt: str) -> Response:
-        from agbom.export import export
+        from agbom.export import get_exporter
         from agbom.inventory import AgBOM
 
         agbom = AgBOM.from_document(document, source="stored AgBOM")
         if fmt == "canonical":
             return _json(agbom.to_document(with_hash=True))
-        name, _, version = fmt.partition("@")
-        spec = version or "1.6"
-        media = (
-            "application/vnd.cyclonedx+xml"
-            if name.endswith("xml")
-            else ("application/vnd.cyclonedx+json")
-        )
-        return Response(export(agbom, name, spec), media_type=media)
+        # The exporter names its own media type (SPDX was labelled CycloneDX JSON).
+        exporter = get_exporter(fmt)
+        return Response(exporter.export(agbom), media_type=exporter.media_type)
 
     async def session_agbom(request: Request) -> Response:
         if not authorized(request):
@@ -500,7 +504,10 @@ def create_app(
             return refused
         version = request.query_params.get("version")
         fmt = request.query_params.get("format", "canonical")
-        if version is not None and not version.isdigit():
+        # ASCII digits only: str.isdigit() also takes '²', which int() refuses (a 500).
+        if version is not None and not (
+            version.isascii() and version.isdigit() and len(version) <= 18
+        ):
             return _json({"error": "bad_version"}, 400)
         record = decisions.store.agbom_version(session_id, int(version) if version else None)
         if record is None:
@@ -534,6 +541,7 @@ def create_app(
         Route("/v1/sessions/{session_id}/agbom", session_agbom, methods=["GET"]),
         Route("/v1/agents/{agent_id}/agbom", agent_agbom, methods=["GET"]),
         bundle_route(bundles, authorized, unauthorized),
+        openapi_route(),
     ]
     if review is not None:
         from agbom.review.app import review_mount, root_redirect
