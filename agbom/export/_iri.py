@@ -2,8 +2,10 @@
 
 fastjsonschema's built-in ``iri-reference`` pattern accepts nearly anything without spaces,
 while cyclonedx-python-lib's validator (jsonschema with ``rfc3987-syntax``) follows the RFC
-grammar. Importing ``rfc3987-syntax`` costs most of a second (it builds a Lark grammar), so
-the grammar is written out here as one regular expression and used both by the exporter
+grammar. Importing ``rfc3987-syntax`` took 1.8 s (it builds a Lark grammar) and checking
+5,000 endpoint URLs with it 290 s, against 0.05 s for the expression below (2-core machine
+under load; docs/cyclonedx-mapping.md, "Values that are checked"), so the grammar is written
+out here as one regular expression and used both by the exporter
 (what may go into ``endpoints`` / ``externalReferences``) and by the compiled schema
 validator, which therefore agrees with the library instead of being laxer than it.
 

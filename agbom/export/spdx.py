@@ -15,6 +15,14 @@ every departure, in docs/spdx-mapping.md. In short:
 - every field without an SPDX slot in a CycloneDX-properties ``extension`` (3.0.1's own
   extension class), with the same ``acs:*`` / ``agbom:*`` names as the CycloneDX export.
 
+Why a dict and not spdx-python-model's objects (the official 3.0.1 bindings), measured with
+benchmarks/bench_spdx_writer.py (docs/performance.md, "SPDX writer"): building the same
+2,000-component document through the bindings' objects and writing it with their serializer
+took 4.08 s against 0.21 s here (19x); the bindings write the extension profile as the bare
+word ``extension``, which the 3.0.1 context expands wrongly (see :data:`PROFILE_EXTENSION`);
+and they are a 0.0.x package agbom would otherwise not need at run time. The tests read every
+document back through the bindings, so this writer is held to their model all the same.
+
 Reproducibility: every ``spdxId`` is derived from the ``agbom_hash`` and the component id,
 the graph and every list are sorted, and the creation time is an explicit timestamp, else the
 AgBOM header's ``generated_at``, else ``SOURCE_DATE_EPOCH``; only when none is given is it
