@@ -107,6 +107,7 @@ def test_schemathesis_finds_no_failure_on_a_live_server(served: Served, tmp_path
     ]
     done = subprocess.run(
         command, capture_output=True, text=True, timeout=FUZZ_SECONDS + 120, check=False,
+        cwd=tmp_path,  # its crash cache (.schemathesis/) goes there, not into the work tree
         env={**os.environ, "NO_COLOR": "1", "SCHEMATHESIS_TELEMETRY": "false"},
     )  # fmt: skip
     report = done.stdout[-20000:] + done.stderr[-4000:]
