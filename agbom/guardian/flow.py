@@ -132,11 +132,19 @@ class FlowGuard:
             decision, extra = self._check_call(
                 method, payload, step_id, session, state, decision, found
             )
+        nodes = found.nodes
+        if method == "steps/postCompact" and any(n.origin != "agent_generated" for n in nodes):
+            # The spec makes a compaction summary agent_generated, derived from what it
+            # compacted: one that claims another origin would launder its lineage into trust.
+            nodes = tuple(replace(n, origin="agent_generated") for n in nodes)
+            decision = replace(
+                decision, reason_codes=(*decision.reason_codes, "compaction_origin_corrected")
+            )
         if method == "steps/sessionEnd":
             self.forget(session.session_id)
-        elif found.nodes:
+        elif nodes:
             before = state.lineage.bytes
-            state.lineage.add_all(found.nodes)
+            state.lineage.add_all(nodes)
             self._bytes += state.lineage.bytes - before
             self._trim(session.session_id)
         return decision, extra
