@@ -25,7 +25,7 @@ _VALUED = {"--db": "db", "--rules": "rules", "--agent-id": "agent_id", "--hook-i
 _FLAGS = {
     "--fail-open": ("fail_open", True),
     "--fail-closed": ("fail_open", False),
-    "--observe": ("observe", True),
+    "--observe": ("observe", True),  # hidden alias of --mode observe (older hook configs)
     "--no-default-rules": ("no_default_rules", True),
 }
 # Options whose value typer takes from the environment when they are not given.
@@ -56,7 +56,7 @@ def parse(args: list[str], environ: dict[str, str] | None = None) -> dict[str, A
     while i < len(args):
         arg = args[i]
         name, eq, inline = arg.partition("=")
-        if name in _VALUED or name == "--timeout":
+        if name in _VALUED or name in ("--timeout", "--mode"):
             if name in seen:
                 return None
             seen.add(name)
@@ -72,6 +72,11 @@ def parse(args: list[str], environ: dict[str, str] | None = None) -> dict[str, A
                     float(value)
                 except ValueError:
                     return None
+            elif name == "--mode":  # the spelling of serve and replay; --observe is its alias
+                if value not in ("enforce", "observe") or "observe" in seen:
+                    return None
+                seen.add("observe")
+                opts["observe"] = value == "observe"
             else:
                 opts[_VALUED[name]] = value
         elif arg in _FLAGS:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from agbom.cli.common import no_default_rules_option, rules_option, with_default_rules
+from agbom.cli.common import choice, no_default_rules_option, rules_option, with_default_rules
 
 
 def register(app: typer.Typer) -> None:
@@ -51,8 +51,15 @@ def hook_cmd(
         "--fail-open/--fail-closed",
         help="On malformed input or an internal failure: let the action proceed, or deny it.",
     ),
+    mode: str | None = typer.Option(
+        None,
+        "--mode",
+        metavar="[enforce|observe]",
+        help="enforce (the default) denies what the rules deny; observe records and reports, "
+        "but does not deny skill loads. The same option as for 'agbom serve' and 'agbom replay'.",
+    ),
     observe: bool = typer.Option(
-        False, "--observe", help="Record and report, but do not deny skill loads (observe mode)."
+        False, "--observe", hidden=True, help="The older spelling of --mode observe."
     ),
     agent_id: str | None = typer.Option(
         None, "--agent-id", envvar="AGBOM_AGENT_ID", help="Agent id when the event has none."
@@ -71,6 +78,14 @@ def hook_cmd(
     """Decide one hook event in process and answer it in the runtime's format."""
     from agbom.adapters import ADAPTERS
 
+    if mode is not None:
+        mode = choice(mode, ("enforce", "observe"), "--mode")
+        if observe and mode != "observe":
+            typer.echo(
+                "agbom: error: --observe is --mode observe; not with --mode enforce", err=True
+            )
+            raise typer.Exit(2)
+        observe = mode == "observe"
     if runtime not in ADAPTERS:
         typer.echo(
             f"agbom: error: unknown runtime {runtime!r} (known: {', '.join(ADAPTERS)})", err=True

@@ -133,3 +133,43 @@ def test_usage_errors_still_read_as_typer_writes_them(tmp_path: Path) -> None:
     helped = run_hook(["claude-code", "--help"], b"")
     assert helped.code == 0
     assert "--fail-open" in helped.stdout.decode()
+
+
+def test_mode_observe_is_the_spelling_and_observe_its_alias(
+    tmp_path: Path, rules_dir: Path
+) -> None:
+    # One spelling with serve and replay: --mode enforce|observe; --observe (older hook
+    # configs) is a hidden alias. Both paths (fast and typer) read it alike.
+    assert parse(["claude-code", "--mode", "observe"])["observe"] is True  # type: ignore[index]
+    assert parse(["claude-code", "--mode=enforce"])["observe"] is False  # type: ignore[index]
+    assert parse(["claude-code", "--observe"])["observe"] is True  # type: ignore[index]
+    for bad in (["--mode", "watch"], ["--mode", "observe", "--observe"], ["--mode"]):
+        assert parse(["claude-code", *bad]) is None  # typer's to answer
+    # An unapproved skill load: denied when enforcing, recorded and allowed when observing.
+    skill = tmp_path / ".claude" / "skills" / "x"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: x\ndescription: says hello\n---\n# x\n")
+    event = claude(
+        "PreToolUse",
+        str(uuid.uuid4()),
+        tool_name="Skill",
+        tool_input={"skill": "x"},
+        cwd=str(tmp_path),
+    )
+    answers = {}
+    for name, flags in (
+        ("enforce", ["--mode", "enforce"]),
+        ("observe", ["--mode", "observe"]),
+        ("alias", ["--observe"]),
+        ("typer", ["--mode", "observe", "--fail-open", "--fail-closed"]),  # not the fast path
+    ):
+        args = ["claude-code", "--db", str(tmp_path / f"{name}.db"), "--rules", str(rules_dir)]
+        reply = run_hook([*args, *flags], event)
+        answers[name] = (reply.code, reply.stdout)
+    assert answers["observe"] == answers["alias"] == answers["typer"]
+    assert answers["enforce"] != answers["observe"]  # the mode is really applied
+    help_text = run_hook(["claude-code", "--help"], "").stdout.decode()
+    assert "--mode [enforce|observe]" in help_text and "--observe" not in help_text
+    for bad in (["--mode", "watch"], ["--observe", "--mode", "enforce"]):
+        refused = run_hook(["claude-code", "--db", str(tmp_path / "x.db"), *bad], event)
+        assert refused.code == 2 and "--mode" in refused.stderr, refused.stderr
