@@ -86,10 +86,35 @@ def _assert_conforms(shapes: Shapes, doc: dict[str, Any]) -> int:
 
 
 def _rich_document() -> dict[str, Any]:
-    """Every type, plus a licensed skill (simpleLicensing), a supplier and a declared version."""
+    """Every type, plus a licensed skill (simpleLicensing) with a declared version and pinned
+    packages, a Hugging Face model (derived purl) and an MCP bundle with bundled packages."""
     document = every_type_document()
     skill = document["components"][-1]
     skill.update(license="mit or apache-2.0", metadata={"version": "1.2"})
+    skill["packages"] = ["pkg:pypi/requests@2.32.3", "pkg:npm/%40acme/fs@1.4.1"]
+    document["components"].append(
+        {
+            "id": "model-hf",
+            "type": "model",
+            "name": "meta-llama/Llama-3.1-8B",
+            "version": None,
+            "provider": "huggingface",
+            "endpoint": None,
+            "context_window": None,
+        }
+    )
+    document["components"].append(
+        {
+            "id": "mcp:mcpb/w@1.4.2",
+            "type": "mcp_server",
+            "name": "weather",
+            "version": "1.4.2",
+            "endpoint": None,
+            "tools": [],
+            "bundle": {"server_type": "node"},
+            "packages": ["pkg:npm/left-pad@1.3.0", "pkg:npm/%40acme/fs@1.4.1"],
+        }
+    )
     return document
 
 
@@ -180,9 +205,11 @@ def test_sample_agboms_conform(shapes, name):
     _assert_conforms(shapes, _export(agbom))
 
 
-def test_every_type_with_a_license_conforms(rich):
+def test_every_type_with_a_license_and_derived_identities_conforms(rich):
     # conformance is checked by the fixture; this names it as a result of its own
     assert "simpleLicensing" in _document(rich)["profileConformance"]
+    purls = {n.get("software_packageUrl") for n in rich["@graph"]}
+    assert {"pkg:huggingface/meta-llama/Llama-3.1-8B", "pkg:npm/left-pad@1.3.0"} <= purls
 
 
 def test_a_generated_fleet_inventory_conforms(shapes):
