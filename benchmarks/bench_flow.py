@@ -2,16 +2,16 @@
 
 Run: ``python benchmarks/bench_flow.py [--objects N] [--requests R]``.
 
-Two Guardians in the same run, each with the default pack, over a SQLite store:
+Two Guardians in the same run, over a SQLite store:
 
-* the anchor: no flow rules, a session with the same steps carrying no provenance, and a
-  ``Bash`` toolCallRequest whose argument carries none;
-* the flow Guardian: the strict flow pack (agbom/rules/packs/flow-strict.yaml) too, a
-  session whose steps delivered N Provenance objects (half a 1-deep fan of tool outputs, half
-  one chain of agent_generated objects N/2 deep from the user's message), and the same
-  request whose argument derives from the deepest node of the chain (allowed: trusted), or
-  from a tool output (denied); and a second session there with the same steps and no
-  provenance (what flow rules cost a session that is not tracked).
+* the anchor: the default pack without its flow rules, a session with the same steps
+  carrying no provenance, and a ``Bash`` toolCallRequest whose argument carries none;
+* the flow Guardian: the default pack (with its flow warnings) and the strict flow pack
+  (agbom/rules/packs/flow-strict.yaml), a session whose steps delivered N Provenance objects
+  (half a 1-deep fan of tool outputs, half one chain of agent_generated objects N/2 deep from
+  the user's message), and the same request whose argument derives from the deepest node of
+  the chain (allowed: trusted), or from a tool output (denied); and a second session there
+  with the same steps and no provenance (what flow rules cost a session that is not tracked).
 
 The ratios to the anchor are the figures issue 33 asks for (target: at most 1.5x).
 """
@@ -31,8 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_guardian  # noqa: E402
+import yaml  # noqa: E402
 
 from agbom.guardian import Guardian, build_guardian  # noqa: E402
+from agbom.rules.loader import default_pack_path  # noqa: E402
 
 STRICT = Path(__file__).resolve().parents[1] / "agbom" / "rules" / "packs" / "flow-strict.yaml"
 BATCH = 100  # outputs / content parts per step
@@ -127,7 +129,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2_000)
     args = parser.parse_args()
     n, r = args.objects, args.requests
-    plain = build_guardian(Path(tempfile.mkdtemp()) / "a.db")
+    # The anchor's rules: the default pack without its flow rules (AGB-FLOW-001/002).
+    folder = Path(tempfile.mkdtemp())
+    pack = yaml.safe_load(default_pack_path().read_text())
+    pack["rules"] = [rule for rule in pack["rules"] if rule["kind"] != "flow"]
+    (folder / "default-no-flow.yaml").write_text(yaml.safe_dump(pack))
+    plain = build_guardian(folder / "a.db", folder / "default-no-flow.yaml")
     flow = build_guardian(Path(tempfile.mkdtemp()) / "f.db", STRICT, with_default_rules=True)
     plain_sid = _session(plain, n, provenance=False)
     started = time.perf_counter()
