@@ -29,6 +29,7 @@ from agbom.cli.guardian_options import (
     guardian_config,
     key_id_option,
     keys_file_option,
+    secret_encoding_option,
 )
 from agbom.display import table, to_terminal, visible
 from agbom.errors import AgbomError, InputError
@@ -68,6 +69,7 @@ def replay(
     ),
     key_id: str | None = key_id_option(),
     keys_file: Path | None = keys_file_option(),
+    secret_encoding: str = secret_encoding_option(),
     mode: str = typer.Option(
         "enforce",
         "--mode",
@@ -111,6 +113,7 @@ def replay(
     config = guardian_config(
         strict_inventory=strict_inventory,
         skew_window_ms=10**15 if ignore_skew else None,
+        secret_encoding=choice(secret_encoding, ("raw", "hex", "base64"), "--secret-encoding"),
     )
     check_key_options(secret_file, keys_file)
     requests = _recorded_requests(file, read_bytes(file))

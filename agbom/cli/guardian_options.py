@@ -34,6 +34,17 @@ def keys_file_option() -> Any:
     )
 
 
+def secret_encoding_option() -> Any:
+    return typer.Option(
+        "raw",
+        "--secret-encoding",
+        metavar="[raw|hex|base64]",
+        help="How --secret-file (and --keys-file entries without a hex:/base64: prefix) become "
+        "key material: raw, the file's bytes exactly, trailing newline included (default; as "
+        "the reference conformance tools read a key file), or hex / base64 text, decoded.",
+    )
+
+
 def check_key_options(secret_file: Path | None, keys_file: Path | None) -> None:
     if secret_file is not None and keys_file is not None:
         raise typer.BadParameter("give --secret-file or --keys-file, not both")

@@ -21,6 +21,7 @@ from agbom.cli.guardian_options import (
     guardian_config,
     key_id_option,
     keys_file_option,
+    secret_encoding_option,
 )
 from agbom.display import visible
 from agbom.errors import InputError
@@ -47,6 +48,7 @@ def serve(
     ),
     key_id: str | None = key_id_option(),
     keys_file: Path | None = keys_file_option(),
+    secret_encoding: str = secret_encoding_option(),
     require_signatures: bool = typer.Option(
         False, "--require-signatures", help="Refuse unsigned requests with -32004."
     ),
@@ -270,6 +272,7 @@ def serve(
         max_load_path_depth=max_load_path_depth,
         deny_overbroad_capabilities=not allow_overbroad,
         require_session_start=require_session_start,
+        secret_encoding=choice(secret_encoding, ("raw", "hex", "base64"), "--secret-encoding"),
         **clients.settings(),
         **telemetry,
     )

@@ -42,9 +42,11 @@ def build_guardian(
     """Open the store, compile the rules and return a ready Guardian (the entry points' helper).
 
     ``secret_file`` holds one key (its id ``key_id``, default ``default``); ``keys_file`` holds
-    several, for a rotation (``key_id`` then names the primary one). ``transport`` is what the
-    Guardian is served over, checked against each ClientHello. ``with_default_rules`` adds
-    the packaged default pack to the packs at ``rules`` (the CLI's ``--rules``).
+    several, for a rotation (``key_id`` then names the primary one). Both are read as
+    ``config.secret_encoding`` says (default: the raw bytes, as the reference tools read
+    them). ``transport`` is what the Guardian is served over, checked against each
+    ClientHello. ``with_default_rules`` adds the packaged default pack to the packs at
+    ``rules`` (the CLI's ``--rules``).
     ``signals`` are the loaded ``config.osv_path``/``lock_path`` (loaded here when not given).
     """
     from dataclasses import replace
@@ -65,10 +67,11 @@ def build_guardian(
         )
     store = open_store(db)
     keyring: KeyRing | None = None
+    encoding = base.secret_encoding
     if keys_file is not None:
-        keyring = KeyRing.from_keys_file(keys_file, key_id)
+        keyring = KeyRing.from_keys_file(keys_file, key_id, encoding=encoding)
     elif secret_file is not None:
-        keyring = KeyRing.from_file(secret_file, key_id or DEFAULT_KEY_ID)
+        keyring = KeyRing.from_file(secret_file, key_id or DEFAULT_KEY_ID, encoding=encoding)
     guardian = Guardian(
         store=store,
         rules=ruleset,

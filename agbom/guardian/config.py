@@ -65,10 +65,15 @@ class GuardianConfig:
     lock_path: str | None = None
     # The review page's public address (serve --public-url): skill denials link to the pair.
     public_url: str | None = None
+    # How --secret-file / --keys-file bytes become key material (agbom.protocol.signatures):
+    # "raw" (the default) reads them as the reference tools do, so one file gives one key.
+    secret_encoding: str = "raw"
 
     def __post_init__(self) -> None:
         if self.ask_fallback not in ("defer", "deny"):
             raise ValueError("ask_fallback must be defer or deny")
+        if self.secret_encoding not in ("raw", "hex", "base64"):
+            raise ValueError("secret_encoding must be raw, hex or base64")
 
     @property
     def traced(self) -> bool:

@@ -55,8 +55,10 @@ from agbom.protocol.methods import (
 )
 from agbom.protocol.signatures import (
     DEFAULT_KEY_ID,
+    DEFAULT_SECRET_ENCODING,
     HMAC_SHA256,
     MIN_KEY_MATERIAL,
+    SECRET_ENCODINGS,
     SUPPORTED_SIGNATURE_ALGORITHMS,
     KeyMaterialError,
     KeyRing,
@@ -84,6 +86,7 @@ __all__ = [
     "CAPABILITY_NOT_NEGOTIATED",
     "CHAIN_MISMATCH",
     "DEFAULT_KEY_ID",
+    "DEFAULT_SECRET_ENCODING",
     "ERROR_NAMES",
     "HMAC_SHA256",
     "INTERNAL_ERROR",
@@ -98,6 +101,7 @@ __all__ = [
     "PARSE_ERROR",
     "PROVENANCE_REQUIRED",
     "REPLAY_DETECTED",
+    "SECRET_ENCODINGS",
     "SESSION_REFUSED",
     "SIGNATURE_INVALID",
     "STEP_NAMES",

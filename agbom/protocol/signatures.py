@@ -22,7 +22,6 @@ import hashlib
 import hmac
 import os
 import re
-import string
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -164,36 +163,53 @@ def verify_envelope(envelope: Mapping[str, Any], key: bytes) -> None:
         raise SignatureInvalid("signature_mismatch", "signature does not match the envelope")
 
 
-def parse_key_material(raw: bytes) -> bytes:
-    """Decode the content of a secret file into key material.
+SECRET_ENCODINGS = ("raw", "hex", "base64")
+"""How a key file's bytes become key material (``agbom serve --secret-encoding``)."""
+DEFAULT_SECRET_ENCODING = "raw"
+"""The file's bytes exactly as they are, trailing newline included: how the reference
+conformance check reads its key file (``readFileSync``), so one file gives both the same key.
+``openssl rand -hex 32 > key`` is then 65 bytes of key material, not 32."""
 
-    * Binary content (not printable UTF-8 text) is used as is.
-    * Text is stripped of surrounding whitespace, then read as ``hex:<hex>``,
-      ``base64:<base64>``, bare hex (an even number of hex digits, e.g. from
-      ``openssl rand -hex 32``), or otherwise as the UTF-8 bytes of the text itself.
+_WHITESPACE = b" \t\r\n"
 
-    Bare base64 is not guessed, since many passphrases are also valid base64.
+
+def parse_key_material(raw: bytes, encoding: str = DEFAULT_SECRET_ENCODING) -> bytes:
+    """Decode a key file's content into key material, as ``encoding`` says.
+
+    * ``raw``: the bytes as they are, nothing trimmed (the reference tools' reading).
+    * ``hex``: the text, surrounding whitespace trimmed, as hex digits (``openssl rand -hex``).
+    * ``base64``: the text, surrounding whitespace trimmed, as standard base64 with padding.
+
+    Nothing is guessed: a hex-looking file read ``raw`` stays its ASCII bytes.
     """
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
+    if encoding == "raw":
         return raw
-    stripped = text.strip()
-    if any(ch not in string.printable for ch in text if ch.isascii()):
-        return raw  # control bytes other than whitespace: a binary key
-    if stripped.startswith("hex:"):
-        body = stripped[4:].strip()
-        if not _HEX.fullmatch(body):
-            raise KeyMaterialError("key file says hex: but holds no valid hex")
-        return bytes.fromhex(body)
-    if stripped.startswith("base64:"):
+    body = raw.strip(_WHITESPACE)
+    if encoding == "hex":
         try:
-            return base64.b64decode(stripped[7:].strip(), validate=True)
+            text = body.decode("ascii")
+        except UnicodeDecodeError:
+            text = ""
+        if not _HEX.fullmatch(text):
+            raise KeyMaterialError("key material is not hex")
+        return bytes.fromhex(text)
+    if encoding == "base64":
+        try:
+            return base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise KeyMaterialError("key file says base64: but holds no valid base64") from exc
-    if _HEX.fullmatch(stripped):
-        return bytes.fromhex(stripped)
-    return stripped.encode("utf-8")
+            raise KeyMaterialError("key material is not base64 (--secret-encoding base64)") from exc
+    raise KeyMaterialError(
+        f"unknown secret encoding {encoding[:20]!r}: use one of {', '.join(SECRET_ENCODINGS)}"
+    )
+
+
+def describe_material(material: bytes, encoding: str, source: str = "file's") -> str:
+    """What a signature-mismatch answer says of a key (never the key itself): how it was read
+    and how many bytes that gave, so an operator can see a newline or a decoding differ."""
+    if encoding == "raw":
+        tail = ", a trailing newline included" if material.endswith(b"\n") else ""
+        return f"read as the {source} raw bytes ({len(material)}{tail})"
+    return f"decoded from {encoding} ({len(material)} bytes)"
 
 
 MAX_KEYS = 64
@@ -226,7 +242,7 @@ def _checked_material(material: bytes, where: str) -> bytes:
     if len(material) < MIN_KEY_MATERIAL:
         raise KeyMaterialError(
             f"{where} holds {len(material)} bytes of key material; "
-            f"at least {MIN_KEY_MATERIAL} are needed (try: openssl rand -hex 32)"
+            f"at least {MIN_KEY_MATERIAL} are needed (for example: openssl rand -hex 32 > FILE)"
         )
     return material
 
@@ -242,7 +258,7 @@ class KeyRing:
     cleared when it reaches ``max_cached`` entries so memory stays bounded.
     """
 
-    __slots__ = ("_ikm", "_cache", "_max_cached", "key_id")
+    __slots__ = ("_ikm", "_cache", "_max_cached", "_read_as", "key_id")
 
     def __init__(
         self,
@@ -271,21 +287,44 @@ class KeyRing:
         self.key_id = key_id
         self._cache: dict[tuple[str, str], bytes] = {}
         self._max_cached = max_cached
+        # How each key read from a file was decoded, for the signature-mismatch message.
+        self._read_as: dict[str, str] = {}
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], key_id: str = DEFAULT_KEY_ID) -> KeyRing:
-        """Read one key's material from a secret file (formats in :func:`parse_key_material`)."""
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        key_id: str = DEFAULT_KEY_ID,
+        *,
+        encoding: str = DEFAULT_SECRET_ENCODING,
+    ) -> KeyRing:
+        """Read one key's material from a secret file, decoded as ``encoding`` says
+        (:func:`parse_key_material`; by default the raw bytes, as the reference tools do)."""
         file = Path(path)
-        material = _checked_material(parse_key_material(_read_secret(file)), f"key file {file}")
-        return cls(material, _check_key_id(key_id))
+        try:
+            material = parse_key_material(_read_secret(file), encoding)
+        except KeyMaterialError as exc:
+            raise KeyMaterialError(
+                f"key file {file}: {exc} (--secret-encoding {encoding})"
+            ) from exc
+        material = _checked_material(material, f"key file {file}")
+        ring = cls(material, _check_key_id(key_id))
+        ring._read_as[ring.key_id] = describe_material(material, encoding)
+        return ring
 
     @classmethod
-    def from_keys_file(cls, path: str | os.PathLike[str], primary: str | None = None) -> KeyRing:
+    def from_keys_file(
+        cls,
+        path: str | os.PathLike[str],
+        primary: str | None = None,
+        *,
+        encoding: str = DEFAULT_SECRET_ENCODING,
+    ) -> KeyRing:
         """Read several keys from a JSON object ``{"key_id": "material", ...}``.
 
-        Each material is written as a secret file's content would be (``hex:…``,
-        ``base64:…``, bare hex, or text). ``primary`` (default: the first listed) is the key
-        used where no request names one.
+        A material starting ``hex:`` or ``base64:`` says its own encoding; any other is the
+        string's UTF-8 bytes decoded as ``encoding`` (``raw``: those bytes as they are).
+        ``primary`` (default: the first listed) is the key used where no request names one.
         """
         import json
 
@@ -300,15 +339,31 @@ class KeyRing:
         if not isinstance(listed, dict) or not listed:
             raise KeyMaterialError(f"keys file {file} must be a non-empty JSON object")
         keys: dict[str, bytes] = {}
+        read_as: dict[str, str] = {}
         for kid, text in listed.items():
             _check_key_id(kid)
             if not isinstance(text, str):
                 raise KeyMaterialError(f"keys file {file}: key {kid!r} is not a string")
-            material = parse_key_material(text.encode("utf-8"))
+            prefix, colon, rest = text.partition(":")
+            own, body = (
+                (prefix, rest) if colon and prefix in ("hex", "base64") else (encoding, text)
+            )
+            try:
+                material = parse_key_material(body.encode("utf-8"), own)
+            except KeyMaterialError as exc:
+                how = (
+                    f"its {own}: prefix"
+                    if own != encoding or body != text
+                    else (f"--secret-encoding {encoding}")
+                )
+                raise KeyMaterialError(f"keys file {file}, key {kid!r}: {exc} ({how})") from exc
             keys[kid] = _checked_material(material, f"keys file {file}, key {kid!r},")
+            read_as[kid] = describe_material(material, own, "string's")
         if primary is not None and primary not in keys:
             raise KeyMaterialError(f"keys file {file} lists no key {primary!r}")
-        return cls(keys, primary or next(iter(keys)))
+        ring = cls(keys, primary or next(iter(keys)))
+        ring._read_as.update(read_as)
+        return ring
 
     @property
     def key_ids(self) -> tuple[str, ...]:
@@ -345,7 +400,20 @@ class KeyRing:
         kid = sig.get("key_id")
         if not isinstance(kid, str) or kid not in self._ikm:
             raise SignatureInvalid("signature_key_unknown", "signature names an unknown key_id")
-        verify_envelope(envelope, self.session_key(session_id, kid))
+        try:
+            verify_envelope(envelope, self.session_key(session_id, kid))
+        except SignatureInvalid as exc:
+            read_as = self._read_as.get(kid)
+            if exc.reason != "signature_mismatch" or read_as is None:
+                raise
+            # The usual cause is not an attacker but a key file the two sides read apart
+            # (a trailing newline, hex decoded on one side only): say how this side read it.
+            raise SignatureInvalid(
+                "signature_mismatch",
+                f"signature does not match the envelope under key {kid!r}, {read_as}; a "
+                "client that reads the key file otherwise needs agbom's --secret-encoding "
+                f"({'|'.join(SECRET_ENCODINGS)}) to match",
+            ) from exc
         return kid
 
     def __repr__(self) -> str:

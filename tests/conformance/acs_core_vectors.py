@@ -503,7 +503,7 @@ class Deployment:
         if len(self.keys) == 1:
             ((key_id, secret),) = self.keys.items()
             path = self.workdir / "secret"
-            path.write_text(secret.hex())
+            path.write_bytes(secret)  # read raw, as the reference tools read a key file
             args += ["--secret-file", str(path)]
             if "--key-id" in flags:
                 args += ["--key-id", key_id]
@@ -517,7 +517,7 @@ class Deployment:
             else:
                 self.blocked = "agbom serve has no --keys-file, so a rotation cannot be configured"
                 first, secret = next(iter(self.keys.items()))
-                (self.workdir / "secret").write_text(secret.hex())
+                (self.workdir / "secret").write_bytes(secret)
                 args += ["--secret-file", str(self.workdir / "secret")]
                 if "--key-id" in flags:
                     args += ["--key-id", first]

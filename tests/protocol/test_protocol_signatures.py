@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -180,45 +181,103 @@ def test_keyring_repr_hides_the_secret() -> None:
     assert "supersecret" not in repr(ring) and "k1" in repr(ring)
 
 
+OPENSSL_HEX = b"00112233445566778899aabbccddeeff" * 2 + b"\n"  # as `openssl rand -hex 32`
+
+
 @pytest.mark.parametrize(
-    ("content", "expected"),
+    ("content", "encoding", "expected"),
     [
-        (b"00112233445566778899aabbccddeeff\n", HEX16),
-        (b"hex:00112233445566778899AABBCCDDEEFF", HEX16),
-        (b"base64:" + base64.b64encode(b"z" * 20) + b"\n", b"z" * 20),
-        (b"  a long passphrase, not hex  \n", b"a long passphrase, not hex"),
-        (b"\x00\x01\x02binary\xff\xfe" * 3, b"\x00\x01\x02binary\xff\xfe" * 3),
+        # raw (the default): the bytes exactly, a trailing newline and hex digits included.
+        (OPENSSL_HEX, "raw", OPENSSL_HEX),
+        (b"  a long passphrase, not hex  \n", "raw", b"  a long passphrase, not hex  \n"),
+        (b"\x00\x01\x02binary\xff\xfe" * 3, "raw", b"\x00\x01\x02binary\xff\xfe" * 3),
+        (b"hex:00112233445566778899AABBCCDDEEFF", "raw", b"hex:00112233445566778899AABBCCDDEEFF"),
+        (OPENSSL_HEX, "hex", HEX16 * 2),
+        (b" 00112233445566778899AABBCCDDEEFF\r\n", "hex", HEX16),
+        (base64.b64encode(b"z" * 20) + b"\n", "base64", b"z" * 20),
     ],
 )
-def test_key_file_formats(tmp_path: Path, content: bytes, expected: bytes) -> None:
-    assert parse_key_material(content) == expected
+def test_key_file_encodings(tmp_path: Path, content: bytes, encoding: str, expected: bytes) -> None:
+    assert parse_key_material(content, encoding) == expected
     path = tmp_path / "secret"
     path.write_bytes(content)
-    ring = KeyRing.from_file(path, "k9")
+    ring = KeyRing.from_file(path, "k9", encoding=encoding)
     assert ring.key_id == "k9"
     assert ring.session_key("s") == derive_session_key(expected, "s")
+    if encoding == "raw":  # the default
+        assert KeyRing.from_file(path, "k9").session_key("s") == ring.session_key("s")
 
 
 @pytest.mark.parametrize(
-    ("content", "match"),
+    ("content", "encoding", "match"),
     [
-        (b"", "empty"),
-        (b"   \n", "empty"),
-        (b"0011223344", "at least 16"),
-        (b"short", "at least 16"),
-        (b"hex:zz", "hex"),
-        (b"base64:***", "base64"),
+        (b"", "raw", "empty"),
+        (b"   \n", "raw", "empty"),
+        (b"0011223344", "raw", "at least 16"),
+        (b"0011223344556677\n", "hex", "at least 16"),
+        (b"short", "raw", "at least 16"),
+        (b"zz" * 16, "hex", "not hex"),
+        (b"001122334455667788990", "hex", "not hex"),  # an odd number of digits
+        (b"\xff\xfe" * 16, "hex", "not hex"),
+        (b"***" * 8, "base64", "not base64"),
+        (b"x" * 32, "rot13", "unknown secret encoding"),
     ],
 )
-def test_bad_key_files(tmp_path: Path, content: bytes, match: str) -> None:
+def test_bad_key_files(tmp_path: Path, content: bytes, encoding: str, match: str) -> None:
     path = tmp_path / "secret"
     path.write_bytes(content)
     with pytest.raises(KeyMaterialError, match=match) as info:
-        KeyRing.from_file(path)
+        KeyRing.from_file(path, encoding=encoding)
     # the error names the file but never echoes its content
     message = str(info.value).replace(str(path), "<path>")
     if len(content.strip()) > 4:
         assert content.strip().decode(errors="replace") not in message
+
+
+def test_keys_file_entries_follow_their_prefix_or_the_encoding(tmp_path: Path) -> None:
+    path = tmp_path / "keys.json"
+    text = "passphrase of the third key, as is"
+    path.write_text(
+        json.dumps(
+            {
+                "k1": "hex:" + "11" * 32,
+                "k2": "base64:" + base64.b64encode(b"22" * 8).decode(),
+                "k3": text,
+            }
+        )
+    )
+    ring = KeyRing.from_keys_file(path)
+    assert ring.session_key("s", "k1") == derive_session_key(b"\x11" * 32, "s")
+    assert ring.session_key("s", "k2") == derive_session_key(b"22" * 8, "s")
+    assert ring.session_key("s", "k3") == derive_session_key(text.encode(), "s")
+    path.write_text(json.dumps({"k1": "33" * 32}))
+    hexed = KeyRing.from_keys_file(path, encoding="hex")
+    assert hexed.session_key("s", "k1") == derive_session_key(b"\x33" * 32, "s")
+
+
+@pytest.mark.parametrize(
+    ("content", "encoding", "says"),
+    [
+        (OPENSSL_HEX, "raw", "read as the file's raw bytes (65, a trailing newline included)"),
+        (OPENSSL_HEX, "hex", "decoded from hex (32 bytes)"),
+    ],
+)
+def test_a_mismatch_says_how_the_key_file_was_read(
+    tmp_path: Path, content: bytes, encoding: str, says: str
+) -> None:
+    path = tmp_path / "secret"
+    path.write_bytes(content)
+    ring = KeyRing.from_file(path, "k1", encoding=encoding)
+    other = "hex" if encoding == "raw" else "raw"
+    sender = KeyRing(parse_key_material(content, other), "k1")
+    envelope = sender.sign(
+        {"jsonrpc": "2.0", "method": "system/ping", "id": 1, "params": {"x": 1}}, "s"
+    )
+    with pytest.raises(SignatureInvalid) as caught:
+        ring.verify(envelope, "s")
+    assert caught.value.reason == "signature_mismatch"
+    assert says in str(caught.value) and "--secret-encoding" in str(caught.value)
+    assert content.strip().decode() not in str(caught.value)  # never the key itself
 
 
 def test_missing_and_oversized_key_files(tmp_path: Path) -> None:
