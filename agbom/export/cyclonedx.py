@@ -513,7 +513,8 @@ def _declared_package_components(
                 by_purl[text] = known
             refs.append(known["bom-ref"])
         if omitted:
-            holder = by_purl.get(owner) or entries.get(owner)
+            packages = {str(entry["bom-ref"]): entry for entry in by_purl.values()}
+            holder = packages.get(owner) or entries.get(owner)
             if holder is not None:
                 holder.setdefault("properties", []).append(_prop("agbom:packages.omitted", omitted))
     return declared

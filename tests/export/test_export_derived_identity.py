@@ -212,5 +212,8 @@ def test_the_package_limit_is_counted_not_silent(with_packages, monkeypatch):
     doc = build_cyclonedx(with_packages)
     (s1,) = [c for c in doc["components"] if c["bom-ref"] == "s1"]
     assert {"name": "agbom:packages.omitted", "value": "1"} in s1["properties"]
+    # a bundle's count goes on its package component, which holds the bundled packages
+    (bundle,) = [c for c in doc["components"] if c.get("purl", "").startswith("pkg:generic/")]
+    assert {"name": "agbom:packages.omitted", "value": "1"} in bundle["properties"]
     spdx = json.dumps(build_spdx(with_packages, timestamp="2026-01-01T00:00:00Z"))
     assert '"agbom:packages.omitted"' in spdx
