@@ -124,8 +124,9 @@ def _statuses(report: dict) -> dict[str, str]:
 def test_cdxgen_strict_validation_accepts_the_sample_bom(sample_boms, tmp_path, version):
     node = _require_validators()
     code, report = _cdx_validate(node, sample_boms[f"samples-{version}.cdx.json"], tmp_path / "r")
-    # 3: compliance controls of high severity fail (and only those: 2 would be a schema or
-    # reference failure). Exit 0 needs a signature (SCVS-2.4) at least; see OPEN_CONTROLS.
+    # 3: compliance controls of high severity fail, and only those (2 would be a schema
+    # failure; a deep-check failure also exits 3, hence deepValid). Exit 0 needs a signature
+    # (SCVS-2.4) at least; see OPEN_CONTROLS.
     assert code == 3, report["summary"]
     assert report["schemaValid"] is True and report["deepValid"] is True
     controls = _statuses(report)
