@@ -123,15 +123,22 @@ def validate_frontmatter(meta: Mapping[str, Any], folder_name: str) -> list[str]
 def _parent_skill(folder: Path, display: str, roots: tuple[Path, ...]) -> str | None:
     """The folder (as shown) of the nearest skill holding ``folder``, inside the scanned tree.
 
-    Only real files count: a ``SKILL.md`` link above the folder is never followed."""
+    Only real files count: a ``SKILL.md`` link above the folder is never followed. Paths are
+    compared as strings (both sides absolute and normalised): ``Path.parents`` costs a
+    path object per level and per root, once for each of thousands of skills."""
+    inside = tuple(str(root) for root in roots)
+    prefixes = tuple(root.rstrip(os.sep) + os.sep for root in inside)
     levels = 0
-    candidate = folder
-    while candidate.parent != candidate and levels < 64:
-        candidate, levels = candidate.parent, levels + 1
-        if not any(candidate == root or root in candidate.parents for root in roots):
+    candidate = str(folder)
+    while levels < 64:
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            break
+        candidate, levels = parent, levels + 1
+        if candidate not in inside and not candidate.startswith(prefixes):
             return None
         try:
-            if stat.S_ISREG(os.lstat(candidate / "SKILL.md").st_mode):
+            if stat.S_ISREG(os.lstat(os.path.join(candidate, "SKILL.md")).st_mode):
                 parts = display.split("/")
                 return "/".join(parts[:-levels]) if len(parts) > levels else "."
         except OSError:
