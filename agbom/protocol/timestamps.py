@@ -10,23 +10,25 @@ is an invalid request (-32600 ``invalid_timestamp``), never a clock-skew refusal
 
 from __future__ import annotations
 
-import calendar
+import functools
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from agbom.protocol.errors import INVALID_REQUEST, AcsError
 
 # full-date "T" partial-time time-offset; §5.6 (ABNF, case-insensitive "T" and "Z"). The
-# ranges of month, hour, minute and second are the grammar's; a day valid for its month and a
-# leap second are checked after the match (§5.7).
+# ranges of month, hour, minute and second are the grammar's; a day valid for its month is
+# checked after the match (§5.7). Groups: year, month, day, hour, minute, second, fraction,
+# then Z, or the offset's sign, hours and minutes.
 _DATE_TIME = re.compile(
-    r"(?P<year>\d{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])"
+    r"(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
     r"[Tt]"
-    r"(?P<hour>[01]\d|2[0-3]):(?P<minute>[0-5]\d):(?P<second>[0-5]\d|60)"
-    r"(?:\.(?P<fraction>\d+))?"
-    r"(?:(?P<utc>[Zz])|(?P<sign>[+-])(?P<off_hour>[01]\d|2[0-3]):(?P<off_minute>[0-5]\d))",
+    r"([01]\d|2[0-3]):([0-5]\d):([0-5]\d|60)"
+    r"(?:\.(\d+))?"
+    r"(?:([Zz])|([+-])([01]\d|2[0-3]):([0-5]\d))",
     re.ASCII,
 )
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
 
 MAX_TIMESTAMP_CHARS = 128
 """Longest ``params.timestamp`` read: an RFC 3339 value is 20-35 characters; more is only a
@@ -60,25 +62,34 @@ def timestamp_microseconds(value: object) -> int:
         raise _invalid("not a string")
     if len(value) > MAX_TIMESTAMP_CHARS:
         raise _invalid(f"longer than {MAX_TIMESTAMP_CHARS} characters")
+    return _read(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _read(value: str) -> int:
+    # Cached: a request's timestamp is read when its envelope is checked and again by the
+    # skew check (in another process, for a step the HTTP front checked ahead); the second
+    # read is then a lookup. Refusals raise and are not cached.
     match = _DATE_TIME.fullmatch(value)
     if match is None:
         raise _invalid("expected YYYY-MM-DDTHH:MM:SS[.fraction] and Z or ±HH:MM")
-    year, month, day = int(match["year"]), int(match["month"]), int(match["day"])
-    if day > calendar.monthrange(year + 400 if year < 400 else year, month)[1]:
-        raise _invalid(f"{match['year']}-{match['month']} has no day {match['day']}")
-    second = int(match["second"])
-    fraction = 0 if second == 60 else int((match["fraction"] or "0")[:6].ljust(6, "0"))
-    offset = 0
-    if match["sign"] is not None:
-        offset = int(match["off_hour"]) * 3600 + int(match["off_minute"]) * 60
-        if match["sign"] == "-":
-            offset = -offset
-    # Years before 0400 are counted 400 years later, then moved back by one era.
+    year_, month_, day_, hour, minute, second_, fraction_, _, sign, off_h, off_m = match.groups()
+    year, second = int(year_), int(second_)
+    # date() has no year 0000: years before 0400 are counted 400 years (one era, after
+    # which the Gregorian calendar repeats) later, then moved back.
     shift = 400 if year < 400 else 0
-    local = calendar.timegm(
-        (year + shift, month, day, int(match["hour"]), int(match["minute"]), second)
-    )
-    return (local - shift // 400 * _ERA_DAYS * 86_400 - offset) * 1_000_000 + fraction
+    try:
+        day = date(year + shift, int(month_), int(day_)).toordinal() - _EPOCH_DAY
+    except ValueError:
+        raise _invalid(f"{year_}-{month_} has no day {day_}") from None
+    local = (day - shift // 400 * _ERA_DAYS) * 86_400 + int(hour) * 3600 + int(minute) * 60
+    if sign is not None:
+        offset = int(off_h) * 3600 + int(off_m) * 60
+        local = local - offset if sign == "+" else local + offset
+    if second == 60:
+        return (local + 60) * 1_000_000  # the next minute's first instant; no fraction
+    micro = int(fraction_[:6].ljust(6, "0")) if fraction_ else 0
+    return (local + second) * 1_000_000 + micro
 
 
 def timestamp_seconds(value: object) -> float:
