@@ -1,7 +1,7 @@
 """A real Rego engine over a real bundle: rego-cpp (PyPI ``regopy``), loaded in process.
 
-OPA's own Go engine (``opa-golib-python-bindings``) needs Python 3.14 and ``regorus`` has no
-build for this platform on the index; rego-cpp is an independent implementation of the
+OPA's own Go engine (``opa-golib-python-bindings``) needs Python 3.14 and pip finds no
+``regorus`` release on the index; rego-cpp is an independent implementation of the
 language, so a policy that passes here relies on no agbom code to decide.
 """
 
