@@ -3,7 +3,7 @@
 ``datetime.fromisoformat`` is not an RFC 3339 parser: on Python 3.11 it refuses the lower-case
 ``t`` and ``z`` the grammar allows (§5.6: "T" and "Z" may be lower case), and it accepts forms
 the grammar does not (``+0100``, a week date, a space). JSON Schema's ``format: date-time``
-check in fastjsonschema is looser still (any day 01-31 in any month, offsets without a colon).
+check in fastjsonschema lets ``+0100`` through too.
 So the Guardian reads timestamps here, by the grammar alone, and a value the grammar refuses
 is an invalid request (-32600 ``invalid_timestamp``), never a clock-skew refusal.
 """
@@ -50,13 +50,14 @@ which ``datetime`` and ``calendar.timegm`` cannot take, be counted like any othe
 
 def timestamp_microseconds(value: object) -> int:
     """The instant an RFC 3339 ``date-time`` names, in whole microseconds since the Unix epoch
-    (exact: a float of seconds cannot hold a microsecond past about the year 2250).
+    (exact: a float of seconds holds a microsecond only within about 285 years of 1970).
 
     Accepts exactly the §5.6 grammar: upper- or lower-case ``T`` and ``Z``, any number of
-    fraction digits (read to the microsecond, the rest dropped), ``-00:00`` as UTC, years 0000
-    to 9999, and a leap second (``:60``, counted as the first instant of the next minute, as
-    POSIX time does). Raises -32600 ``invalid_timestamp`` for anything else: a wrong shape, a
-    day its month does not have, no offset.
+    fraction digits (read to the microsecond; the value bounded by
+    :data:`MAX_TIMESTAMP_CHARS`), ``-00:00`` as UTC, years 0000 to 9999, and a leap second
+    (``:60``, counted as the first instant of the next minute, as POSIX time does). Raises
+    -32600 ``invalid_timestamp`` for anything else: a wrong shape, a day its month does not
+    have, no offset.
     """
     if not isinstance(value, str):
         raise _invalid("not a string")
