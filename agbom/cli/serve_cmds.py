@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,11 @@ from agbom.cli.guardian_options import (
     key_id_option,
     keys_file_option,
     secret_encoding_option,
+)
+from agbom.cli.signing_options import (
+    sign_responses_option,
+    signing_key_option,
+    signing_settings,
 )
 from agbom.display import visible
 from agbom.errors import InputError
@@ -184,6 +190,8 @@ def serve(
         help="Export decisions as OpenTelemetry spans over OTLP/HTTP to URL (e.g. "
         "http://127.0.0.1:4318; needs the otel extra). The ServerHello then accepts acs-trace.",
     ),
+    signing_keys: list[Path] = signing_key_option(),
+    sign_responses: str = sign_responses_option(),
     reviewers_file: Path | None = typer.Option(
         None,
         "--reviewers-file",
@@ -277,6 +285,9 @@ def serve(
         **telemetry,
     )
     limits = Limits(max_body_bytes=max_body_bytes)
+    signing, published = signing_settings(signing_keys, sign_responses)
+    if signing:
+        config = dataclasses.replace(config, **signing)
     keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}
     early = None
     if osv is not None and not stdio and not single_process:
@@ -365,6 +376,7 @@ def serve(
 
         serve_http(
             decisions,
+            published_keys=published,
             host=host,
             port=port,
             limits=limits,

@@ -8,7 +8,7 @@ by ``export`` and ``cli``.
 
 from agbom.evidence.bom import dsse_sign, dsse_verify, jsf_sign, jsf_verify
 from agbom.evidence.bundle import build_bundle, verify_bundle
-from agbom.evidence.head import seal_chain, verify_head, verify_sealed_chain
+from agbom.evidence.head import seal_chain, sign_head, verify_head, verify_sealed_chain
 from agbom.evidence.interface import (
     ALGORITHMS,
     ED25519,
@@ -40,6 +40,7 @@ __all__ = [
     "kind_of",
     "seal_chain",
     "sign_envelope",
+    "sign_head",
     "sign_object",
     "verify_bundle",
     "verify_document",

@@ -38,6 +38,8 @@ class EvidenceSource(Protocol):
 
     def history(self, skill_id: str, digest: Any = None) -> list[dict[str, Any]]: ...
 
+    def signed_head(self, session_id: str) -> dict[str, Any] | None: ...
+
 
 def _hashed(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k != "seq"}  # the store's row number
@@ -81,7 +83,23 @@ def build_bundle(
     from agbom.store.interface import Digest
 
     entries = [_hashed(e) for e in source.chain_entries(session_id)]
-    head = seal_chain(session_id, entries, key, sealed_at=created_at)
+    head = seal_chain(session_id, entries, key, sealed_at=created_at)  # checks the chain
+    sealed = source.signed_head(session_id)
+    if sealed is not None:
+        # The Guardian signed this head at sessionEnd (agbom/guardian/signing.py): that
+        # statement is the evidence, not one made now. A chain that no longer ends where it
+        # said was changed since, and no bundle hides that behind a fresh seal.
+        if (sealed.get("chain_hash"), sealed.get("entry_count")) != (
+            head["chain_hash"],
+            head["entry_count"],
+        ):
+            raise EvidenceInvalid(
+                "chain_mismatch",
+                f"session {session_id}'s stored chain does not end at the head the Guardian "
+                f"signed at sessionEnd ({sealed.get('entry_count')} entries, "
+                f"{str(sealed.get('chain_hash'))[:16]}…): it was changed after the seal",
+            )
+        head = sealed
     session = source.get_session(session_id) or {"session_id": session_id}
     approvals = []
     for skill_id, algorithm, value in _skill_refs(entries):

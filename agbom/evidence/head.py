@@ -55,12 +55,34 @@ def seal_chain(
             f"{failure.reason}",
         )
     last = entries[-1]
+    return sign_head(
+        session_id,
+        chain_hash=last["entry_hash"],
+        entry_count=len(entries),
+        last_entry_id=str(last.get("entry_id")),
+        key=key,
+        sealed_at=sealed_at,
+    )
+
+
+def sign_head(
+    session_id: str,
+    *,
+    chain_hash: str,
+    entry_count: int,
+    last_entry_id: str,
+    key: SigningKey,
+    sealed_at: str | None = None,
+) -> dict[str, Any]:
+    """The signed head statement of a chain whose head the caller already holds: the
+    Guardian at ``sessionEnd``, which appended every entry itself and need not read the chain
+    back (:func:`seal_chain` does, for a chain taken from a store)."""
     statement = {
         "statement": HEAD_STATEMENT,
         "session_id": session_id,
-        "chain_hash": last["entry_hash"],
-        "entry_count": len(entries),
-        "last_entry_id": str(last.get("entry_id")),
+        "chain_hash": chain_hash,
+        "entry_count": entry_count,
+        "last_entry_id": last_entry_id,
         "sealed_at": sealed_at or _now(),
     }
     return sign_object(statement, key)

@@ -52,6 +52,11 @@ class GuardianConfig:
     # Bound on the memory of the sessions kept in memory (estimated; see SessionState): past
     # it the least recently used ones are dropped, and restored from the store when next used.
     max_session_bytes: int = 512 * 1024 * 1024
+    # The Guardian's own asymmetric keys (serve --signing-key; agbom/guardian/signing.py):
+    # private key files from `agbom keys generate`, by path, so the decision process reads
+    # them itself and no key material travels. sign_responses: "all" or "non-allow".
+    signing_keys: tuple[str, ...] = ()
+    sign_responses: str = "all"
     # Telemetry of committed decisions (agbom.telemetry; docs/telemetry.md): a JSON-lines
     # decision log rotated by size, and OTLP/HTTP spans (ACS-Trace, advertised in the
     # ServerHello). None: off.

@@ -36,6 +36,7 @@ from agbom.guardian.pipelined import (
 from agbom.guardian.policies import Policies, PreparedSnapshot
 from agbom.guardian.precheck import Prechecked
 from agbom.guardian.session import SessionState
+from agbom.guardian.signing import WireSigner
 from agbom.guardian.substitution import substitute
 from agbom.protocol import (
     ACS_VERSION,
@@ -133,6 +134,12 @@ class Guardian(PipelinedCommits, SessionMemory):
         requests then never wait for a probe."""
         # Told of every committed decision (agbom.telemetry); None costs one test per step.
         self.observer = observer
+        # The Guardian's own asymmetric keys (ACS-Crypto; agbom/guardian/signing.py).
+        self.signer = (
+            WireSigner.from_files(self.config.signing_keys, scope=self.config.sign_responses)
+            if self.config.signing_keys
+            else None
+        )
 
     # -- public entry points -------------------------------------------------------------------
 
@@ -278,6 +285,12 @@ class Guardian(PipelinedCommits, SessionMemory):
 
     def _error_answer(self, request: Any, err: AcsError, context: RequestContext) -> dict[str, Any]:
         response = codes.error_response(_response_id(request), err)
+        if self.signer is not None:
+            signed = self.signer.sign(
+                response, session_id=context.session_id, hmac_key_id=context.key_id
+            )
+            if signed is not None:
+                return signed
         if context.key_id is not None and context.session_id is not None:
             return self._sign(response, context.session_id, context.key_id)
         return response
@@ -673,6 +686,8 @@ class Guardian(PipelinedCommits, SessionMemory):
             # session must never write "open" over a session another one has ended.
             self._persist_session(session, status="open")
         self.policies.after_commit(method, params, session, decision)
+        if self.signer is not None and method == "steps/sessionEnd" and chain_hash is not None:
+            self.signer.seal_ended(self.store, session.session_id, session.head, session.seq)
         if session.closed:
             # An ended session refuses everything and its state is in the store: free it.
             self._forget(session.session_id)
@@ -847,6 +862,8 @@ class Guardian(PipelinedCommits, SessionMemory):
         answer = server_hello(
             offer, self.config, signing=self.keyring is not None, can_ask=session.can_ask
         )
+        if self.signer is not None:
+            answer = self.signer.hello(session.session_id, offer.profiles, answer)
         return Decision(disposition=Disposition.ALLOW, payload=answer)
 
     def _respond(
@@ -869,6 +886,15 @@ class Guardian(PipelinedCommits, SessionMemory):
                 evaluation_duration_ms=elapsed_ms,
             )
         response = {"jsonrpc": "2.0", "id": request.get("id"), "result": result}
+        if self.signer is not None:
+            signed = self.signer.sign(
+                response,
+                session_id=params["metadata"]["session_id"],
+                hmac_key_id=key_id,
+                hello=request["method"] == "handshake/hello",
+            )
+            if signed is not None:
+                return signed
         if key_id is not None:
             # Signed with the key the request used (a rotation keeps both keys in the ring).
             response = self._sign(response, params["metadata"]["session_id"], key_id)

@@ -272,7 +272,20 @@ _V9: list[Step] = [
        BEGIN SELECT RAISE(ABORT, 'server_pin_history is append-only'); END""",
 ]
 
-MIGRATIONS: Sequence[Sequence[Step]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
+_V10: list[Step] = [
+    # A session's chain head signed with the Guardian's asymmetric key at sessionEnd
+    # (agbom/guardian/signing.py): the agbom.chain-head/v1 statement as JSON, kept once.
+    """CREATE TABLE signed_heads (
+        session_id TEXT PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        statement TEXT NOT NULL,
+        sealed_at TEXT NOT NULL
+    ) WITHOUT ROWID""",
+]
+
+MIGRATIONS: Sequence[Sequence[Step]] = (
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10
+)  # fmt: skip
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

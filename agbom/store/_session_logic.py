@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from agbom.store._shared import _check_id, _dumps, _stamp
-from agbom.store.interface import check_text, format_timestamp
+from agbom.store.interface import StoreError, check_text, format_timestamp
 
 SESSION_COLUMNS = (
     "session_id, agent_id, tenant_id, parent_session_id, status, started_at, ended_at, "
@@ -42,6 +42,36 @@ SEAL_SESSION_SQL = (
     "WHERE session_id = ?"
 )
 """Record the head a session ended with, once (a seal is final)."""
+
+SAVE_SIGNED_HEAD_SQL = (
+    "INSERT INTO signed_heads (session_id, key_id, statement, sealed_at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (session_id) DO NOTHING"
+)
+"""Keep a session's signed head statement, once: the first seal stands (as ``sealed_head``)."""
+SIGNED_HEAD_SQL = "SELECT statement FROM signed_heads WHERE session_id = ?"
+
+
+def signed_head_params(session_id: str, statement: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The row of a signed head statement (``agbom.evidence.sign_head``), stored as its JSON."""
+    signature = statement.get("signature")
+    key_id = signature.get("key_id") if isinstance(signature, Mapping) else None
+    sealed_at = statement.get("sealed_at")
+    if (
+        not isinstance(key_id, str)
+        or not isinstance(sealed_at, str)
+        or statement.get("session_id") != session_id
+    ):
+        raise StoreError("not a signed head statement of this session")
+    return (
+        _check_id(session_id, "session_id"),
+        key_id,
+        _dumps(dict(statement), "signed head"),
+        sealed_at,
+    )
+
+
+def signed_head_of(text: str | None) -> dict[str, Any] | None:
+    return None if text is None else dict(orjson.loads(text))
 
 
 def upsert_session_params(

@@ -21,7 +21,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +44,7 @@ from agbom.protocol import INTERNAL_ERROR
 from agbom.store import Store, open_store
 from agbom.transports.bundle import BundleService, BundleSource, bundle_route
 from agbom.transports.interface import Limits, error_body, handle_body_pipelined, too_large
+from agbom.transports.keys import keys_route
 from agbom.transports.openapi import openapi_route
 from agbom.transports.worker import (
     DEADLINE_S,
@@ -384,6 +385,7 @@ def create_app(
     policy: FrontPolicy | None = None,
     review: ReviewConfig | None = None,
     bundle_source: BundleSource | None = None,
+    published_keys: Mapping[str, Any] | None = None,
 ) -> Any:
     """Build the ASGI app around where decisions are made (this process or its own).
 
@@ -542,6 +544,7 @@ def create_app(
         Route("/v1/agents/{agent_id}/agbom", agent_agbom, methods=["GET"]),
         bundle_route(bundles, authorized, unauthorized),
         openapi_route(),
+        keys_route(published_keys),  # GET /v1/keys: the public signing keys
     ]
     if review is not None:
         from agbom.review.app import review_mount, root_redirect
@@ -858,6 +861,7 @@ def serve_http(
     announce: Callable[[str, int], None] | None = None,
     review: ReviewConfig | None = None,
     bundle_source: BundleSource | None = None,
+    published_keys: Mapping[str, Any] | None = None,
 ) -> None:
     """Run the app with uvicorn (uvloop + httptools when installed).
 
@@ -877,6 +881,7 @@ def serve_http(
         policy=policy,
         review=review,
         bundle_source=bundle_source,
+        published_keys=published_keys,
     )
     cap = connection_cap(policy.max_connections)
     if cap < policy.max_connections:

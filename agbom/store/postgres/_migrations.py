@@ -206,7 +206,18 @@ _V3: list[str] = [
     *_append_only("server_pin_history"),
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3)
+_V4: list[str] = [
+    # A session's chain head signed with the Guardian's asymmetric key at sessionEnd
+    # (agbom/guardian/signing.py), as the SQLite store keeps it.
+    f"""CREATE TABLE signed_heads (
+        session_id {_ID} PRIMARY KEY,
+        key_id {_ID} NOT NULL,
+        statement TEXT NOT NULL,
+        sealed_at TEXT NOT NULL
+    )""",
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -11,11 +11,15 @@ from datetime import datetime
 from typing import Any
 
 from agbom.store._session_logic import (
+    SAVE_SIGNED_HEAD_SQL,
     SEAL_SESSION_SQL,
     SESSION_COLUMNS,
+    SIGNED_HEAD_SQL,
     UPSERT_SESSION_SQL,
     seal_session_params,
     session_dict,
+    signed_head_of,
+    signed_head_params,
     upsert_session_params,
 )
 from agbom.store._shared import pyformat_sql
@@ -23,6 +27,8 @@ from agbom.store.postgres._base import PostgresBase
 
 _UPSERT_SESSION = pyformat_sql(UPSERT_SESSION_SQL)
 _SEAL_SESSION = pyformat_sql(SEAL_SESSION_SQL)
+_SAVE_SIGNED_HEAD = pyformat_sql(SAVE_SIGNED_HEAD_SQL)
+_SIGNED_HEAD = pyformat_sql(SIGNED_HEAD_SQL)
 
 
 class SessionsMixin(PostgresBase):
@@ -60,6 +66,19 @@ class SessionsMixin(PostgresBase):
         params = seal_session_params(session_id, head)
         with self._write() as conn:
             conn.execute(_SEAL_SESSION, params)
+
+    def save_signed_head(self, session_id: str, statement: Mapping[str, Any]) -> None:
+        """Keep the session's signed head statement (agbom.evidence); the first one stands,
+        whichever replica wrote it."""
+        params = signed_head_params(session_id, statement)
+        with self._write() as conn:
+            conn.execute(_SAVE_SIGNED_HEAD, params)
+
+    def signed_head(self, session_id: str) -> dict[str, Any] | None:
+        """The session's stored signed head statement, or ``None``."""
+        with self._read() as conn:
+            row = conn.execute(_SIGNED_HEAD, (session_id,)).fetchone()
+        return signed_head_of(None if row is None else row[0])
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """One session as a dict, or ``None``."""

@@ -7,11 +7,15 @@ from datetime import datetime
 from typing import Any
 
 from agbom.store._session_logic import (
+    SAVE_SIGNED_HEAD_SQL,
     SEAL_SESSION_SQL,
     SESSION_COLUMNS,
+    SIGNED_HEAD_SQL,
     UPSERT_SESSION_SQL,
     seal_session_params,
     session_dict,
+    signed_head_of,
+    signed_head_params,
     upsert_session_params,
 )
 from agbom.store.sqlite.connection import SqliteBase, _guarded
@@ -54,6 +58,19 @@ class SessionsMixin(SqliteBase):
         params = seal_session_params(session_id, head)
         with self._write() as conn:
             conn.execute(SEAL_SESSION_SQL, params)
+
+    @_guarded
+    def save_signed_head(self, session_id: str, statement: Mapping[str, Any]) -> None:
+        """Keep the session's signed head statement (agbom.evidence); the first one stands."""
+        params = signed_head_params(session_id, statement)
+        with self._write() as conn:
+            conn.execute(SAVE_SIGNED_HEAD_SQL, params)
+
+    @_guarded
+    def signed_head(self, session_id: str) -> dict[str, Any] | None:
+        """The session's stored signed head statement, or ``None``."""
+        row = self._require().execute(SIGNED_HEAD_SQL, (session_id,)).fetchone()
+        return signed_head_of(None if row is None else row[0])
 
     @_guarded
     def get_session(self, session_id: str) -> dict[str, Any] | None:

@@ -1,0 +1,202 @@
+"""The Guardian's own asymmetric signatures on the ACS wire (ACS-Crypto, §10; issue 31).
+
+``agbom serve --signing-key FILE`` (repeatable) gives the Guardian private keys from
+``agbom keys generate``. With them:
+
+* the ServerHello's ``signature_algorithms_supported`` also lists the keys' algorithms, and
+  ``profiles_accepted`` holds ``acs-crypto`` when the client offered it and an ML-DSA-65 key
+  is configured (the profile requires ML-DSA-65);
+* responses carry ``{algorithm, value, key_id}`` by that key over the §10 input
+  (:func:`agbom.evidence.sign_envelope`), so a third party with the published public key can
+  check them; the HMAC baseline cannot give that, since the client holds the same secret;
+* at ``sessionEnd`` the chain head is signed and stored (:meth:`WireSigner.seal`).
+
+Which key signs a response: in a session that accepted ``acs-crypto``, the first ML-DSA-65
+key. Otherwise a response to an HMAC-signed request stays HMAC-signed (the ACS-Core client
+verifies with the secret it shares; an asymmetric signature in its place would fail its
+check), and any other response is signed by the first key given. Requests are only ever
+verified with HMAC: agbom holds no client public keys.
+
+Keys given after the first are published (``GET /v1/keys``) so that evidence they signed
+still verifies during a rotation; a later key signs only as the first ML-DSA-65 key.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agbom.errors import InputError
+from agbom.evidence import ML_DSA_65, SigningKey, jwks, sign_envelope, sign_head
+from agbom.protocol import HMAC_SHA256, Disposition
+from agbom.store import Store, StoreError
+
+CRYPTO_PROFILE = "acs-crypto"
+KEYS_PATH = "/v1/keys"
+"""Where the read API publishes the public keys, as a JWKS-like ``{"keys": [...]}``."""
+SIGN_ALL = "all"
+SIGN_NOT_ALLOW = "non-allow"
+SCOPES = (SIGN_ALL, SIGN_NOT_ALLOW)
+"""``--sign-responses``: every response, or only ServerHellos, errors and decisions other
+than ALLOW (an ML-DSA-65 signature costs about a millisecond: docs/performance.md)."""
+MAX_KEYS = 16
+MAX_CRYPTO_SESSIONS = 1 << 16
+"""Sessions remembered as ``acs-crypto`` (oldest forgotten first), so memory stays bounded."""
+
+
+class WireSigner:
+    """The Guardian's signing keys and the rule saying which one signs each response."""
+
+    def __init__(self, keys: Sequence[SigningKey], *, scope: str = SIGN_ALL) -> None:
+        if not keys:
+            raise InputError("no signing key")
+        if len(keys) > MAX_KEYS:
+            raise InputError(f"at most {MAX_KEYS} signing keys")
+        if scope not in SCOPES:
+            raise InputError(f"--sign-responses must be one of {', '.join(SCOPES)}")
+        unique: dict[str, SigningKey] = {}
+        for key in keys:
+            unique.setdefault(key.key_id, key)
+        self.keys = tuple(unique.values())
+        self.primary = self.keys[0]
+        self.crypto_key = next((k for k in self.keys if k.algorithm == ML_DSA_65), None)
+        self.scope = scope
+        self._crypto: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_files(cls, files: Iterable[str | Path], *, scope: str = SIGN_ALL) -> WireSigner:
+        """Read each private key file (refused when others may read it: see
+        :meth:`agbom.evidence.SigningKey.from_file`)."""
+        return cls([SigningKey.from_file(f) for f in files], scope=scope)
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(k.algorithm for k in self.keys))
+
+    def jwks(self) -> dict[str, Any]:
+        """The public keys, for ``GET /v1/keys`` (no private material)."""
+        return published_keys(self.keys)
+
+    # -- the handshake --------------------------------------------------------------------------
+
+    def hello(
+        self, session_id: str, offered: Sequence[str], hello: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The ServerHello with this signer's algorithms, and ``acs-crypto`` accepted when
+        the client offered it and an ML-DSA-65 key signs."""
+        listed = list(hello.get("signature_algorithms_supported") or [])
+        hello["signature_algorithms_supported"] = [
+            *listed,
+            *(a for a in self.algorithms if a not in listed),
+        ]
+        crypto = self.crypto_key is not None and CRYPTO_PROFILE in offered
+        if crypto:
+            accepted = set(hello.get("profiles_accepted") or ()) | {CRYPTO_PROFILE}
+            hello["profiles_accepted"] = [p for p in offered if p in accepted]
+        with self._lock:
+            if crypto:
+                self._crypto[session_id] = None
+                self._crypto.move_to_end(session_id)
+                while len(self._crypto) > MAX_CRYPTO_SESSIONS:
+                    self._crypto.popitem(last=False)
+            else:
+                self._crypto.pop(session_id, None)
+        # An extension field (ACS: unknown fields are ignored) saying which direction uses
+        # which algorithm, since the spec's one list does not, and where the keys are.
+        key = self._key_for(session_id)
+        hmac = HMAC_SHA256 in listed
+        hello["agbom_signatures"] = {
+            "requests": [HMAC_SHA256] if hmac else [],
+            # An HMAC-signed request outside acs-crypto is answered with HMAC (see above).
+            "responses": [key.algorithm, *([HMAC_SHA256] if hmac and not crypto else [])],
+            "response_key_id": key.key_id,
+            "public_keys": KEYS_PATH,
+        }
+        return hello
+
+    # -- responses ------------------------------------------------------------------------------
+
+    def _crypto_session(self, session_id: str | None) -> bool:
+        if session_id is None or self.crypto_key is None:
+            return False
+        with self._lock:
+            return session_id in self._crypto
+
+    def _key_for(self, session_id: str | None) -> SigningKey:
+        if self.crypto_key is not None and self._crypto_session(session_id):
+            return self.crypto_key
+        return self.primary
+
+    def sign(
+        self,
+        response: Mapping[str, Any],
+        *,
+        session_id: str | None,
+        hmac_key_id: str | None,
+        hello: bool = False,
+    ) -> dict[str, Any] | None:
+        """``response`` signed by this signer's key for the session, or None when it is to be
+        answered as before (HMAC-signed, or unsigned)."""
+        crypto = self._crypto_session(session_id)
+        if not crypto and hmac_key_id is not None:
+            return None  # an ACS-Core session that signs with HMAC: answered with HMAC
+        if self.scope == SIGN_NOT_ALLOW and not hello and not _worth_signing(response):
+            return None
+        return sign_envelope(response, self._key_for(session_id))
+
+    def forget(self, session_id: str) -> None:
+        with self._lock:
+            self._crypto.pop(session_id, None)
+
+    # -- sealing --------------------------------------------------------------------------------
+
+    def seal(self, session_id: str, *, chain_hash: str, entry_count: int) -> dict[str, Any]:
+        """The signed head statement of a session that has just ended, by the key that signs
+        its responses (entry ids are the 1-based sequence numbers the Guardian gives)."""
+        return sign_head(
+            session_id,
+            chain_hash=chain_hash,
+            entry_count=entry_count,
+            last_entry_id=str(entry_count),
+            key=self._key_for(session_id),
+        )
+
+    def seal_ended(self, store: Store, session_id: str, head: str | None, seq: int) -> None:
+        """Sign and store the head of a session whose ``sessionEnd`` entry is committed.
+
+        The answer to ``sessionEnd`` is not changed by a failure here: the step is already
+        in the chain. The head can still be sealed later (``agbom audit seal``).
+        """
+        if head is None or seq < 1:
+            return
+        try:
+            store.save_signed_head(
+                session_id, self.seal(session_id, chain_hash=head, entry_count=seq)
+            )
+        except StoreError as exc:
+            print(
+                f"agbom: could not store the signed head of session {ascii(session_id[:80])}: "
+                f"{exc}",
+                file=sys.stderr,
+            )
+
+
+def published_keys(keys: Iterable[SigningKey]) -> dict[str, Any]:
+    """The JWKS-like document of ``keys``' public halves, each with its ``use``."""
+    document = jwks(k.public for k in keys)
+    for jwk in document["keys"]:
+        jwk["use"] = "sig"
+    return document
+
+
+def _worth_signing(response: Mapping[str, Any]) -> bool:
+    """Under ``--sign-responses non-allow``: errors, and decisions other than ALLOW."""
+    result = response.get("result")
+    if not isinstance(result, Mapping):
+        return True
+    return result.get("decision") != Disposition.ALLOW.value
