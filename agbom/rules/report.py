@@ -227,6 +227,8 @@ def _rule_fields(rule: Any) -> tuple[str, ...]:
     fields: list[str] = []
     if "endpoint" in keys:
         fields.append("endpoint")
+    if "signature" in keys:
+        fields.append("signatures")  # the card's signatures member
     if keys & {"pinned", "purl", "version", "name"}:
         fields += ["package", "command"]  # the argument naming the package, else the command
     return tuple(fields)

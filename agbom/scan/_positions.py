@@ -54,6 +54,32 @@ class Positions:
         return None
 
 
+class LineText:
+    """A file's lines, split only when a value is looked up (readers use it to place a
+    value, where :class:`Positions` places its key)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._lines: list[str] | None = None
+
+    def value_after(self, key: Span, value: str) -> Span | None:
+        """The span of ``value`` as written after ``key`` on the key's line (quoted, as in
+        JSON, YAML and TOML: ``"url": "http://..."``), or ``None`` (on another line, or
+        written with escapes)."""
+        if self._lines is None:
+            self._lines = self._data.decode("utf-8", "replace").split("\n")
+        if not value or not 0 < key.line <= len(self._lines):
+            return None
+        text = self._lines[key.line - 1]
+        at = text.find(value, key.end_column - 1)
+        if at < 0:
+            return None
+        mark = text[at - 1] if at > 0 else ""
+        quoted = mark in ("'", '"') and text[at + len(value) : at + len(value) + 1] == mark
+        start, end = (at - 1, at + len(value) + 1) if quoted else (at, at + len(value))
+        return Span(key.line, start + 1, end + 1)
+
+
 EMPTY = Positions()
 
 
@@ -377,6 +403,7 @@ def toml_positions(text: str, *, max_depth: int = MAX_PATH_DEPTH) -> Positions:
 __all__ = [
     "EMPTY",
     "KeyPath",
+    "LineText",
     "PathPart",
     "Positions",
     "Span",

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from agbom.scan._parse import ParseFailure, load_json, positions_of
-from agbom.scan._positions import KeyPath
-from agbom.scan.interface import FileError, ReadContext, ReadResult
+from agbom.scan._positions import KeyPath, LineText
+from agbom.scan.interface import FileError, ReadContext, ReadResult, Span
 from agbom.scan.redact import redact_url
 
 CARD_MAX_BYTES = 1024 * 1024
@@ -282,6 +282,9 @@ class AgentCardReader:
             component["signed"] = True
         if card.problems:
             component["valid"] = False
+        fields = _field_spans(data, doc)
+        if fields:
+            component["_fields"] = fields
         result.components.append(component)
         return result
 
@@ -298,3 +301,26 @@ class AgentCardReader:
                 FileError(message, at.line, at.column) if at else FileError(message, 1, 1)
             )
         result.errors.extend(sorted(located, key=lambda e: (e.line or 0, e.column or 0)))
+
+
+def _field_spans(data: bytes, doc: Mapping[str, Any]) -> dict[str, Span]:
+    """Where the card says where it is served (``endpoint``: the URL as written, else its
+    key) and carries its signatures (``signatures``: the key): what findings about a plain
+    HTTP endpoint or a signature that does not verify point at."""
+    positions = positions_of(data)
+    out: dict[str, Span] = {}
+    path: tuple[str | int, ...] = ("url",)
+    value = doc.get("url")
+    interfaces = doc.get("supportedInterfaces")
+    if not isinstance(value, str) and isinstance(interfaces, list) and interfaces:
+        first = interfaces[0]
+        path = ("supportedInterfaces", 0, "url")
+        value = first.get("url") if isinstance(first, Mapping) else None
+    key = positions.get(path)
+    if key is not None:
+        found = LineText(data).value_after(key, value) if isinstance(value, str) else None
+        out["endpoint"] = found or key
+    signatures = positions.get(("signatures",))
+    if signatures is not None and doc.get("signatures"):
+        out["signatures"] = signatures
+    return out

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from agbom.scan._parse import ParseFailure, load_json, load_toml, load_yaml, positions_of
-from agbom.scan._positions import KeyPath, Positions
-from agbom.scan.interface import FileError, ReadContext, ReadResult, Span
+from agbom.scan._positions import KeyPath, LineText, Positions
+from agbom.scan.interface import FileError, ReadContext, ReadResult
 from agbom.scan.mcp_server import EntryError, server_component
 
 CONFIG_MAX_BYTES = 1024 * 1024
@@ -213,31 +213,6 @@ def _plugin_sections(doc: Any, ctx: ReadContext) -> Iterator[Section]:
     yield f"mcpServers ({value})", referenced, lambda key: ("mcpServers",)
 
 
-class _Lines:
-    """The file's lines, split only when a value is looked up."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._lines: list[str] | None = None
-
-    def value_after(self, key: Span, value: str) -> Span | None:
-        """The span of ``value`` as written after ``key`` on the key's line (quoted, as in
-        JSON, YAML and TOML: ``"url": "http://..."``), or ``None`` (on another line, or
-        written with escapes)."""
-        if self._lines is None:
-            self._lines = self._data.decode("utf-8", "replace").split("\n")
-        if not value or not 0 < key.line <= len(self._lines):
-            return None
-        text = self._lines[key.line - 1]
-        at = text.find(value, key.end_column - 1)
-        if at < 0:
-            return None
-        mark = text[at - 1] if at > 0 else ""
-        quoted = mark in ("'", '"') and text[at + len(value) : at + len(value) + 1] == mark
-        start, end = (at - 1, at + len(value) + 1) if quoted else (at, at + len(value))
-        return Span(key.line, start + 1, end + 1)
-
-
 def _fold(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name.lower())
 
@@ -275,7 +250,7 @@ def _field_spans(
     entry: Any,
     reader: McpConfigReader,
     component: Mapping[str, Any],
-    lines: _Lines,
+    lines: LineText,
 ) -> dict[str, Any]:
     """Where the entry says what runs (``command``), which package (``package``: the
     argument naming it) and where it connects (``endpoint``)."""
@@ -342,7 +317,7 @@ class McpConfigReader:
             result.skipped = str(exc)
             return result
         positions: Positions | None = None
-        lines = _Lines(data)
+        lines = LineText(data)
         for label, servers, entry_path in sections:
             if not isinstance(servers, Mapping):
                 result.errors.append(

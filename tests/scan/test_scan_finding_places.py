@@ -113,7 +113,38 @@ def _tree(root: Path) -> Path:
             indent=2,
         )
     )
+    card = {
+        "name": "Plain",
+        "description": "Served over plain HTTP.",
+        "url": "http://plain.example.com/a2a",
+        "version": "1.0.0",
+        "capabilities": {},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "a", "name": "A", "description": "d", "tags": []}],
+    }
+    (tree / "plain").mkdir()
+    (tree / "plain" / "agent.json").write_text(json.dumps(card, indent=2))
+    signed = {
+        **card,
+        "name": "Signed",
+        "url": "https://signed.example.com/a2a",
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        "security": [{"bearer": []}],
+        # signed by a key the scan is not given: AGB-SIG-002, at the signatures
+        "signatures": [{"protected": "eyJhbGciOiJFZERTQSIsImtpZCI6Im5vcGUifQ", "signature": "AA"}],
+    }
+    (tree / "signed").mkdir()
+    (tree / "signed" / "agent.json").write_text(json.dumps(signed, indent=2))
     return tree
+
+
+KEYS = {
+    "keys": [
+        {"kty": "OKP", "crv": "Ed25519", "kid": "other",
+         "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}
+    ]
+}  # fmt: skip
 
 
 def _agbom(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -133,6 +164,7 @@ def _agbom(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 def scanned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("places")
     tree = _tree(root)
+    (root / "keys.json").write_text(json.dumps(KEYS))
     # A pack of one rule that never fires: with it alone, the scanner's own findings stay.
     (root / "quiet").mkdir()
     (root / "quiet" / "quiet.yaml").write_text(
@@ -142,15 +174,17 @@ def scanned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
     return {
         "root": root,
-        "sarif": json.loads(_agbom("scan", "tree", "-f", "sarif", cwd=root)),
+        "sarif": json.loads(_agbom("scan", "tree", "--keys", "keys.json", "-f", "sarif", cwd=root)),
         # the scanner's own findings, which the default pack's pin rule otherwise stands for
         "scanner": json.loads(
             _agbom(
                 "scan", "tree", "-f", "sarif", "--no-default-rules", "--rules", "quiet", cwd=root
             )
         ),
-        "json": json.loads(_agbom("scan", "tree", "-f", "json", cwd=root)),
-        "table": _agbom("scan", "tree", "-f", "table", cwd=root, env={"COLUMNS": "400"}),
+        "json": json.loads(_agbom("scan", "tree", "--keys", "keys.json", "-f", "json", cwd=root)),
+        "table": _agbom(
+            "scan", "tree", "--keys", "keys.json", "-f", "table", cwd=root, env={"COLUMNS": "400"}
+        ),
         "tree": tree,
     }
 
@@ -214,7 +248,10 @@ def _check_place(result: dict[str, Any], path: Path, region: dict[str, int]) -> 
     if rule in {"AGB-HYG-002", "AGB-HYG-003"}:
         assert re.fullmatch(r"[\"']?(http|ws)://[^\"']+[\"']?", written), written
         return "endpoint"
-    assert rule in {"AGB-HYG-004", "AGB-HYG-006"}, (rule, path, written)
+    if rule in {"AGB-SIG-001", "AGB-SIG-002"}:
+        assert written == '"signatures"', written
+        return "signatures"
+    assert rule in {"AGB-HYG-004", "AGB-HYG-006", "AGB-SIG-003"}, (rule, path, written)
     # about what the entry lacks: the entry itself (its key, or the card's opening brace)
     assert written.strip("\"'") in {"{", component.split(":", 1)[-1]} or (
         f" {written.strip(chr(34))} " in message
@@ -235,10 +272,13 @@ def test_every_sarif_result_points_at_what_it_cites(scanned: dict[str, Any]) -> 
         assert path.is_file(), path
         kind = _check_place(result, path, location["region"])
         kinds.setdefault(kind, set()).add(result["ruleId"])
-    assert set(kinds) == {"file", "padding", "invisible", "content", "package", "endpoint", "entry"}
+    assert set(kinds) == {
+        "file", "padding", "invisible", "content", "package", "endpoint", "signatures", "entry"
+    }  # fmt: skip
+    assert {"AGB-HYG-002", "AGB-HYG-003"} <= kinds["endpoint"]
     rules = {r["ruleId"] for r in [*run["results"], *scanner]}
     assert set(CHECK_OF_RULE) <= rules  # every content rule was exercised
-    assert {"AGB-HYG-001", "AGB-HYG-002", "AGB-HYG-006", "scan.unpinned-package"} <= rules
+    assert {"AGB-HYG-001", "AGB-HYG-006", "AGB-SIG-002", "scan.unpinned-package"} <= rules
     # Each skill finding with several cited matches has one result per match.
     for result in run["results"]:
         if result["ruleId"] in CHECK_OF_RULE:
