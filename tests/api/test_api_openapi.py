@@ -124,6 +124,19 @@ def test_the_served_document_is_the_one_in_the_repo(served: Served) -> None:
     assert DOC["openapi"].startswith("3.1.")
 
 
+def test_the_document_is_valid_openapi_3_1() -> None:
+    # An independent validator: the 3.1 meta-schema and its extra rules (unique operation
+    # ids, every path parameter declared, every $ref resolving).
+    from openapi_spec_validator import validate
+    from openapi_spec_validator.validation.validators import OpenAPIV31SpecValidator
+
+    validate(DOC, cls=OpenAPIV31SpecValidator)
+    broken = orjson.loads(openapi_bytes())
+    broken["paths"]["/v1/skills/{skill_id}"]["get"]["parameters"] = []
+    with pytest.raises(Exception, match="skill_id"):
+        validate(broken, cls=OpenAPIV31SpecValidator)
+
+
 def _route_template(route: Route) -> str:
     # starlette's converters ({skill_id:path}) are plain parameters in OpenAPI.
     return route.path.replace(":path", "")

@@ -87,6 +87,10 @@ def test_cli_bundle_holds_manifest_data_and_policy_and_the_policy_follows_approv
     assert engine.query(VERDICT, asked) == "revoked"
 
 
+def test_docs_show_the_shipped_policy_verbatim() -> None:
+    assert policy_text().rstrip() in (REPO / "docs" / "opa.md").read_text(encoding="utf-8")
+
+
 def test_pending_pairs_stay_out_of_the_bundle(tmp_path: Path) -> None:
     with open_store(tmp_path / "s.db") as store:
         store.record_registration(
