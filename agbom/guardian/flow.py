@@ -23,7 +23,7 @@ trusted) and without the all-or-nothing check.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -32,13 +32,17 @@ from agbom.guardian.redaction import redact_text
 from agbom.protocol import AcsError, Disposition
 from agbom.protocol import errors as codes
 from agbom.protocol.provenance import (
+    MAX_DERIVED_FROM,
+    MAX_SOURCE_ID_CHARS,
     ProvenanceNode,
     ProvenanceProblem,
     StepProvenance,
+    data_bearing_fields,
     step_provenance,
 )
 from agbom.rules.flow import FlowCall, FlowRule, evaluate_call, flow_rules
 from agbom.rules.lineage import Lineage, TrustPolicy
+from agbom.store import StoreError
 
 if TYPE_CHECKING:
     from agbom.guardian.policies import Policies
@@ -51,18 +55,30 @@ FLOW_MAX_BYTES = 256 * 1024 * 1024
 """Bound on all sessions' lineages together; past it the least recently used are dropped."""
 _SESSION_OVERHEAD = 1024  # a session's flow entry before it holds any node
 _SINK_MEMO = 4096
+MAX_ENTRY = 1024
+"""Most Provenance objects one chain entry records (a step's further ones are unknown to a
+session rebuilt from the chain)."""
 MAX_CITED = 256
+"""Most lineage ids one decision cites (on the wire and in its chain entry)."""
 MAX_CITED_FACTS = 32
 """Cited objects whose facts (origin, source id, step, field) the chain entry records."""
-"""Most lineage ids one decision cites (on the wire and in its chain entry)."""
+_MARKER_ENTRIES = 3  # the profile marker is on the first entry decided after the hello
 
 _CALL_METHODS = frozenset({"steps/toolCallRequest"})
+# Steps whose chain entry carries their own fields (Policies.entry_extras): none of them
+# bears data, and none gets the profile marker.
+_OWN_ENTRY = ("steps/skill", "agbom/")
 
 
 @dataclass
 class _SessionFlow:
     lineage: Lineage
     deterministic: bool = False
+    recorded: bool = False  # the chain says so (``acs_provenance`` on an entry)
+    flag_known: bool = True  # False: the hello was not seen here; the chain may say
+    complete: bool = True  # False: entries this process did not decide may hold objects
+    expected: int = 0  # the seq the session will have at its next step, if none is missed
+    folded: int = 0  # the entries up to this seq were read from the store
 
 
 class FlowGuard:
@@ -109,15 +125,14 @@ class FlowGuard:
         self._refresh_rules()
         step_id = str(params.get("request_id") or "")
         held = self._sessions.get(session.session_id)
-        known = held is not None
-        strict = held is not None and held.deterministic
-        try:
-            found = step_provenance(method, payload, step_id=step_id, strict=strict)
-        except ProvenanceProblem as exc:
-            raise AcsError(codes.INVALID_PARAMS, "provenance_invalid", str(exc)) from None
-        if not found.nodes and not known and not self._rules:
+        if held is None and not self._rules and not _carries_provenance(method, payload):
             return decision, {}  # nothing to track: no flow state for this session
-        state = self._session(session.session_id)
+        state = held or self._new_session(session)
+        if session.seq != state.expected:
+            # Entries this process did not decide (a restart, another replica) may hold
+            # Provenance objects: read them when a decision needs them (_check_call).
+            state.complete = False
+        found = self._read(method, payload, step_id, state, session)
         if state.deterministic and found.missing:
             raise AcsError(
                 codes.INVALID_PARAMS,
@@ -133,6 +148,9 @@ class FlowGuard:
                 method, payload, step_id, session, state, decision, found
             )
         nodes = found.nodes
+        if state.deterministic and not state.recorded and not method.startswith(_OWN_ENTRY):
+            extra["acs_provenance"] = True  # on the record, for a restore to hold it to it
+            state.recorded = True
         if method == "steps/postCompact" and any(n.origin != "agent_generated" for n in nodes):
             # The spec makes a compaction summary agent_generated, derived from what it
             # compacted: one that claims another origin would launder its lineage into trust.
@@ -140,14 +158,84 @@ class FlowGuard:
             decision = replace(
                 decision, reason_codes=(*decision.reason_codes, "compaction_origin_corrected")
             )
+        if nodes:
+            # The objects go on the step's entry, so the lineage can be rebuilt from the chain.
+            extra["provenance"] = [_fact(n, edges=MAX_DERIVED_FROM) for n in nodes[:MAX_ENTRY]]
+        state.expected = session.seq + 1
         if method == "steps/sessionEnd":
             self.forget(session.session_id)
         elif nodes:
-            before = state.lineage.bytes
-            state.lineage.add_all(nodes)
-            self._bytes += state.lineage.bytes - before
-            self._trim(session.session_id)
+            self._add(session.session_id, state, nodes)
         return decision, extra
+
+    def _add(self, session_id: str, state: _SessionFlow, nodes: Iterable[ProvenanceNode]) -> None:
+        before = state.lineage.bytes
+        state.lineage.add_all(nodes)
+        self._bytes += state.lineage.bytes - before
+        self._trim(session_id)
+
+    def _new_session(self, session: SessionState) -> _SessionFlow:
+        state = self._session(session.session_id)
+        if session.seq:
+            # Seen here for the first time mid-session: its hello and earlier entries are
+            # on the record only.
+            state.flag_known = state.complete = False
+        return state
+
+    def _read(
+        self,
+        method: str,
+        payload: Mapping[str, Any],
+        step_id: str,
+        state: _SessionFlow,
+        session: SessionState,
+    ) -> StepProvenance:
+        """The step's Provenance objects, strictly when the session is acs-provenance."""
+        if not state.deterministic and not state.flag_known:
+            # Seen here mid-session: whether the profile holds matters only when a strict
+            # read would differ (a missing or mended object); only then is the chain asked.
+            try:
+                differs = bool(step_provenance(method, payload, strict=True).missing)
+            except ProvenanceProblem:
+                differs = True
+            if differs:
+                self._learn_profile(session, state)
+        try:
+            return step_provenance(method, payload, step_id=step_id, strict=state.deterministic)
+        except ProvenanceProblem as exc:
+            raise AcsError(codes.INVALID_PARAMS, "provenance_invalid", str(exc)) from None
+
+    def _learn_profile(self, session: SessionState, state: _SessionFlow) -> bool:
+        """Whether the session is acs-provenance, from the chain's first entries."""
+        if not state.flag_known:
+            store = self.policies.g.store
+            try:
+                for seq in range(1, min(session.seq, _MARKER_ENTRIES) + 1):
+                    text = store.chain_entry_text(session.session_id, seq)
+                    if text is not None and '"acs_provenance":true' in text.replace(" ", ""):
+                        state.deterministic = state.recorded = True
+                        break
+            except StoreError:
+                return state.deterministic  # not readable now: asked again next time
+            state.flag_known = state.deterministic or session.seq >= _MARKER_ENTRIES
+        return state.deterministic
+
+    def _catch_up(self, session: SessionState, state: _SessionFlow) -> None:
+        """Fold the Provenance objects recorded in the entries this process did not decide."""
+        try:
+            entries = self.policies.g.store.chain_entries(session.session_id, after=state.folded)
+        except StoreError:
+            return  # not readable now: what those entries named stays unknown
+        nodes = []
+        for entry in entries:
+            for fact in entry.get("provenance") or ():
+                node = _node_of(fact, entry)
+                if node is not None:
+                    nodes.append(node)
+        if nodes:
+            self._add(session.session_id, state, nodes)  # its own are known ids: kept once
+        state.folded = session.seq
+        state.complete = True
 
     def lineage(self, session_id: str) -> Lineage | None:
         """The lineage held for a session (None when there is none)."""
@@ -192,6 +280,8 @@ class FlowGuard:
             self._sinks[key] = sinks
         if not sinks:
             return decision, {}
+        if not state.complete and any(call.arguments.values()):
+            self._catch_up(session, state)
         result = evaluate_call(sinks, call, state.lineage, sinks=True)
         cited = result.cited[:MAX_CITED]
         # The facts of what was cited go on the record too: the lineage itself is not stored,
@@ -248,18 +338,49 @@ class FlowGuard:
             self.forget(oldest)
 
 
-def _fact(node: ProvenanceNode) -> dict[str, Any]:
+def _fact(node: ProvenanceNode, *, edges: int = 16) -> dict[str, Any]:
     fact: dict[str, Any] = {"id": node.provenance_id, "origin": node.origin}
     if node.source_id:
         # A source id is often a URL: a token in it must not reach the audit record.
-        fact["source_id"] = redact_text(node.source_id[:256])[0]
+        fact["source_id"] = redact_text(node.source_id[:MAX_SOURCE_ID_CHARS])[0]
     if node.derived_from:
-        fact["derived_from"] = list(node.derived_from[:16])
+        fact["derived_from"] = list(node.derived_from[:edges])
+    if node.trust_hint:
+        fact["trust"] = node.trust_hint
     if node.step_id:
         fact["step_id"] = node.step_id
     if node.field:
         fact["field"] = node.field
     return fact
+
+
+def _carries_provenance(method: str, payload: Mapping[str, Any]) -> bool:
+    return any(
+        isinstance(holder, Mapping) and isinstance(holder.get("provenance"), Mapping)
+        for _, holder in data_bearing_fields(method, payload)
+    )
+
+
+def _node_of(fact: Any, entry: Mapping[str, Any]) -> ProvenanceNode | None:
+    """A recorded fact back as a node (what :func:`_fact` wrote; anything else is skipped)."""
+    if not isinstance(fact, Mapping):
+        return None
+    pid, origin = fact.get("id"), fact.get("origin")
+    if not isinstance(pid, str) or not isinstance(origin, str):
+        return None
+    parents = fact.get("derived_from") or []
+    source = fact.get("source_id")
+    hint = fact.get("trust")
+    return ProvenanceNode(
+        provenance_id=pid,
+        origin=origin,
+        source_id=source if isinstance(source, str) else None,
+        derived_from=tuple(p for p in parents if isinstance(p, str)),
+        trust_hint=hint if isinstance(hint, str) else None,
+        step_id=str(fact.get("step_id") or entry.get("step_id") or ""),
+        method=str(entry.get("step_type") or ""),
+        field=str(fact.get("field") or ""),
+    )
 
 
 def combine(base: Decision, flow: Decision) -> Decision:

@@ -292,3 +292,50 @@ def test_a_compaction_summary_cannot_launder_its_lineage(served: Served) -> None
     assert result["decision"] == "deny"
     assert "argument `command` ← agent_generated p9 ← agent_generated s1" in result["reasoning"]
     assert "unknown lineage" in result["reasoning"]
+
+
+def test_the_lineage_and_the_profile_survive_a_restart(tmp_path: Path) -> None:
+    server = Served(tmp_path / "s.db", tmp_path / "serve.log", extra=["--rules", str(STRICT)])
+    server.start()
+    try:
+        sid, _ = _open(server, profiles_supported=PROFILES)
+        *before, call = injection_steps(sid)
+        for step in before:
+            assert post(server.url, step)["result"]["decision"] == "allow"
+        server.kill()  # SIGKILL: nothing of the session's lineage is held any more
+        server.start()
+        result = post(server.url, call)["result"]
+        assert result["decision"] == "deny"
+        assert (
+            "agent_generated p7 ← tool_output p3 (https://example.net/page)"
+            in (result["reasoning"])
+        )
+        # Still an acs-provenance session: a field without provenance is refused.
+        plain = request("steps/userMessage", {"content": "hi"}, session_id=sid)
+        assert post(server.url, plain)["error"]["data"]["reason"] == "provenance_missing"
+    finally:
+        server.stop()
+    verify = run_cli("audit", "verify", sid, "--db", str(tmp_path / "s.db"))
+    assert verify.returncode == 0, verify.stderr
+
+
+def test_a_replica_decides_on_the_lineage_another_replica_received(tmp_path: Path) -> None:
+    from agbom.guardian import build_guardian
+
+    db = tmp_path / "shared.db"
+    first, second = (build_guardian(db, STRICT, with_default_rules=True) for _ in range(2))
+    try:
+        sid = str(uuid.uuid4())
+        assert "result" in first.handle(hello(sid, profiles_supported=PROFILES))
+        assert "result" in first.handle(request("steps/sessionStart", {}, session_id=sid))
+        *before, call = injection_steps(sid)
+        for step in before:
+            assert first.handle(step)["result"]["decision"] == "allow"
+        result = second.handle(call)["result"]
+        assert result["decision"] == "deny"
+        assert "agent_generated p7 ← tool_output p3" in result["reasoning"]
+        plain = request("steps/userMessage", {"content": "hi"}, session_id=sid)
+        assert second.handle(plain)["error"]["data"]["reason"] == "provenance_missing"
+    finally:
+        first.store.close()
+        second.store.close()
