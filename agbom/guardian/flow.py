@@ -8,16 +8,16 @@ Per step, in the decision path (``Policies.evaluate``):
    claimed ``acs-provenance``, a data-bearing field without one refuses the request
    (``-32602 provenance_missing``: the spec's all-or-nothing rule, applied here because the
    strict ``*.acs-provenance.json`` schemas are not in the shared ACS material);
-2. at ``steps/toolCallRequest``, evaluate the flow rules
-   against the lineage *before* this step's own objects join it, so an argument cannot
-   vouch for itself; the decision cites the lineage ids it relied on;
-3. add the step's objects to the session's lineage.
+2. at ``steps/toolCallRequest``, evaluate the flow rules against the lineage *before* this
+   step's own objects join it, so an argument cannot vouch for itself; the decision cites
+   the lineage ids it relied on;
+3. add the step's objects to the session's lineage, and record them in the step's chain
+   entry (with ``acs_provenance`` on the first entry of an acs-provenance session).
 
 The lineages are held in memory, bounded per session (:data:`LINEAGE_MAX_BYTES`) and in
-total (:data:`FLOW_MAX_BYTES`, least recently used sessions dropped). Not persisted: a
-session dropped from memory, restored on another replica or after a restart starts with an
-empty lineage (ancestors it names are then ``unknown``, which flow rules treat as not
-trusted) and without the all-or-nothing check.
+total (:data:`FLOW_MAX_BYTES`, least recently used sessions dropped). A session met mid-way
+(a restart, another replica, one dropped from memory) is rebuilt from its chain entries,
+lazily: only when a decision depends on what they hold.
 """
 
 from __future__ import annotations
