@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import typer
 
+from agbom.cli.bom_signing import bom_signer, sign_format_option, sign_option, signed_bom
 from agbom.cli.common import (
     choice,
     exporter_for,
@@ -49,6 +50,8 @@ def export_cmd(
         help="Creation time recorded in the document (ISO 8601 with a timezone). Default: the "
         "AgBOM's generated_at, else $SOURCE_DATE_EPOCH, else now.",
     ),
+    sign: Path | None = sign_option(),
+    sign_format: str = sign_format_option(),
 ) -> None:
     """Export an AgBOM as schema-valid, reproducible CycloneDX JSON or XML, or SPDX 3.0.1."""
     from agbom.export import FORMATS
@@ -63,8 +66,12 @@ def export_cmd(
     )
     # a bad format or timestamp fails before any reading
     exporter = exporter_for(fmt, spec_version, timestamp=timestamp)
+    key = bom_signer(sign, fmt, sign_format)
     agbom = load_agbom_input(agbom_file)
     data = exporter.export(agbom)
+    if key is not None:
+        name = output.name if output is not None and str(output) != "-" else agbom_file.name
+        data = signed_bom(data, key, sign_format, name=name)
     write_output(data, output)
     if output is not None and str(output) != "-":
         typer.echo(

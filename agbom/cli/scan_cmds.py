@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import typer
 
+from agbom.cli.bom_signing import bom_signer, sign_format_option, sign_option, signed_bom
 from agbom.cli.common import (
     choice,
     exporter_for,
@@ -285,6 +286,8 @@ def scan_cmd(
         "unknown_key or unsigned.",
     ),
     tools_from: list[Path] | None = tools_from_option(),
+    sign: Path | None = sign_option(),
+    sign_format: str = sign_format_option(),
 ) -> None:
     """Scan MCP client configs, Agent Skills, A2A cards, server.json and AgBOMs into one
     inventory, with findings and CycloneDX output."""
@@ -314,6 +317,7 @@ def scan_cmd(
 
     advisories = load_advisories(osv)  # a bad export fails before scanning
     key_set = _load_keys(keys)
+    signer = bom_signer(sign, fmt.value, sign_format)  # a bad key fails before scanning
     snapshots = read_snapshots(tools_from)
     progress, stop = _progress_bar()
     try:
@@ -363,6 +367,9 @@ def scan_cmd(
     else:
         assert exporter is not None
         data = exporter.export(result.agbom)
+        if signer is not None:
+            shown = output.name if output is not None and str(output) != "-" else "scan.cdx.json"
+            data = signed_bom(data, signer, sign_format, name=shown)
     write_output(data, output)
 
     _report_errors(result)
