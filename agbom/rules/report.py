@@ -537,6 +537,9 @@ def automation_details(
     env = os.environ if environ is None else environ
     tail = category.strip("/") + "/"
     values = {name: env.get(variable, "").strip() for variable, name in _AZURE_PIPELINE}
+    if not values["phaseId"]:
+        # Not every agent exports the phase's GUID; the job's (a GUID too) names the same job.
+        values["phaseId"] = env.get("SYSTEM_JOBID", "").strip()
     in_azure = env.get("TF_BUILD", "").lower() == "true"
     if in_azure and all(values.values()) and _GUID.fullmatch(values["phaseId"]):
         return {

@@ -399,3 +399,23 @@ def test_multitool_azure_devops_rules(scanned: dict[str, Any], tmp_path: Path) -
     details = log["runs"][0]["automationDetails"]
     assert details["id"] == "azuredevops/pipeline/build/agbom/scan/"
     assert _multitool(log, "Ado", tmp_path) == []
+
+
+def test_azure_identity_only_when_the_pipeline_gives_all_of_it() -> None:
+    from agbom.rules.report import automation_details
+
+    job = "3f2c8a1e-6b1d-4f4e-9c55-0d1e2f3a4b5c"
+    full = {
+        "TF_BUILD": "True",
+        "SYSTEM_DEFINITIONID": "42",
+        "BUILD_DEFINITIONNAME": "agents-ci",
+        "SYSTEM_JOBID": job,  # no SYSTEM_PHASEID: the job's GUID stands for it
+        "SYSTEM_PHASENAME": "Scan",
+    }
+    details = automation_details("agbom/check", full)
+    assert details["id"] == "azuredevops/pipeline/build/agbom/check/"
+    assert details["properties"]["azuredevops/pipeline/build/phaseId"] == job
+    # Anything missing or malformed: the plain, stable category.
+    for broken in ({"TF_BUILD": "False"}, {"SYSTEM_DEFINITIONID": ""}, {"SYSTEM_JOBID": "x"}):
+        assert automation_details("agbom/check", {**full, **broken}) == {"id": "agbom/check/"}
+    assert automation_details("agbom/check", {}) == {"id": "agbom/check/"}
