@@ -107,6 +107,28 @@ def serve(
     strict_inventory: bool = typer.Option(
         False, "--strict", help="Deny tool calls for tools missing from the session's AgBOM."
     ),
+    packs: list[str] = typer.Option(
+        [],
+        "--pack",
+        metavar="NAME|FILE",
+        help="A runtime rule pack every tool call is checked against as it happens: a shipped "
+        "one (baseline) or a pack file. Repeatable. See docs/rules-runtime.md.",
+    ),
+    egress_allow: list[str] = typer.Option(
+        [],
+        "--egress-allow",
+        metavar="HOST",
+        help="A host (or *.domain) tool calls may reach, added to the runtime packs' egress "
+        "allowlist. The baseline pack ships it empty: with --pack baseline and no host, every "
+        "network destination a tool call names is denied. Repeatable.",
+    ),
+    known_tools: list[str] = typer.Option(
+        [],
+        "--known-tool",
+        metavar="NAME",
+        help="A tool this deployment runs (any case). Given once or more, the runtime packs' "
+        "unknown-tool check denies every other tool. Repeatable.",
+    ),
     max_body_bytes: int = typer.Option(
         1024 * 1024, "--max-body-bytes", help="Largest request body accepted."
     ),
@@ -280,6 +302,7 @@ def serve(
         max_load_path_depth=max_load_path_depth,
         deny_overbroad_capabilities=not allow_overbroad,
         require_session_start=require_session_start,
+        **_runtime_pack_settings(packs, egress_allow, known_tools),
         secret_encoding=choice(secret_encoding, ("raw", "hex", "base64"), "--secret-encoding"),
         **clients.settings(),
         **telemetry,
@@ -339,7 +362,9 @@ def serve(
                 raise InputError(f"stdin: {problem}")
             return
         # Fail fast on a bad store, key file or rule pack before binding.
-        factory(observed=False).store.close()
+        checked = factory(observed=False)
+        _announce_packs(checked)
+        checked.store.close()
         from agbom.transports.http import (
             InProcessDecisions,
             ProcessDecisions,
@@ -409,6 +434,42 @@ def _decision_process(
         db, rules, mode=mode, config=config, limits=limits, with_default_rules=with_default, **keys
     )
     return ProcessDecisions(spec, limits, deadline_s=decision_timeout)
+
+
+def _runtime_pack_settings(
+    packs: list[str], egress_allow: list[str], known_tools: list[str]
+) -> dict[str, Any]:
+    """The GuardianConfig fields of --pack, --egress-allow and --known-tool; a pack file is
+    named by its absolute path, so that a decision process started later reads the same one."""
+    if not packs:
+        if egress_allow or known_tools:
+            raise typer.BadParameter(
+                "--egress-allow and --known-tool are data for runtime packs; give --pack"
+            )
+        return {}
+    from agbom.guardian.runtime_pack import builtin_packs
+
+    shipped = builtin_packs()
+    return {
+        "runtime_packs": tuple(p if p in shipped else str(Path(p).absolute()) for p in packs),
+        "egress_allow": tuple(egress_allow),
+        "known_tools": tuple(known_tools),
+    }
+
+
+def _announce_packs(guardian: Any) -> None:
+    """Say which runtime packs decide, and when a pack's egress allowlist is empty."""
+    runtime = guardian.policies.runtime
+    for pack in runtime.packs if runtime is not None else ():
+        allowed = (
+            f"{len(pack.egress_allow)} allowed host(s)"
+            if pack.egress_allow
+            else "egress allowlist EMPTY: every network destination in a tool call is denied "
+            "(add hosts with --egress-allow)"
+        )
+        typer.echo(
+            f"agbom: runtime pack {pack.name} ({len(pack.rules)} rules; {allowed})", err=True
+        )
 
 
 def _public_url(value: str | None) -> str | None:

@@ -70,6 +70,11 @@ class GuardianConfig:
     lock_path: str | None = None
     # The review page's public address (serve --public-url): skill denials link to the pair.
     public_url: str | None = None
+    # Runtime packs (serve --pack, guardian/runtime_pack.py): shipped names or pack files,
+    # and the operator's data their checks read: hosts tool calls may reach, tools it runs.
+    runtime_packs: tuple[str, ...] = ()
+    egress_allow: tuple[str, ...] = ()
+    known_tools: tuple[str, ...] = ()
     # How --secret-file / --keys-file bytes become key material (agbom.protocol.signatures):
     # "raw" (the default) reads them as the reference tools do, so one file gives one key.
     secret_encoding: str = "raw"

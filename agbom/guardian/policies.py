@@ -100,6 +100,10 @@ class Policies(InventoryPolicies, SkillPolicies):
         decision, flow_entry = self.flow.decide(method, payload, params, session, decision)
         if flow_entry:
             self._pending.entry = {**(self._pending.entry or {}), **flow_entry}
+        if self.runtime is not None:  # serve --pack: the tool call as it is about to run
+            from agbom.guardian.runtime_pack import combine
+
+            decision = combine(decision, self.runtime.evaluate(method, payload))
         if (
             decision.disposition is Disposition.ALLOW
             and method in _CONTENT_STEPS

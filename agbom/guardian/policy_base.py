@@ -30,6 +30,7 @@ from agbom.store import Digest, StoreError
 
 if TYPE_CHECKING:
     from agbom.guardian.core import Guardian
+    from agbom.guardian.runtime_pack import RuntimePacks
     from agbom.guardian.session import SessionState
     from agbom.guardian.signals import GuardianSignals
     from agbom.store import Store
@@ -86,6 +87,19 @@ class PolicyBase:
         # pins are still read from the store (_pins()).
         self.signals: GuardianSignals | None = None
         self._approvals_only: GuardianSignals | None = None
+        # `serve --pack`: the runtime packs each tool call is checked against, loaded here
+        # so that a bad pack stops the Guardian from starting (guardian/runtime_pack.py).
+        self.runtime: RuntimePacks | None = None
+        config = guardian.config
+        if config.runtime_packs:
+            from agbom.guardian.runtime_pack import RuntimePacks, load_pack
+
+            self.runtime = RuntimePacks(
+                [
+                    load_pack(name, egress_allow=config.egress_allow, tools=config.known_tools)
+                    for name in config.runtime_packs
+                ]
+            )
 
     def _pins(self) -> GuardianSignals:
         """The signals to annotate with: ``serve``'s, else ones with no export and no lock
