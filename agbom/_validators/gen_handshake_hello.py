@@ -6,7 +6,7 @@ Regenerate with: python -m agbom._validators
 # mypy: ignore-errors
 # ruff: noqa
 # fmt: off
-SCHEMAS_SHA256 = "fee74e7e4bfcfe1fb1faa2d38090ecbe902e5fcf901a3108e0fd550971bf2a44"
+SCHEMAS_SHA256 = "1612b339761d6aba0a41feb50ab74d6201c10ef7e1a089c29b836330d2adfe1a"
 FASTJSONSCHEMA_VERSION = "2.22.3"
 GENERATOR_VERSION = 1
 from decimal import Decimal

@@ -23,11 +23,12 @@ lazily: only when a decision depends on what they hold.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.decision import Decision, DecisionCollector
+from agbom.guardian.policy_base import _reference
 from agbom.guardian.redaction import redact_text
 from agbom.protocol import AcsError, Disposition
 from agbom.protocol import errors as codes
@@ -40,6 +41,7 @@ from agbom.protocol.provenance import (
     data_bearing_fields,
     step_provenance,
 )
+from agbom.rules import Action, Finding
 from agbom.rules.flow import FlowCall, FlowRule, evaluate_call, flow_rules
 from agbom.rules.lineage import Lineage, TrustPolicy
 from agbom.store import StoreError
@@ -55,6 +57,8 @@ FLOW_MAX_BYTES = 256 * 1024 * 1024
 """Bound on all sessions' lineages together; past it the least recently used are dropped."""
 _SESSION_OVERHEAD = 1024  # a session's flow entry before it holds any node
 _SINK_MEMO = 4096
+WITHHELD = "[withheld by agbom: untrusted lineage]"
+"""What a ``modify`` flow rule puts in place of the argument's value."""
 MAX_ENTRY = 1024
 """Most Provenance objects one chain entry records (a step's further ones are unknown to a
 session rebuilt from the chain)."""
@@ -296,9 +300,54 @@ class FlowGuard:
         if result.overrides:
             extra["lineage"]["trust_overrides"] = list(result.overrides)
         if result.findings:
-            verdict = self.policies._findings_decision(result.findings, what=f"tool {name}")  # noqa: SLF001
+            withheld = [f for f in result.findings if f.action is Action.MODIFY]
+            others = [f for f in result.findings if f.action is not Action.MODIFY]
+            verdict = self.policies._findings_decision(others, what=f"tool {name}")  # noqa: SLF001
+            if withheld and verdict.disposition not in (Disposition.DENY, Disposition.ASK):
+                verdict = self._withhold(method, payload, withheld, verdict)
             decision = combine(decision, verdict)
         return replace(decision, cited_provenance_ids=cited), extra
+
+    def _withhold(
+        self,
+        method: str,
+        payload: Mapping[str, Any],
+        findings: Sequence[Finding],
+        verdict: Decision,
+    ) -> Decision:
+        """MODIFY: each argument a ``modify`` flow rule found is replaced by :data:`WITHHELD`
+        (``modifications.redactions``), with the step's credential redactions merged in; a
+        step whose credentials cannot be redacted is denied as without flow rules."""
+        paths = sorted(
+            {
+                "/arguments/" + _pointer(f.path[0].removeprefix("arguments.")) + "/value"
+                for f in findings
+                if f.path
+            }
+        )
+        redactions = [{"path": path, "replacement": WITHHELD} for path in paths]
+        secrets = self.policies._redact(method, dict(payload), Decision.allow())  # noqa: SLF001
+        if secrets.disposition is Disposition.DENY:
+            return combine(secrets, verdict)
+        if secrets.modifications:
+            redactions += [
+                r
+                for r in secrets.modifications.get("redactions") or ()
+                if not any(str(r.get("path", "")).startswith(p) for p in paths)
+            ]
+        ids = list(dict.fromkeys(f.rule_id for f in findings))
+        return Decision(
+            disposition=Disposition.MODIFY,
+            reasoning="; ".join(f"{f.rule_id}: {f.message}" for f in findings)
+            + f" (argument value withheld: {', '.join(paths)})",
+            reason_codes=("flow_withheld", *ids, *secrets.reason_codes, *verdict.reason_codes),
+            policy_references=(
+                *(_reference(f) for f in findings),
+                *verdict.policy_references,
+            ),
+            findings=(*(f.to_json() for f in findings), *verdict.findings),
+            modifications={"redactions": redactions},
+        )
 
     def _refresh_rules(self) -> None:
         rules = self.policies.g.rules
@@ -383,9 +432,26 @@ def _node_of(fact: Any, entry: Mapping[str, Any]) -> ProvenanceNode | None:
     )
 
 
+def _pointer(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
 def combine(base: Decision, flow: Decision) -> Decision:
-    """The policy's decision and the flow rules' together: the most severe stands, every
-    finding rides along."""
+    """The policy's decision and the flow rules' together: the most severe stands (DENY,
+    then ASK, then a flow MODIFY), every finding rides along."""
+    if flow.disposition is Disposition.MODIFY:
+        if base.disposition in (Disposition.DENY, Disposition.ASK, Disposition.DEFER):
+            return replace(
+                base,
+                findings=(*base.findings, *flow.findings),
+                reason_codes=(*base.reason_codes, *flow.reason_codes),
+            )
+        return replace(
+            flow,
+            findings=(*flow.findings, *base.findings),
+            reason_codes=(*flow.reason_codes, *base.reason_codes),
+            policy_references=(*flow.policy_references, *base.policy_references),
+        )
     if flow.disposition is Disposition.ALLOW and base.disposition is not Disposition.ALLOW:
         return replace(
             base,

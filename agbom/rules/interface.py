@@ -92,6 +92,8 @@ class Action(enum.StrEnum):
     DENY = "deny"
     WARN = "warn"
     ASK = "ask"
+    # Flow rules only (the schema says so): the offending argument's value is withheld.
+    MODIFY = "modify"
 
 
 @dataclass(frozen=True, slots=True)

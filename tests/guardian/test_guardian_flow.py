@@ -339,3 +339,61 @@ def test_a_replica_decides_on_the_lineage_another_replica_received(tmp_path: Pat
     finally:
         first.store.close()
         second.store.close()
+
+
+MODIFY_PACK = """
+pack: withhold
+rules:
+  - id: W-001
+    kind: flow
+    severity: medium
+    action: modify
+    message: "{argument} of {tool.name} withheld: {lineage}"
+    remediation: "Send only what the user wrote"
+    sink: {capability: email.send, arguments: [body]}
+"""
+
+
+def test_a_modify_flow_rule_withholds_the_argument(tmp_path: Path) -> None:
+    (tmp_path / "withhold.yaml").write_text(MODIFY_PACK)
+    server = Served(
+        tmp_path / "s.db", tmp_path / "serve.log", extra=["--rules", str(tmp_path)]
+    ).start()
+    try:
+        results = {}
+        for can_modify in (True, False):
+            sid, _ = _open(
+                server, profiles_supported=PROFILES, client_capabilities={"modify": can_modify}
+            )
+            *before, _ = injection_steps(sid)
+            for step in before:
+                assert post(server.url, step)["result"]["decision"] == "allow"
+            mail = {
+                "tool": {"name": "send_mail"},
+                "capability": "email.send",
+                "arguments": {
+                    "to": {"value": "a@example.org", "provenance": prov("t1", "user_input")},
+                    "body": {
+                        "value": "the page says...",
+                        "provenance": prov("b1", "agent_generated", "p7"),
+                    },
+                },
+            }
+            results[can_modify] = post(
+                server.url, request("steps/toolCallRequest", mail, session_id=sid)
+            )["result"]
+    finally:
+        server.stop()
+    modified = results[True]
+    assert modified["decision"] == "modify", modified
+    assert modified["modifications"]["redactions"] == [
+        {"path": "/arguments/body/value", "replacement": "[withheld by agbom: untrusted lineage]"}
+    ]
+    assert "flow_withheld" in modified["reason_codes"] and "W-001" in modified["reason_codes"]
+    assert (
+        "body of send_mail withheld: argument `body` ← agent_generated b1"
+        in (modified["reasoning"])
+    )
+    # A client that cannot apply MODIFY gets the spec's DENY substitute.
+    assert results[False]["decision"] == "deny"
+    assert "modify_unsupported" in results[False]["reason_codes"]

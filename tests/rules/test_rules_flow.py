@@ -272,3 +272,10 @@ def test_provenance_without_an_id_is_kept_by_its_origin_and_refused_when_strict(
         )
     )
     assert lineage.verdict(node).trust is Trust.UNKNOWN
+
+
+def test_modify_is_for_flow_rules_only(tmp_path: Path) -> None:
+    rule = {"id": "B1", "kind": "ban", "severity": "high", "action": "modify", "message": "m"}
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump({"rules": [{**rule, "match": {"name": "x"}}]}))
+    with pytest.raises(RuleError, match=r"rule 'B1', at rules\[0\]\.kind"):
+        load_rules(tmp_path / "b.yaml")
