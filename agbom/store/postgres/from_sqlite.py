@@ -410,6 +410,30 @@ class _Copier:
             total=self._count("sessions"),
         )
 
+    def signed_heads(self) -> None:
+        """Heads the Guardian signed at sessionEnd (stores of schema 10 and later); a seal
+        the target already holds stands, as a seal does on either store."""
+        exists = self.raw.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'signed_heads'"
+        ).fetchone()
+        if exists is None:
+            return
+        columns = "session_id, key_id, statement, sealed_at"
+        insert = (
+            f"INSERT INTO signed_heads ({columns}) VALUES ({_placeholders(columns)}) "
+            "ON CONFLICT (session_id) DO NOTHING RETURNING session_id"
+        )
+
+        def copy_batch(conn: Any, batch: list[tuple[Any, ...]]) -> int:
+            return sum(conn.execute(insert, row).fetchone() is not None for row in batch)
+
+        self._run(
+            "signed heads",
+            f"SELECT {columns} FROM signed_heads ORDER BY session_id",
+            copy_batch,
+            total=self._count("signed_heads"),
+        )
+
 
 def copy_sqlite_store(
     source: Path, target: PostgresStore, *, progress: Progress | None = None
@@ -430,6 +454,7 @@ def copy_sqlite_store(
             copier.server_pins()
             copier.server_history()
             copier.sessions()
+            copier.signed_heads()
             copier.chains()
             copier.agbom_versions(source_store)
             copier.events()
