@@ -14,6 +14,11 @@ import pytest
 
 from tests.pgcluster import ClusterUnavailable, PgCluster
 
+# Who approvals made by the tests are recorded as: a CI container runs as root, often without
+# a git user.email, and agbom then refuses to record "root" (agbom/cli/decisions.py). Every
+# child process inherits it; tests of that refusal clear it.
+os.environ.setdefault("AGBOM_ACTOR", "agbom-tests")
+
 
 def _require_postgres(reason: str) -> None:
     if os.environ.get("CI", "").lower() == "true":

@@ -17,6 +17,7 @@ import orjson
 import typer
 
 from agbom.cli.common import checked_identifier, db_option, store_note, write_output
+from agbom.cli.decisions import decision_actor, decision_reason
 from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import ServerPin, Store, format_timestamp, open_store
@@ -46,13 +47,17 @@ def _format_option() -> Any:
 
 
 def _by_option() -> Any:
-    return typer.Option(None, "--by", help="Who decides (default: $USER).", show_default=False)
+    return typer.Option(
+        None,
+        "--by",
+        help="Who decides (default: $AGBOM_ACTOR, else git config user.email, else the login "
+        "name; as root without either, --by is required).",
+        show_default=False,
+    )
 
 
 def _actor(by: str | None) -> str:
-    from agbom.cli.skills_cmds import _default_actor
-
-    return by or _default_actor()
+    return decision_actor(by)
 
 
 def _json(data: Any) -> str:
@@ -140,7 +145,9 @@ def approve_cmd(
         help="Pin the tool set this session's current AgBOM lists.",
         metavar="SESSION",
     ),
-    reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
+    reason: str | None = typer.Option(
+        None, "--reason", help="Why (required; kept in the history).", show_default=False
+    ),
     purl: str | None = typer.Option(None, "--purl", help="The server's package (recorded)."),
     version: str | None = typer.Option(None, "--version", help="The package version."),
     db: str = db_option(),
@@ -155,6 +162,7 @@ def approve_cmd(
             param_hint="'--tools-from'",
         )
     checked_identifier(server, "SERVER")
+    reason, actor = decision_reason(reason), _actor(by)  # usage errors before the store
     note = store_note(db)
     with open_store(db) as store:
         if tools_from is not None:
@@ -174,7 +182,7 @@ def approve_cmd(
         pin["definitions"] = sorted(tools, key=lambda t: str(t["name"]))
         before = store.server_pin(server)
         stored = store.approve_server(
-            server, pin=pin, actor=_actor(by), reason=reason, purl=purl, version=version
+            server, pin=pin, actor=actor, reason=reason, purl=purl, version=version
         )
     was = before.status if before is not None else "unknown"
     changed = "" if before is None or before.value == stored.value else " (new tool set)"
@@ -191,13 +199,16 @@ def approve_cmd(
 @servers_app.command("revoke")
 def revoke_cmd(
     server: str = typer.Argument(..., help="The MCP server's component id or name."),
-    reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
+    reason: str | None = typer.Option(
+        None, "--reason", help="Why (required; kept in the history).", show_default=False
+    ),
     db: str = db_option(),
     by: str | None = _by_option(),
 ) -> None:
     """Withdraw a server's approval: its tool set is no longer pinned."""
+    reason, actor = decision_reason(reason), _actor(by)
     with open_store(db, create=False) as store:
-        stored = store.revoke_server(server, actor=_actor(by), reason=reason)
+        stored = store.revoke_server(server, actor=actor, reason=reason)
     typer.echo(visible(f"{stored.server}: approved -> revoked"), err=True)
 
 

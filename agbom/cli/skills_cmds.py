@@ -8,8 +8,6 @@ Every command opens the store named by ``--db``, does one thing and closes it, s
 from __future__ import annotations
 
 import functools
-import getpass
-import os
 import re
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -27,6 +25,7 @@ from agbom.cli.common import (
     store_note,
     write_output,
 )
+from agbom.cli.decisions import decision_actor, decision_reason
 from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import (
@@ -110,19 +109,27 @@ def parse_expiry(text: str, *, now: datetime | None = None) -> datetime:
     return moment
 
 
-def _default_actor() -> str:
-    try:
-        return os.environ.get("USER") or getpass.getuser()
-    except (OSError, KeyError):
-        return "unknown"
-
-
 def _digest_option() -> Any:
     return typer.Option(..., "--digest", help="The artifact digest, written ALG:HEX (sha256:...).")
 
 
 def _by_option() -> Any:
-    return typer.Option(None, "--by", help="Who decides (default: $USER).", show_default=False)
+    return typer.Option(
+        None,
+        "--by",
+        help="Who decides (default: $AGBOM_ACTOR, else git config user.email, else the login "
+        "name; as root without either, --by is required).",
+        show_default=False,
+    )
+
+
+def _reason_option() -> Any:
+    return typer.Option(
+        None,
+        "--reason",
+        help="Why (required, as on the review page; kept in the history).",
+        show_default=False,
+    )
 
 
 def _format_option() -> Any:
@@ -293,6 +300,8 @@ def _decide(
 ) -> None:
     pair = _parse_digest(digest)
     checked_identifier(skill_id, "SKILL_ID")
+    reason = decision_reason(reason)
+    actor = decision_actor(by)
     note = store_note(db)
     with open_store(db) as store:
         before = store.get_skill(skill_id, pair)
@@ -300,7 +309,7 @@ def _decide(
             skill_id,
             pair,
             status,
-            actor=by or _default_actor(),
+            actor=actor,
             reason=reason,
             expires_at=expires_at,
             scope_agents=agents or (),
@@ -335,7 +344,7 @@ def approve_cmd(
     skill_id: str = typer.Argument(..., help="The skill id."),
     digest: str = _digest_option(),
     db: str = db_option(),
-    reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
+    reason: str | None = _reason_option(),
     expires: str | None = typer.Option(
         None, "--expires", help="Expiry: a duration (30d, 12h, 2w) or an ISO 8601 date-time."
     ),
@@ -380,7 +389,7 @@ def deny_cmd(
     skill_id: str = typer.Argument(..., help="The skill id."),
     digest: str = _digest_option(),
     db: str = db_option(),
-    reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
+    reason: str | None = _reason_option(),
     by: str | None = _by_option(),
 ) -> None:
     """Deny a (skill_id, digest) pair: it cannot register or load."""
@@ -392,7 +401,7 @@ def revoke_cmd(
     skill_id: str = typer.Argument(..., help="The skill id."),
     digest: str = _digest_option(),
     db: str = db_option(),
-    reason: str | None = typer.Option(None, "--reason", help="Why (kept in the history)."),
+    reason: str | None = _reason_option(),
     by: str | None = _by_option(),
 ) -> None:
     """Withdraw an approval; the next load of the pair is denied."""
@@ -468,7 +477,7 @@ def import_cmd(
     doc = load_approvals_file(file)
     note = store_note(db)
     with open_store(db) as store:
-        changed = store.import_approvals(doc, actor=by or _default_actor())
+        changed = store.import_approvals(doc, actor=decision_actor(by))
     typer.echo(note, err=True)
     total = len(doc.get("approvals", [])) if isinstance(doc, dict) else 0
     typer.echo(

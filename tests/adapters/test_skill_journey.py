@@ -166,6 +166,8 @@ def test_a_skill_missing_on_the_users_machine_is_reported_missing_not_as_drift(
         "skill:deploy-helper",
         "--digest",
         digest,
+        "--reason",
+        "reviewed",
         "--db",
         str(serve.db),
         home=tmp_path,
@@ -235,7 +237,8 @@ def test_a_write_command_says_it_creates_a_new_store(tmp_path: Path) -> None:
         env.pop(name, None)
     (tmp_path / "agbom.db").write_bytes(b"")  # an old working-folder store, not opened
     run = subprocess.run(
-        [*agbom_command(), "skills", "approve", "skill:x", "--digest", "sha256:" + "a" * 64],
+        [*agbom_command(), "skills", "approve", "skill:x", "--digest", "sha256:" + "a" * 64]
+        + ["--reason", "reviewed"],
         capture_output=True,
         text=True,
         env=env,

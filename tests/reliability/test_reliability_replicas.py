@@ -192,7 +192,8 @@ def test_a_revoke_with_the_cli_denies_the_next_load_on_every_replica(
         return str(reply["result"]["decision"])
 
     def cli(*args: str) -> None:
-        done = run_cli("skills", *args, name, "--digest", f"sha256:{value}", "--db", location)
+        where = ["--digest", f"sha256:{value}", "--db", location, "--reason", "replica test"]
+        done = run_cli("skills", *args, name, *where)
         assert done.returncode == 0, done.stderr.decode()
 
     try:

@@ -240,7 +240,15 @@ class Approver(threading.Thread):
                 continue
             skill, value = todo[0]
             done = run_cli(
-                "skills", "approve", skill, "--digest", f"sha256:{value}", "--db", str(self.db)
+                "skills",
+                "approve",
+                skill,
+                "--digest",
+                f"sha256:{value}",
+                "--db",
+                str(self.db),
+                "--reason",
+                "workload",
             )
             with self.log.lock:
                 if done.returncode == 0:

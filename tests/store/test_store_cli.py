@@ -156,8 +156,9 @@ def test_runtime_errors_exit_1(tmp_path: Path, capsys) -> None:
 
 def test_deny_and_revoke_ahead_of_registration(db_path: Path, capsys) -> None:
     code, _, err = run_cli(
-        capsys, "skills", "deny", "evil", "--digest", f"sha256:{HEX}", "--db", str(db_path)
-    )
+        capsys, "skills", "deny", "evil", "--digest", f"sha256:{HEX}", "--db", str(db_path),
+        "--reason", "known bad",
+    )  # fmt: skip
     assert code == 0 and "unknown -> denied" in err and "not been registered" in err
     with SqliteStore.open(db_path) as store:
         register(store, "evil", make_digest("pdf"))
@@ -183,6 +184,8 @@ def test_approve_ahead_with_capability(db_path: Path, capsys) -> None:
         "fs.read",
         "--by",
         "alice",
+        "--reason",
+        "reviewed",
     )
     assert code == 0 and out == ""
     assert "capabilities: process.execute, fs.read)" in err and "not been registered" in err
@@ -202,8 +205,9 @@ def test_approve_ahead_with_capability(db_path: Path, capsys) -> None:
 
     # Without --capability, an approval ahead of registration covers none, and says so.
     code, _, err = run_cli(
-        capsys, "skills", "approve", "other", "--digest", digest, "--db", str(db_path)
-    )
+        capsys, "skills", "approve", "other", "--digest", digest, "--db", str(db_path),
+        "--reason", "reviewed",
+    )  # fmt: skip
     assert code == 0 and "capabilities: none)" in err and "approved with no capabilities" in err
     # Re-approving with --capability replaces the list.
     code, _, err = run_cli(
@@ -217,6 +221,8 @@ def test_approve_ahead_with_capability(db_path: Path, capsys) -> None:
         str(db_path),
         "--capability",
         "fs.read",
+        "--reason",
+        "narrowed",
     )
     assert code == 0
     with SqliteStore.open(db_path) as store:
@@ -293,6 +299,8 @@ def test_concurrent_cli_approvals_while_another_process_writes(db_path: Path) ->
                     str(db_path),
                     "--by",
                     f"approver-{k}",
+                    "--reason",
+                    "concurrent",
                 ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -137,8 +137,11 @@ def test_history_written_on_both_sides_after_a_first_copy_is_merged(
     db, _ = sqlite_store
     assert run(["store", "migrate", "--from", str(db), "--to", pg_url, "-q"], capsys)[0] == 0
     other = f"sha256:{'c' * 64}"
-    assert run(["skills", "deny", "pg-side", "--digest", other, "--db", pg_url], capsys)[0] == 0
-    assert run(["skills", "deny", "lite-side", "--digest", other, "--db", str(db)], capsys)[0] == 0
+    why = ["--reason", "no"]
+    pg = ["skills", "deny", "pg-side", "--digest", other, "--db", pg_url, *why]
+    assert run(pg, capsys)[0] == 0
+    lite = ["skills", "deny", "lite-side", "--digest", other, "--db", str(db), *why]
+    assert run(lite, capsys)[0] == 0
     code, _, err = run(["store", "migrate", "--from", str(db), "--to", pg_url, "-q"], capsys)
     assert code == 0, err
     assert "approval history: 1 copied" in err

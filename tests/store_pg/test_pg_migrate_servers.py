@@ -47,8 +47,9 @@ def test_server_approvals_and_their_history_are_copied_once(
         assert pg.list_server_pins() == pins and pg.server_history() == history
 
     # A decision on PostgreSQL after the copy is kept; one made since on SQLite is history.
-    assert run(["servers", "revoke", "fs", "--by", "pg-side", "--db", pg_url], capsys)[0] == 0
-    assert run(["servers", "revoke", "fs", "--by", "lite-side", "--db", db], capsys)[0] == 0
+    why = ["--reason", "retired"]
+    assert run(["servers", "revoke", "fs", "--by", "pg-side", "--db", pg_url, *why], capsys)[0] == 0
+    assert run(["servers", "revoke", "fs", "--by", "lite-side", "--db", db, *why], capsys)[0] == 0
     code, _, err = run(["store", "migrate", "--from", db, "--to", pg_url, "-q"], capsys)
     assert code == 0, err
     assert "server approvals: 0 copied of 2" in err and "kept" in err

@@ -145,8 +145,9 @@ def test_cli_approval_takes_effect_without_restart(served: Served) -> None:
     assert first["decision"] == "deny" and "approval_pending" in first["reason_codes"]
     assert _load(served.url, sid, skill, SHA_A)["decision"] == "deny"
     approve = run_cli(
-        "skills", "approve", skill, "--digest", f"sha256:{SHA_A}", "--db", str(served.db)
-    )
+        "skills", "approve", skill, "--digest", f"sha256:{SHA_A}", "--db", str(served.db),
+        "--reason", "reviewed",
+    )  # fmt: skip
     assert approve.returncode == 0, approve.stderr
     assert _register(served.url, sid, skill, SHA_A)["decision"] == "allow"
     assert _load(served.url, sid, skill, SHA_A)["decision"] == "allow"

@@ -77,7 +77,9 @@ def _rule_ids(result: Any) -> set[str]:
 
 
 def _cli(served: Served, *args: str) -> Any:
-    proc = run_cli("servers", *args, "--db", str(served.db))
+    decides = args[0] in ("approve", "revoke") and "--reason" not in args
+    why = ["--reason", "reviewed"] if decides else []
+    proc = run_cli("servers", *args, "--db", str(served.db), *why)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -176,11 +178,21 @@ def test_bad_approvals_are_one_line_errors(served: Served, snapshot_file: Path) 
         (["revoke", "fs"], 1),  # never approved
     ]
     for args, code in cases:
-        proc = run_cli("servers", *args, "--db", str(served.db))
+        proc = run_cli("servers", *args, "--db", str(served.db), "--reason", "r")
         assert proc.returncode == code, (args, proc.stderr)
         assert b"Traceback" not in proc.stderr and proc.stderr.strip().count(b"\n") <= 3, args
     bad = snapshot_file.with_name("bad.json")
     bad.write_bytes(b'{"tools": [{"description": "nameless"}]}')
-    proc = run_cli("servers", "approve", "fs", "--tools-from", str(bad), "--db", str(served.db))
+    proc = run_cli(
+        "servers",
+        "approve",
+        "fs",
+        "--tools-from",
+        str(bad),
+        "--reason",
+        "r",
+        "--db",
+        str(served.db),
+    )
     assert proc.returncode == 1 and b"without a string 'name'" in proc.stderr
     assert orjson.loads(_cli(served, "list", "--format", "json").stdout) == []
