@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_signing.py [--requests N] [--rounds R]``.
 
-Four Guardians in the same run, each over its own SQLite file, deciding the same
+Five Guardians in the same run, each over its own SQLite file, deciding the same
 ``steps/toolCallRequest`` (parse, validate, policy, chain append committed, answer):
 
 * the anchor: no key at all, unsigned request, unsigned answer;
@@ -10,7 +10,8 @@ Four Guardians in the same run, each over its own SQLite file, deciding the same
   answer HMAC-signed, the ACS-Core baseline;
 * Ed25519 (``--signing-key``): unsigned request, answer signed with Ed25519;
 * ML-DSA-65 (``--signing-key``, session that accepted ``acs-crypto``): answer signed with
-  ML-DSA-65.
+  ML-DSA-65;
+* non-allow: the same with ``--sign-responses non-allow``, where this ALLOW goes unsigned.
 
 They take turns in rounds, the order reversed every other round; the figure is each one's
 median per round over the anchor's in the same round, then the median of those ratios, with
@@ -63,7 +64,8 @@ class Case:
             answer = self.guardian.handle(self._signed(self._envelope(method, payload)))
             assert "error" not in answer, answer
         self.sizes: list[int] = []
-        self.algorithm = options.get("config", GuardianConfig()).signing_keys and name
+        config = options.get("config", GuardianConfig())
+        self.algorithm = name if config.signing_keys and config.sign_responses == "all" else None
         self.algorithm = self.algorithm or ("HMAC-SHA256" if self.hmac else None)
 
     def _envelope(self, method: str, payload: Any) -> dict[str, Any]:
@@ -129,14 +131,18 @@ def main() -> None:
             keys[algorithm] = SigningKey.generate(algorithm)
             write_key_pair(keys[algorithm], folder / algorithm)
 
-        def signed_by(algorithm: str) -> GuardianConfig:
-            return GuardianConfig(signing_keys=(str(folder / f"{algorithm}.key"),))
+        def signed_by(algorithm: str, scope: str = "all") -> GuardianConfig:
+            return GuardianConfig(
+                signing_keys=(str(folder / f"{algorithm}.key"),), sign_responses=scope
+            )
 
         cases = [
             Case("anchor", folder),
             Case("HMAC-SHA256", folder, secret_file=secret, hmac=True),
             Case("Ed25519", folder, config=signed_by("Ed25519")),
             Case("ML-DSA-65", folder, config=signed_by("ML-DSA-65")),
+            # --sign-responses non-allow: the ALLOW measured here is answered unsigned.
+            Case("non-allow", folder, config=signed_by("ML-DSA-65", "non-allow")),
         ]
         for case in cases:  # warm-up
             for body in case.bodies(300):
