@@ -267,8 +267,9 @@ def test_other_tables_fit_a_terminal(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     long_id = "team/" + "very-long-skill-name-" * 5 + "end"
     approve = _in(
-        tmp_path, "skills", "approve", long_id, "--digest", "sha256:" + "ab" * 32, "--db", str(db)
-    )
+        tmp_path, "skills", "approve", long_id, "--digest", "sha256:" + "ab" * 32, "--db", str(db),
+        "--reason", "reviewed",
+    )  # fmt: skip
     assert approve.returncode == 0, approve.stderr
     for args in (
         ["skills", "list", "--db", str(db)],
