@@ -95,11 +95,10 @@ class BundleService:
         self._bundle, self._problem = None, None
         self._first = asyncio.Event()
         self._changed = self._changed or asyncio.Event()
-        # The thread's own handle: a SQLite connection belongs to the thread that uses it.
-        handle = self._store().reopen()
+        base = self._store()
         self._stop.clear()
         self._thread = threading.Thread(
-            target=self._watch, args=(handle,), name="agbom-bundle", daemon=True
+            target=self._watch, args=(base,), name="agbom-bundle", daemon=True
         )
         self._thread.start()
 
@@ -122,7 +121,7 @@ class BundleService:
         self.waiting += 1
         try:
             while True:
-                bundle = await self.current()
+                bundle = await self.current()  # (restarts a watcher that went idle)
                 if bundle.revision != revision:
                     return bundle
                 left = deadline - time.monotonic()
@@ -153,10 +152,17 @@ class BundleService:
 
     # -- the watcher thread ----------------------------------------------------------------
 
-    def _watch(self, store: Store) -> None:
+    def _watch(self, base: Store) -> None:
         from agbom.export.opa_bundle import ban_entries, build_bundle, bundle_data
         from agbom.store.notifications import approval_changes
 
+        # The thread's own handle, opened here: a SQLite connection belongs to the thread that
+        # uses it, and opening a PostgreSQL pool may block, which the event loop must not.
+        try:
+            store = base.reopen()
+        except AgbomError as exc:
+            self._call(self._publish, None, str(exc))
+            return
         feed = approval_changes(store)
         bans: list[dict[str, Any]] | None = None
         last: str | None = None
