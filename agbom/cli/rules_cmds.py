@@ -243,7 +243,7 @@ def explain_cmd(
             f"entry {decision.get('entry_id')} {decision.get('step_type')}: "
             f"{decision.get('decision')} {' '.join(codes)}".rstrip()
         )
-        header.extend(_lineage_lines(decision.get("lineage")))
+        header.extend(_lineage_lines(decision.get("lineage"), decision.get("provenance")))
         if rule is None:
             # The rules a decision names are the ones worth explaining.
             known = set(ruleset.rule_ids)
@@ -287,14 +287,22 @@ def explain_cmd(
     write_output(text, output)
 
 
-def _lineage_lines(lineage: Any) -> list[str]:
-    """What a flow decision's entry recorded of the provenance it relied on (issue 33)."""
+def _lineage_lines(lineage: Any, own: Any) -> list[str]:
+    """What a flow decision's entry recorded of the provenance it relied on (issue 33): the
+    cited ids, with the facts of those the entry holds (the step's own objects and the
+    cited ones of the lineage), in citing order."""
     if not isinstance(lineage, dict):
         return []
     cited = [c for c in lineage.get("cited") or () if isinstance(c, str)]
     lines = [f"lineage cited: {', '.join(cited) or 'nothing'}"]
-    for fact in lineage.get("nodes") or ():
-        if not isinstance(fact, dict):
+    facts = {
+        f["id"]: f
+        for f in [*(own if isinstance(own, list) else ()), *(lineage.get("nodes") or ())]
+        if isinstance(f, dict) and isinstance(f.get("id"), str)
+    }
+    for pid in cited:
+        fact = facts.get(pid)
+        if fact is None:
             continue
         source = f" ({fact['source_id']})" if fact.get("source_id") else ""
         parents = fact.get("derived_from") or []

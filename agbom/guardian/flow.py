@@ -290,10 +290,10 @@ class FlowGuard:
         cited = result.cited[:MAX_CITED]
         # The facts of what was cited go on the record too: the lineage itself is not stored,
         # and `agbom explain --session` shows them from the entry.
-        own = {n.provenance_id: n for n in call.arguments.values() if n is not None}
+        # (The call's own objects are on the entry already, under "provenance".)
         facts = []
         for pid in cited[:MAX_CITED_FACTS]:
-            node = own.get(pid) or state.lineage.nodes.get(pid)
+            node = state.lineage.nodes.get(pid)
             if node is not None:
                 facts.append(_fact(node))
         extra: dict[str, Any] = {"lineage": {"cited": list(cited), "nodes": facts}}

@@ -21,7 +21,7 @@ from agbom.protocol.provenance import (
 )
 from agbom.rules.interface import EvalContext, Finding, RuleError
 from agbom.rules.kinds import Rule
-from agbom.rules.lineage import Lineage, Trust, TrustOverride, TrustPolicy
+from agbom.rules.lineage import Lineage, Trust, TrustOverride, TrustPolicy, Verdict
 from agbom.rules.matchers import TextMatcher, covered_by_any
 
 FLOW_TEMPLATE_VARS = frozenset(
@@ -101,7 +101,13 @@ class FlowRule(Rule):
         return self.source_origins is not None or self.source_ids is not None
 
     def check_call(
-        self, call: FlowCall, lineage: Lineage, context: EvalContext, *, sink: bool = False
+        self,
+        call: FlowCall,
+        lineage: Lineage,
+        context: EvalContext,
+        *,
+        sink: bool = False,
+        verdicts: dict[str, Verdict] | None = None,
     ) -> tuple[list[Finding], list[str]]:
         """Findings for ``call``, and the provenance ids the answer relied on (``sink``: the
         caller already knows the call is one of this rule's sinks)."""
@@ -115,7 +121,11 @@ class FlowRule(Rule):
                 continue  # no provenance: a `none` producer's session (see docs/rules.md)
             if self.sink_arguments is not None and not self.sink_arguments(argument):
                 continue
-            verdict = lineage.verdict(node)
+            verdict = verdicts.get(argument) if verdicts is not None else None
+            if verdict is None:
+                verdict = lineage.verdict(node)
+                if verdicts is not None:
+                    verdicts[argument] = verdict  # the same for every rule of this call
             # What the answer relied on: the weakest path, and the argument's direct parents
             # (for a trusted argument, the path is the argument alone).
             cited.extend(verdict.path)
@@ -255,8 +265,9 @@ def evaluate_call(
     context = context or EvalContext()
     findings: list[Finding] = []
     cited: list[str] = []
+    verdicts: dict[str, Verdict] = {}
     for rule in rules:
-        found, ids = rule.check_call(call, lineage, context, sink=sinks)
+        found, ids = rule.check_call(call, lineage, context, sink=sinks, verdicts=verdicts)
         findings.extend(found)
         cited.extend(ids)
     order = tuple(dict.fromkeys(cited))

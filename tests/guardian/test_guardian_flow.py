@@ -156,10 +156,11 @@ def test_the_injection_flow_is_denied_naming_rule_lineage_and_reason(served: Ser
     as_json = run_cli("explain", "--session", sid, "--db", str(served.db), "--format", "json")
     entry = orjson.loads(as_json.stdout)["entry"]
     assert entry["lineage"]["cited"] == ["p9", "p7", "p3"]
-    assert [n["origin"] for n in entry["lineage"]["nodes"]] == [
-        "agent_generated",
-        "agent_generated",
-        "tool_output",
+    # The call's own object is under "provenance"; the cited ones of the lineage beside it.
+    assert [n["id"] for n in entry["provenance"]] == ["p9"]
+    assert [(n["id"], n["origin"]) for n in entry["lineage"]["nodes"]] == [
+        ("p7", "agent_generated"),
+        ("p3", "tool_output"),
     ]
 
 
