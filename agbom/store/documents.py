@@ -27,10 +27,15 @@ class AgbomDocument(Mapping[str, Any]):
     Treat it, and everything reached through it, as read-only: the values are the AgBOM's.
     """
 
-    __slots__ = ("agbom",)
+    __slots__ = ("agbom", "forms", "prestored_in")
 
     def __init__(self, agbom: AgBOM) -> None:
         self.agbom = agbom
+        # What a store computed of the components ahead of storing them (off the Guardian's
+        # lock, see Store.prepare_document): their stored form by id, and the store whose
+        # content-addressed table already holds every one of them. Opaque to everyone else.
+        self.forms: dict[str, Any] | None = None
+        self.prestored_in: str | None = None
 
     def __getitem__(self, key: str) -> Any:
         if key == "components":

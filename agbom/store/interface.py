@@ -482,6 +482,16 @@ class SessionStore(Protocol):
 class InventoryStore(Protocol):
     """AgBOM versions per session and the fleet inventory built from them."""
 
+    def release_session(self, session_id: str) -> None:
+        """Forget what this handle caches of the session (the Guardian dropped it from
+        memory); the next version it saves is compared with the database's copy."""
+        ...
+
+    def prepare_document(self, document: Mapping[str, Any]) -> None:
+        """Do the part of storing ``document`` that depends on it alone, ahead of
+        :meth:`save_agbom_version` and off the Guardian's lock (a store may do nothing)."""
+        ...
+
     def save_agbom_version(
         self,
         session_id: str,

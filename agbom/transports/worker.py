@@ -50,7 +50,7 @@ from agbom.guardian import Guardian, GuardianConfig
 from agbom.guardian.config import Mode
 from agbom.guardian.core import on_database_server
 from agbom.guardian.precheck import Prechecked, split_prechecked
-from agbom.protocol import INTERNAL_ERROR
+from agbom.protocol import INTERNAL_ERROR, request_hash
 from agbom.transports.interface import Limits, TransportError, error_body, parse_message
 
 REQUEST = struct.Struct(">IIB")
@@ -161,6 +161,8 @@ class WorkerSpec:
 # -- the decision process -------------------------------------------------------------------------
 
 
+SWITCH_INTERVAL_S = 0.001
+"""The decision process's GIL switch interval (see :func:`main`)."""
 BULK_FRAME_BYTES = 256 * 1024
 """An ``agbom/snapshot`` body at least this large is prepared off the Guardian's lock, in the
 bulk thread, so that small decisions of other sessions go on meanwhile (a 9,000-component
@@ -174,7 +176,7 @@ class _Bulk:
     def __init__(self, guardian: Guardian) -> None:
         self.guardian = guardian
         self.todo: queue.SimpleQueue[tuple[int, Any] | None] = queue.SimpleQueue()
-        self.done: deque[tuple[int, Any, Any]] = deque()
+        self.done: deque[tuple[int, Any, Any, Prechecked | None]] = deque()
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         self._thread: threading.Thread | None = None
@@ -191,14 +193,20 @@ class _Bulk:
         store: Store | None = None
         while (item := self.todo.get()) is not None:
             tag, message = item
-            prepared = None
+            prepared = checked = None
             try:
                 if store is None:
                     store = self.guardian.store.reopen()
                 prepared = self.guardian.prepare(message, store)
+                if prepared is not None and prepared.error is None:
+                    # The envelope and payload were validated by prepare: the loop takes
+                    # the request hash as computed here, not again under the lock.
+                    checked = Prechecked(request_hash(message["params"]))
+                    if prepared.document is not None:
+                        store.prepare_document(prepared.document)
             except Exception as exc:  # noqa: BLE001 - the pipeline decides it unprepared
                 print(f"agbom: decision process: preparing a snapshot: {exc}", file=sys.stderr)
-            self.done.append((tag, message, prepared))
+            self.done.append((tag, message, prepared, checked))
             with contextlib.suppress(OSError):
                 os.write(self.wake_w, b"!")
         if store is not None:
@@ -400,8 +408,8 @@ class DecisionServer:
     def _finish_prepared(self) -> None:
         """Decide the snapshots the bulk thread prepared, then what their sessions held."""
         while self._bulk.done:
-            tag, message, prepared = self._bulk.done.popleft()
-            self._decide_safely(tag, message, prepared)
+            tag, message, prepared, checked = self._bulk.done.popleft()
+            self._decide_safely(tag, message, prepared, checked)
             session_id = _session_of(message)
             held = self._held.get(session_id) if session_id is not None else None
             while held:
@@ -418,9 +426,11 @@ class DecisionServer:
                 if session_id is not None:
                     self._held.pop(session_id, None)
 
-    def _decide_safely(self, tag: int, message: Any, prepared: Any = None) -> None:
+    def _decide_safely(
+        self, tag: int, message: Any, prepared: Any = None, checked: Prechecked | None = None
+    ) -> None:
         try:
-            self._decide(tag, message, prepared)
+            self._decide(tag, message, prepared, checked)
         except Exception as exc:  # noqa: BLE001 - one bad request must not stop the Guardian
             self._emit(tag, error_body(INTERNAL_ERROR, "internal_error", f"{type(exc).__name__}"))
 
@@ -507,6 +517,11 @@ def main(argv: list[str]) -> int:
         if reloads:
             threading.Thread(target=guardian.policies.signals.reload, daemon=True).start()
     guardian.store.start_background_checkpoints()
+    # The loop thread answers small requests while the bulk thread prepares big snapshots:
+    # each time the loop gives up the GIL (a store call, a socket read) it waits for the
+    # bulk thread to hand it back, by default up to 5 ms. 1 ms keeps a small decision, which
+    # gives it up a few times, within a few ms of its own cost (docs/performance.md).
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         served = DecisionServer(guardian, Limits(**spec.limits)).serve(sock)
     finally:

@@ -75,6 +75,13 @@ def index_components(
 class InventoryMixin(PostgresBase):
     """The :class:`~agbom.store.interface.InventoryStore` part of the PostgreSQL store."""
 
+    def release_session(self, session_id: str) -> None:
+        """Nothing is cached per session."""
+
+    def prepare_document(self, document: Mapping[str, Any]) -> None:
+        """Nothing to do ahead: this store writes the document whole, in one statement, and
+        a database server's write lock is per row, not per database as SQLite's."""
+
     def save_agbom_version(
         self,
         session_id: str,

@@ -18,8 +18,16 @@ from agbom.store._inventory_logic import (
 from agbom.store._shared import (
     _stamp,
 )
+from agbom.store.documents import AgbomDocument
 from agbom.store.sqlite.connection import SqliteBase, _guarded
-from agbom.store.sqlite.versions import Manifest, read_document, save_version
+from agbom.store.sqlite.versions import (
+    PRESTORE_CHUNK,
+    Manifest,
+    prestore_chunk,
+    read_document,
+    save_version,
+    stored_forms,
+)
 
 MAX_REMEMBERED_SESSIONS = 256
 MAX_REMEMBERED_COMPONENTS = 500_000
@@ -31,6 +39,25 @@ database's copy instead."""
 
 class InventoryMixin(SqliteBase):
     """AgBOM versions and the fleet index (:class:`~agbom.store.interface.InventoryStore`)."""
+
+    def release_session(self, session_id: str) -> None:
+        self._manifests.pop(session_id, None)
+
+    @_guarded
+    def prepare_document(self, document: Mapping[str, Any]) -> None:
+        """Serialize and hash an :class:`~agbom.store.AgbomDocument`'s components, and write
+        their content-addressed bodies, ahead of :meth:`save_agbom_version` (a chunk per
+        transaction); that call then only diffs and indexes. For the bulk thread of the
+        decision process, on a handle of its own. Anything else is left as it is."""
+        if not isinstance(document, AgbomDocument) or document.forms is not None:
+            return
+        forms = stored_forms(document)
+        values = list(forms.values())
+        for start in range(0, len(values), PRESTORE_CHUNK):
+            with self._write() as conn:
+                prestore_chunk(conn, values[start : start + PRESTORE_CHUNK])
+        document.forms = forms
+        document.prestored_in = self.location
 
     @_guarded
     def save_agbom_version(
@@ -77,6 +104,7 @@ class InventoryMixin(SqliteBase):
                 created_at=ts,
                 accepted=accepted,
                 remembered=remembered,
+                where=self.location,
             )
         if manifest is not None:
             self._remember(session_id, manifest)

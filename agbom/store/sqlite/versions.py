@@ -54,7 +54,9 @@ __all__ = [
     "load_manifest",
     "migrate_v6_versions",
     "read_document",
+    "prestore_chunk",
     "save_version",
+    "stored_forms",
 ]
 
 _SORTED = orjson.OPT_SORT_KEYS
@@ -78,13 +80,22 @@ _DELTA_SQL = (
     "LEFT JOIN agbom_components c ON c.key = d.key "
     "WHERE d.session_id = ? AND d.version = ?"
 )
+# The statements that touch one row per changed component take the rows as one JSON array
+# parameter (json_each): one statement, one sqlite3_step, instead of one per row. Each step
+# releases and takes back the GIL, and while the bulk thread prepares a big snapshot, taking
+# it back waits for the switch interval: thousands of steps per version made small requests
+# of other sessions wait seconds (docs/performance.md, "Big snapshots and memory").
 _FIRST_SEEN_SQL = (
-    "SELECT MIN(first_seen) FROM agbom_members WHERE session_id = ? AND component_id = ? "
-    "AND type = ? AND name = ? AND version_str IS ?"
+    "SELECT json_group_array((SELECT MIN(m.first_seen) FROM agbom_members m "
+    "WHERE m.session_id = ?1 AND m.component_id = json_extract(j.value, '$[0]') "
+    "AND m.type = json_extract(j.value, '$[1]') AND m.name = json_extract(j.value, '$[2]') "
+    "AND m.version_str IS json_extract(j.value, '$[3]'))) FROM json_each(?2) j"
 )
+_ANY_MEMBER_SQL = "SELECT 1 FROM agbom_members WHERE session_id = ? LIMIT 1"
 _CLOSE_SQL = (
-    "UPDATE agbom_members SET until_version = ?, last_seen = ? "
-    "WHERE session_id = ? AND component_id = ? AND until_version IS NULL"
+    "UPDATE agbom_members SET until_version = ?1, last_seen = ?2 "
+    "WHERE session_id = ?3 AND until_version IS NULL "
+    "AND component_id IN (SELECT value FROM json_each(?4))"
 )
 _CLOSE_ALL_SQL = (
     "UPDATE agbom_members SET until_version = ?, last_seen = ? "
@@ -97,14 +108,20 @@ _INSERT_VERSION_SQL = (
     "base_version, agbom_hash, change, created_at, accepted) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_INSERT_COMPONENT_SQL = "INSERT OR IGNORE INTO agbom_components (key, body) VALUES (?, ?)"
+_INSERT_COMPONENT_SQL = (
+    "INSERT OR IGNORE INTO agbom_components (key, body) "
+    "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1)"
+)
 _INSERT_MEMBER_SQL = (
     "INSERT INTO agbom_members (session_id, component_id, since_version, until_version, key, "
     "agent_id, type, name, version_str, first_seen, last_seen) "
-    "VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, NULL)"
+    "SELECT ?1, json_extract(value, '$[0]'), ?2, NULL, json_extract(value, '$[1]'), ?3, "
+    "json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), "
+    "json_extract(value, '$[5]'), NULL FROM json_each(?4)"
 )
 _INSERT_DELTA_SQL = (
-    "INSERT INTO agbom_refused_members (session_id, version, component_id, key) VALUES (?, ?, ?, ?)"
+    "INSERT INTO agbom_refused_members (session_id, version, component_id, key) "
+    "SELECT ?1, ?2, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3)"
 )
 
 
@@ -220,11 +237,41 @@ def _body(data: Mapping[str, Any]) -> bytes:
     return body
 
 
+_Form = tuple[str, str, str, str, str | None]
+"""A component as stored: ``(key, body, type, name, version)``."""
+
+
+def _form(component_id: str, source: object) -> _Form:
+    data, ctype, name, version_str = _facts(component_id, source)
+    body = _body(data)
+    return hashlib.sha256(body).hexdigest(), body.decode(), ctype, name, version_str
+
+
+PRESTORE_CHUNK = 512
+"""Component bodies written per transaction ahead of a version: a short hold of the write
+lock each, so that the decisions committed meanwhile wait for one chunk, not the lot."""
+
+
+def stored_forms(document: AgbomDocument) -> dict[str, _Form]:
+    """The stored form of each of ``document``'s components, by id (what
+    :func:`save_version` would compute; kept on the document as ``forms``)."""
+    return {cid: _form(cid, component) for cid, component in document.agbom.components.items()}
+
+
+def prestore_chunk(conn: sqlite3.Connection, forms: list[_Form]) -> None:
+    """Write the content-addressed bodies of ``forms`` (inside the caller's transaction).
+
+    Bodies are keyed by their hash and never deleted, so writing them ahead of a version
+    changes nothing a reader can see, whether or not the version is ever stored."""
+    conn.execute(_INSERT_COMPONENT_SQL, (_rows([[form[0], form[1]] for form in forms]),))
+
+
 def _diff(
     by_id: Mapping[str, Any],
     previous: Mapping[str, Member],
     objects: Mapping[str, object] | None,
     touched: frozenset[str] | None = None,
+    forms: Mapping[str, _Form] | None = None,
 ) -> tuple[list[_Change], list[str]]:
     """``(changes, ids no longer there)`` against ``previous``.
 
@@ -244,17 +291,19 @@ def _diff(
     same_object = objects.get if objects is not None else None
     changes: list[_Change] = []
     get = previous.get
+    form_of = forms.get if forms is not None else None
     for cid in candidates:
         source = by_id[cid]
         old = get(cid)
         if old is not None and same_object is not None and same_object(cid) is source:
             continue
-        data, ctype, name, version_str = _facts(cid, source)
-        body = _body(data)
-        key = hashlib.sha256(body).hexdigest()
+        form = form_of(cid) if form_of is not None else None
+        if form is None:
+            form = _form(cid, source)
+        key, body, ctype, name, version_str = form
         if old is not None and old.key == key:
             continue
-        changes.append(_Change(cid, source, key, body.decode(), ctype, name, version_str, old))
+        changes.append(_Change(cid, source, key, body, ctype, name, version_str, old))
     added = sum(1 for change in changes if change.old is None)
     removed: list[str] = []
     if len(by_id) - added != len(previous) and objects is not None and touched is not None:
@@ -271,6 +320,24 @@ def _touched(document: Mapping[str, Any], base: Manifest | None) -> frozenset[st
         return None
     held = base.agbom()
     return None if held is None else document.agbom.changed_since(held)
+
+
+def _rows(rows: list[Any]) -> str:
+    """Rows as the one JSON array parameter of a json_each statement."""
+    return orjson.dumps(rows).decode()
+
+
+def _forms(document: Mapping[str, Any]) -> Mapping[str, _Form] | None:
+    return document.forms if isinstance(document, AgbomDocument) else None
+
+
+def _insert_components(
+    conn: sqlite3.Connection, changes: list[_Change], document: Mapping[str, Any], where: str
+) -> None:
+    if isinstance(document, AgbomDocument) and document.prestored_in == where:
+        return  # every body is there already (prestore_chunk)
+    if changes:
+        conn.execute(_INSERT_COMPONENT_SQL, (_rows([[c.key, c.body] for c in changes]),))
 
 
 # -- storing a version ------------------------------------------------------------------------
@@ -320,6 +387,7 @@ def save_version(
     remembered: Manifest | None,
     keep_whole: bool = False,
     rowid: int | None = None,
+    where: str = "",
 ) -> Manifest | None:
     """Store version ``version`` of the session inside the caller's write transaction;
     return the session's latest accepted version afterwards (for the handle to remember).
@@ -327,7 +395,8 @@ def save_version(
     ``remembered`` is what the handle remembers of the session (checked here); it may be
     updated in place, so the caller must forget it if the transaction does not commit.
     ``keep_whole`` stores the document whole (the migration, for a document it could not
-    take apart and put back identically).
+    take apart and put back identically). ``where`` names the database, as the document's
+    ``prestored_in`` would (see :func:`prestore_chunk`).
     """
     base = _current(conn, session_id, remembered)
     header, by_id, whole = _split(document)
@@ -359,14 +428,16 @@ def save_version(
         )
         if whole:
             changes, removed = _diff(
-                by_id, previous, base.components() if base else None, _touched(document, base)
+                by_id,
+                previous,
+                base.components() if base else None,
+                _touched(document, base),
+                _forms(document),
             )
-            conn.executemany(_INSERT_COMPONENT_SQL, [(c.key, c.body) for c in changes])
-            conn.executemany(
-                _INSERT_DELTA_SQL,
-                [(session_id, version, c.component_id, c.key) for c in changes]
-                + [(session_id, version, cid, None) for cid in removed],
-            )
+            _insert_components(conn, changes, document, where)
+            deltas = [[c.component_id, c.key] for c in changes] + [[cid, None] for cid in removed]
+            if deltas:
+                conn.execute(_INSERT_DELTA_SQL, (session_id, version, _rows(deltas)))
         return base
     conn.execute(
         _INSERT_VERSION_SQL,
@@ -390,47 +461,36 @@ def save_version(
         conn.execute(_CLOSE_ALL_SQL, (version, base.created_at, session_id))
         previous = {}
     objects = base.components() if base is not None and same_agent else None
-    changes, removed = _diff(by_id, previous, objects, _touched(document, base))
-    if base is not None:
-        conn.executemany(
-            _CLOSE_SQL,
-            [
-                (version, base.created_at, session_id, cid)
-                for cid in [c.component_id for c in changes if c.old is not None] + removed
-            ],
-        )
-    conn.executemany(_INSERT_COMPONENT_SQL, [(c.key, c.body) for c in changes])
+    changes, removed = _diff(by_id, previous, objects, _touched(document, base), _forms(document))
+    closed = [c.component_id for c in changes if c.old is not None] + removed
+    if base is not None and closed:
+        conn.execute(_CLOSE_SQL, (version, base.created_at, session_id, _rows(closed)))
+    _insert_components(conn, changes, document, where)
+    # A component whose identity changed (or a new one) may have been shown by the session
+    # before (same id, type, name and version): the fleet index dates it from then, as it
+    # always has.
+    renamed = [
+        c
+        for c in changes
+        if c.old is None
+        or (c.old.type, c.old.name, c.old.version_str) != (c.type, c.name, c.version_str)
+    ]
+    earlier: list[str | None] = [None] * len(renamed)
+    if renamed and conn.execute(_ANY_MEMBER_SQL, (session_id,)).fetchone() is not None:
+        found = conn.execute(
+            _FIRST_SEEN_SQL,
+            (session_id, _rows([[c.component_id, c.type, c.name, c.version_str] for c in renamed])),
+        ).fetchone()[0]
+        earlier = orjson.loads(found)
+    first_seen_of = {id(c): seen or created_at for c, seen in zip(renamed, earlier, strict=True)}
     rows = []
     for c in changes:
         old = c.old
-        if old is not None and (old.type, old.name, old.version_str) == (
-            c.type,
-            c.name,
-            c.version_str,
-        ):
-            first_seen = old.first_seen
-        else:
-            # The session may have shown this component (same id, type, name and version)
-            # before: the fleet index dates it from then, as it always has.
-            found = conn.execute(
-                _FIRST_SEEN_SQL, (session_id, c.component_id, c.type, c.name, c.version_str)
-            ).fetchone()[0]
-            first_seen = found or created_at
-        rows.append(
-            (
-                session_id,
-                c.component_id,
-                version,
-                c.key,
-                agent_id,
-                c.type,
-                c.name,
-                c.version_str,
-                first_seen,
-            )
-        )
+        first_seen = first_seen_of.get(id(c)) or (old.first_seen if old is not None else created_at)
+        rows.append([c.component_id, c.key, c.type, c.name, c.version_str, first_seen])
         c.old = Member(c.key, c.type, c.name, c.version_str, first_seen)
-    conn.executemany(_INSERT_MEMBER_SQL, rows)
+    if rows:
+        conn.execute(_INSERT_MEMBER_SQL, (session_id, version, agent_id, _rows(rows)))
     members = base.members if base is not None and same_agent else {}
     for cid in removed:
         del members[cid]
