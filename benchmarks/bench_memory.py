@@ -113,14 +113,30 @@ def rss_mib(pid: int) -> float:
     return total / 1024
 
 
+def process_rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 class Sampler(threading.Thread):
+    """Peak RSS of the server's process tree, and of its decision process alone (the one
+    ``--max-memory-mib`` bounds: the front holds no session)."""
+
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
         self.pid, self.peak, self.halt = pid, 0.0, threading.Event()
+        self.decision_peak = 0.0
 
     def run(self) -> None:
         while not self.halt.is_set():
             self.peak = max(self.peak, rss_mib(self.pid))
+            for child in tree(self.pid)[1:]:
+                self.decision_peak = max(self.decision_peak, process_rss_mib(child))
             time.sleep(SAMPLE_S)
 
 
@@ -170,7 +186,7 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="agbom-mem-"))
     agbom = Path(sys.executable).parent / "agbom"
     command = [str(agbom), "serve", "--port", str(port), "--db", str(folder / "s.db")]
-    command += ["--max-body-bytes", str(64 * 1024 * 1024)]
+    command += ["--max-body-bytes", str(64 * 1024 * 1024), "--max-memory-mib", str(args.bound_mib)]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + args.timeout
     try:
@@ -222,8 +238,8 @@ def main() -> int:
     )
     print(
         f"server RSS (front + decision process): idle {idle:.0f} MiB, peak {sampler.peak:.0f} "
-        f"MiB, after {after:.0f} MiB; bound {args.bound_mib} MiB + {MEMORY_SLACK_MIB} MiB = "
-        f"{limit} MiB"
+        f"MiB, after {after:.0f} MiB; decision process peak {sampler.decision_peak:.0f} MiB; "
+        f"bound {args.bound_mib} MiB (--max-memory-mib) + {MEMORY_SLACK_MIB} MiB = {limit} MiB"
     )
     if ordered:
         print(

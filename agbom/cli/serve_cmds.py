@@ -32,6 +32,16 @@ from agbom.cli.signing_options import (
 from agbom.display import visible
 from agbom.errors import InputError
 
+MIN_MEMORY_MIB, MAX_MEMORY_MIB = 128, 1024 * 1024
+
+
+def memory_bounds(max_memory_mib: int) -> dict[str, int]:
+    """GuardianConfig's two memory bounds for ``--max-memory-mib``: the process's resident
+    size, and two thirds of it for the sessions' estimated bytes (the rest is the interpreter,
+    the store's caches and a snapshot being prepared; docs/reliability.md, "Bounds")."""
+    bound = max_memory_mib * 1024 * 1024
+    return {"max_memory_bytes": bound, "max_session_bytes": bound * 2 // 3}
+
 
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="Address to bind."),
@@ -131,6 +141,13 @@ def serve(
     ),
     max_body_bytes: int = typer.Option(
         1024 * 1024, "--max-body-bytes", help="Largest request body accepted."
+    ),
+    max_memory_mib: int = typer.Option(
+        768,
+        "--max-memory-mib",
+        help="Resident memory the deciding process stays within (MiB): past it, the least "
+        "recently used sessions are dropped from memory (restored from the store when next "
+        "used).",
     ),
     fail_open_hooks: bool = typer.Option(
         False, "--hooks-fail-open", help="Runtime hook endpoints allow on malformed input."
@@ -271,6 +288,11 @@ def serve(
     clients = client_capabilities(client_config, no_modify, no_ask, ask_fallback)
     if decision_timeout <= 0:
         raise typer.BadParameter("must be positive", param_hint="--decision-timeout")
+    if not MIN_MEMORY_MIB <= max_memory_mib <= MAX_MEMORY_MIB:
+        raise typer.BadParameter(
+            f"must be {MIN_MEMORY_MIB} to {MAX_MEMORY_MIB} (an idle server uses about 60 MiB)",
+            param_hint="--max-memory-mib",
+        )
     if skew_window_ms <= 0 or max_load_path_depth <= 0 or max_body_bytes <= 0:
         raise typer.BadParameter(
             "--skew-window-ms, --max-load-path-depth and --max-body-bytes must be positive"
@@ -298,6 +320,7 @@ def serve(
         require_signatures=require_signatures,
         strict_inventory=strict_inventory,
         max_body_bytes=max_body_bytes,
+        **memory_bounds(max_memory_mib),
         skew_window_ms=skew_window_ms,
         max_load_path_depth=max_load_path_depth,
         deny_overbroad_capabilities=not allow_overbroad,

@@ -52,6 +52,9 @@ class GuardianConfig:
     # Bound on the memory of the sessions kept in memory (estimated; see SessionState): past
     # it the least recently used ones are dropped, and restored from the store when next used.
     max_session_bytes: int = 512 * 1024 * 1024
+    # Bound on the process's real resident size (guardian/sizing.py; serve --max-memory-mib):
+    # past it, least recently used sessions are dropped too. None: the estimate alone.
+    max_memory_bytes: int | None = 768 * 1024 * 1024
     # The Guardian's own asymmetric keys (serve --signing-key; agbom/guardian/signing.py):
     # private key files from `agbom keys generate`, by path, so the decision process reads
     # them itself and no key material travels. sign_responses: "all" or "non-allow".

@@ -3,13 +3,15 @@
 A mixin of :class:`~agbom.guardian.Guardian`, which owns the state it works on. A session not
 in memory is restored from the store when next used (its chain head, registrations and last
 accepted AgBOM), so dropping one loses nothing; memory is bounded by count
-(:data:`MAX_SESSIONS_IN_MEMORY`) and by estimated bytes (``GuardianConfig.max_session_bytes``),
-least recently used first.
+(:data:`MAX_SESSIONS_IN_MEMORY`), by estimated bytes (``GuardianConfig.max_session_bytes``)
+and by the process's resident size (``GuardianConfig.max_memory_bytes``), least recently used
+first.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,9 +21,15 @@ from typing import TYPE_CHECKING, Any
 from agbom.guardian.config import GuardianConfig
 from agbom.guardian.pipelined import Pipelined
 from agbom.guardian.session import ChainFold, HeldInventory, SessionState
+from agbom.guardian.sizing import resident_bytes, return_freed_memory
 from agbom.protocol import AcsError
 from agbom.protocol import errors as codes
 from agbom.store import Store
+
+RESIDENT_CHECK_BYTES = 8 * 1024 * 1024
+RESIDENT_CHECK_S = 1.0
+"""How often the process's resident size is looked at: after the sessions grew by so many
+estimated bytes, or so many seconds (see ``SessionMemory._check_resident``)."""
 
 MAX_SESSIONS_IN_MEMORY = 2048
 """Sessions whose state a Guardian keeps in memory; others are restored from the store."""
@@ -113,6 +121,7 @@ class SessionMemory:
         if session is None:
             return
         self._session_bytes -= session.weight
+        self.store.release_session(session_id)
         if stale and session.chain is not None:
             kept = self._stale_chains
             kept.pop(session_id, None)
@@ -134,12 +143,54 @@ class SessionMemory:
         self._session_bytes += weight - session.weight
         session.weight = weight
         while self._session_bytes > self.config.max_session_bytes and len(self._sessions) > 1:
-            oldest = next(iter(self._sessions))
-            if oldest == session.session_id:
-                # The session being served is the oldest only when it is alone with ones
-                # used after it; drop the next instead.
-                oldest = list(self._sessions)[1]
+            self._forget(self._least_recent(session))
+        self._check_resident(session)
+
+    def _least_recent(self, serving: SessionState) -> str:
+        oldest = next(iter(self._sessions))
+        if oldest == serving.session_id:
+            # The session being served is the oldest only when it is alone with ones used
+            # after it; the next goes instead.
+            oldest = list(self._sessions)[1]
+        return oldest
+
+    # The last look at the process's resident size (see _check_resident).
+    _resident_checked_at: float = 0.0
+    _resident_checked_bytes: int = 0
+    _resident_floor: int = 0
+
+    def _check_resident(self, serving: SessionState) -> None:
+        """Hold the process's real resident size to ``max_memory_bytes``: past it, drop the
+        least recently used sessions until their estimated weights add up to the excess, and
+        hand the freed memory back to the system.
+
+        Looked at when the sessions grew by :data:`RESIDENT_CHECK_BYTES` (estimated) or
+        :data:`RESIDENT_CHECK_S` went by, which costs a read of ``/proc/self/statm``. What the
+        heap keeps after a drop (fragments of pages still in use) is not the sessions' to
+        free: it becomes the floor, and sessions are dropped again only once the process grew
+        past it by the same step, so that a process whose heap cannot shrink below the bound
+        does not drop every session on every request."""
+        bound = self.config.max_memory_bytes
+        if bound is None:
+            return
+        now = time.monotonic()
+        grown = self._session_bytes - self._resident_checked_bytes
+        if grown < RESIDENT_CHECK_BYTES and now - self._resident_checked_at < RESIDENT_CHECK_S:
+            return
+        self._resident_checked_at, self._resident_checked_bytes = now, self._session_bytes
+        resident = resident_bytes()
+        if resident is None or resident <= max(bound, self._resident_floor + RESIDENT_CHECK_BYTES):
+            return
+        excess = resident - bound
+        freed = 0
+        while freed < excess and len(self._sessions) > 1:
+            oldest = self._least_recent(serving)
+            freed += self._sessions[oldest].weight
             self._forget(oldest)
+        return_freed_memory()
+        after = resident_bytes()
+        self._resident_floor = after if after is not None and after > bound else 0
+        self._resident_checked_bytes = self._session_bytes
 
     def memory_in_use(self) -> tuple[int, int]:
         """How many sessions are held in memory, and their estimated bytes."""
@@ -187,3 +238,4 @@ class SessionMemory:
             self._sessions.clear()
             self._session_bytes = 0
             self._stale_chains.clear()
+            self._resident_floor = self._resident_checked_bytes = 0
