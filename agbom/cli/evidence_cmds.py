@@ -134,6 +134,44 @@ def verify_bundle_file(bundle: Path, public_keys: list[Path]) -> None:
     typer.echo(f"agbom: {visible(str(bundle))}: evidence bundle verified", err=True)
 
 
+def verify_signed_chains(db: str, session_id: str | None, public_keys: list[Path]) -> int:
+    """``audit verify [SESSION] --public-key K``: each chain against the head the Guardian
+    signed at sessionEnd, with no secret. Returns how many failed. A session with no signed
+    head (still open, or ended without a signing key) is listed as such and not counted as
+    verified; naming one that has none is a failure."""
+    from agbom.evidence import EvidenceInvalid, KeySet, verify_sealed_chain
+    from agbom.store import open_store, redact_location
+
+    keys = KeySet.from_files(public_keys)
+    failed = verified = 0
+    with open_store(db, create=False) as store:
+        sessions = [session_id] if session_id else store.chain_session_ids()
+        for sid in sessions:
+            entries = [{k: v for k, v in e.items() if k != "seq"} for e in store.chain_entries(sid)]
+            if not entries:
+                raise InputError(f"no audit chain for session {sid} in {redact_location(db)}")
+            head = store.signed_head(sid)
+            if head is None:
+                typer.echo(f"UNSIGNED {visible(sid)}  {len(entries)} entries  no signed head")
+                failed += sid == session_id
+                continue
+            try:
+                key = verify_sealed_chain(entries, head, keys)
+            except EvidenceInvalid as exc:
+                failed += 1
+                typer.echo(f"BROKEN  {visible(sid)}  {visible(exc.diagnostics())}")
+                continue
+            verified += 1
+            typer.echo(
+                f"ok      {visible(sid)}  {len(entries)} entries  head {head['chain_hash']}  "
+                f"signed {key.algorithm} {key.key_id}"
+            )
+    typer.echo(
+        f"agbom: {verified} of {len(sessions)} chain(s) verified against signed heads", err=True
+    )
+    return failed
+
+
 def add_audit_commands(audit_app: typer.Typer) -> None:
     """The evidence subcommands of ``agbom audit``."""
     audit_app.command("seal")(audit_seal)

@@ -311,7 +311,8 @@ def audit_verify(
         "--public-key",
         "--jwks",
         metavar="FILE",
-        help="With --bundle: a trusted public key (PEM) or JWKS; repeat for several.",
+        help="A trusted public key (PEM) or JWKS; repeat for several. With --bundle: check the "
+        "bundle; else: check each chain against the head the Guardian signed at sessionEnd.",
     ),
 ) -> None:
     """Recompute every chain; report the first broken link; exit 1 when any chain is broken.
@@ -332,7 +333,14 @@ def audit_verify(
         verify_bundle_file(bundle, public_keys or [])
         return
     if public_keys:
-        raise typer.BadParameter("needs --bundle", param_hint="--public-key")
+        # Against the heads the Guardian signed at sessionEnd (docs/evidence.md).
+        from agbom.cli.evidence_cmds import verify_signed_chains
+
+        if expected_head is not None:
+            raise typer.BadParameter("takes no --expected-head", param_hint="--public-key")
+        if verify_signed_chains(db, session_id, public_keys):
+            raise ChainBroken("a chain does not verify against its signed head")
+        return
     if expected_head is not None and session_id is None:
         raise typer.BadParameter("needs a SESSION_ID", param_hint="--expected-head")
     with open_store(db, create=False) as store:

@@ -129,6 +129,13 @@ def test_an_acs_crypto_session_is_signed_with_ml_dsa_65_end_to_end(
     assert independent.acs_signature_verifies(head, ml_raw)
     assert head["chain_hash"] == answers[2]["result"]["chain_hash"]
 
+    # agbom audit verify --public-key checks the stored chain against it, with no secret.
+    ml_pub, ed_pub = (tmp_path / f"guardian-{n}.pub" for n in ("ml", "ed"))
+    ok = run_cli("audit", "verify", session, "--db", str(server.db), "--public-key", str(ml_pub))
+    assert ok.returncode == 0 and b"signed ML-DSA-65" in ok.stdout, ok.stderr
+    wrong = run_cli("audit", "verify", session, "--db", str(server.db), "--public-key", str(ed_pub))
+    assert wrong.returncode == 1 and b"signature_key_unknown" in wrong.stdout
+
     # The bundle carries that very statement; chain and head check out independently.
     exporter, exporter_raw = _keys(tmp_path, "Ed25519", "auditor")
     out = tmp_path / "bundle.json"
@@ -165,6 +172,9 @@ def test_a_rewritten_chain_after_the_seal_cannot_be_bundled(
             "(SELECT MAX(seq) FROM chain_entries WHERE session_id = ?)",
             (session, session),
         )
+    public = str(tmp_path / "guardian-ml.pub")
+    check = run_cli("audit", "verify", session, "--db", str(server.db), "--public-key", public)
+    assert check.returncode == 1 and b"chain_mismatch" in check.stdout
     exporter, _ = _keys(tmp_path, "Ed25519", "auditor")
     done = run_cli(
         "audit", "export", session, "--db", str(server.db), "--bundle",
