@@ -99,7 +99,7 @@ def test_scan_time_and_run_time_agree_on_every_corpus_file(served: Served) -> No
                 result = _decide(served, "steps/toolCallRequest", _bash(text))
                 assert _fired(result) & CONTENT_RULES == by_file.get(name, set()), name
                 compared += 1
-    assert compared >= 67 and any(by_file.values())
+    assert compared >= 80 and any(by_file.values())
 
 
 def _sample_tool_calls() -> list[tuple[str, dict[str, Any]]]:
