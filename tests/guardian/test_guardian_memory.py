@@ -17,7 +17,7 @@ COMPONENTS = 1500
 BUDGET = 8 * 1024 * 1024
 
 
-def inventory(session_index: int) -> dict[str, Any]:
+def inventory(session_index: int, count: int = COMPONENTS) -> dict[str, Any]:
     components = [
         {
             "id": f"tool-{session_index}-{i}",
@@ -28,7 +28,7 @@ def inventory(session_index: int) -> dict[str, Any]:
             "capability": "fs.read",
             "registration_provenance": {"origin": "system"},
         }
-        for i in range(COMPONENTS)
+        for i in range(count)
     ]
     return {"agent": {"id": "agent-1"}, "components": components}
 
@@ -94,3 +94,26 @@ def test_the_weight_follows_what_a_session_remembers(tmp_path: Path) -> None:
     assert after > before
     assert after == sum(s.estimated_bytes() for s in [session])
     g.store.close()
+
+
+def test_the_estimate_follows_what_a_held_inventory_measures(tmp_path: Path) -> None:
+    """The weight a session is counted at, against the bytes its inventory, graph, findings
+    and tool index hold, measured on the objects (sizing.held_bytes): within a factor the
+    bound's documentation states (docs/reliability.md, "Bounds"), at three sizes."""
+    from agbom.guardian.sizing import held_bytes
+
+    g = build_guardian(tmp_path / "s.db")
+    for size in (50, 500, 3000):
+        sid = open_session(g)
+        snap = ok(
+            g.handle(request("agbom/snapshot", {"agbom": inventory(size, size)}, session_id=sid))
+        )
+        assert snap["decision"] == "allow", snap
+        session = g._sessions[sid]
+        measured = held_bytes(session.agbom, session.graph, session.findings, session.tools_by_name)
+        per_component = measured / size
+        assert 0.6 * COMPONENT_BYTES <= per_component <= 1.25 * COMPONENT_BYTES, (
+            size,
+            per_component,
+        )
+        assert session.weight >= measured * 0.8, (size, session.weight, measured)
