@@ -60,6 +60,7 @@ _HOST = re.compile(r"^(?:\*\.)?(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-
 MAX_LIST = 10_000  # entries in one of the pack's lists
 MAX_PACK_BYTES = 256 * 1024
 MAX_SHOWN = 120  # characters of a matched span put in a decision
+MAX_HITS = 50  # hits kept for one step: a command naming 10,000 URLs gives a bounded answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,8 +388,12 @@ class RuntimePacks:
         found: list[Hit] = []
         for pack in self.packs:
             call = _call_of(method, payload, pack)
-            if call is not None:
-                found.extend(_pack_hits(pack, call))
+            if call is None:
+                continue
+            for hit in _pack_hits(pack, call):
+                found.append(hit)
+                if len(found) >= MAX_HITS:
+                    return found
         return found
 
     def evaluate(self, method: str, payload: Mapping[str, Any]) -> Decision | None:

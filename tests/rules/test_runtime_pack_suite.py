@@ -93,3 +93,12 @@ def test_the_operators_hosts_join_the_shipped_empty_allowlist() -> None:
     assert packs.evaluate("steps/toolCallRequest", call) is None
     empty = RuntimePacks([load_pack("baseline")]).evaluate("steps/toolCallRequest", call)
     assert empty is not None and "the egress allowlist is empty" in (empty.reasoning or "")
+
+
+def test_a_command_naming_thousands_of_urls_gets_a_bounded_answer() -> None:
+    from agbom.guardian.runtime_pack import MAX_HITS
+
+    command = " ".join(f"https://h{i}.example.net/" for i in range(2_000))
+    call = {"tool": {"name": "Bash"}, "arguments": {"command": {"value": command}}}
+    verdict = RuntimePacks([load_pack("baseline")]).evaluate("steps/toolCallRequest", call)
+    assert verdict is not None and len(verdict.findings) == MAX_HITS
