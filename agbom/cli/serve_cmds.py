@@ -25,6 +25,7 @@ from agbom.cli.guardian_options import (
     secret_encoding_option,
 )
 from agbom.cli.signing_options import (
+    retired_key_option,
     sign_responses_option,
     signing_key_option,
     signing_settings,
@@ -231,6 +232,7 @@ def serve(
     ),
     signing_keys: list[Path] = signing_key_option(),
     sign_responses: str = sign_responses_option(),
+    retired_keys: list[Path] = retired_key_option(),
     reviewers_file: Path | None = typer.Option(
         None,
         "--reviewers-file",
@@ -331,7 +333,7 @@ def serve(
         **telemetry,
     )
     limits = Limits(max_body_bytes=max_body_bytes)
-    signing, published = signing_settings(signing_keys, sign_responses)
+    signing, published = signing_settings(signing_keys, sign_responses, retired_keys)
     if signing:
         config = dataclasses.replace(config, **signing)
     keys: dict[str, Any] = {"secret_file": secret_file, "key_id": key_id, "keys_file": keys_file}

@@ -33,7 +33,19 @@ def sign_responses_option() -> Any:
     )
 
 
-def signing_settings(keys: list[Path], scope: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def retired_key_option() -> Any:
+    return typer.Option(
+        [],
+        "--retired-key",
+        metavar="FILE.pub",
+        help="A public key (PEM or JWKS) whose private key no longer signs, also served at "
+        "GET /v1/keys so that what it signed still verifies after a rotation. Repeatable.",
+    )
+
+
+def signing_settings(
+    keys: list[Path], scope: str, retired: list[Path] | None = None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The GuardianConfig fields of the options, and the public keys ``GET /v1/keys`` serves
     (None without a key).
 
@@ -42,12 +54,21 @@ def signing_settings(keys: list[Path], scope: str) -> tuple[dict[str, Any], dict
     paths: no key material is passed on, on its command line or otherwise.
     """
     scope = choice(scope, ("all", "non-allow"), "--sign-responses")
+    old = []
+    if retired:
+        from agbom.evidence import KeySet
+
+        old = list(KeySet.from_files(retired))
     if not keys:
         if scope != "all":
             raise typer.BadParameter("--sign-responses needs --signing-key")
-        return {}, None
+        if not old:
+            return {}, None
+        from agbom.guardian.signing import published_keys
+
+        return {}, published_keys(old)
     from agbom.guardian.signing import WireSigner
 
     signer = WireSigner.from_files(keys, scope=scope)
     settings = {"signing_keys": tuple(str(k.absolute()) for k in keys), "sign_responses": scope}
-    return settings, signer.jwks()
+    return settings, signer.jwks(old)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agbom.errors import InputError
-from agbom.evidence import ML_DSA_65, SigningKey, jwks, sign_envelope, sign_head
+from agbom.evidence import ML_DSA_65, PublicKey, SigningKey, jwks, sign_envelope, sign_head
 from agbom.protocol import HMAC_SHA256, Disposition
 from agbom.store import Store, StoreError
 
@@ -78,9 +78,10 @@ class WireSigner:
     def algorithms(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(k.algorithm for k in self.keys))
 
-    def jwks(self) -> dict[str, Any]:
-        """The public keys, for ``GET /v1/keys`` (no private material)."""
-        return published_keys(self.keys)
+    def jwks(self, retired: Iterable[PublicKey] = ()) -> dict[str, Any]:
+        """The public keys, for ``GET /v1/keys`` (no private material), then ``retired``
+        ones whose private halves are gone but whose signatures must still verify."""
+        return published_keys([*(k.public for k in self.keys), *retired])
 
     # -- the handshake --------------------------------------------------------------------------
 
@@ -186,9 +187,9 @@ class WireSigner:
             )
 
 
-def published_keys(keys: Iterable[SigningKey]) -> dict[str, Any]:
-    """The JWKS-like document of ``keys``' public halves, each with its ``use``."""
-    document = jwks(k.public for k in keys)
+def published_keys(keys: Iterable[PublicKey]) -> dict[str, Any]:
+    """The JWKS-like document of ``keys`` (each once, in order), each with its ``use``."""
+    document = jwks({k.key_id: k for k in keys}.values())
     for jwk in document["keys"]:
         jwk["use"] = "sig"
     return document

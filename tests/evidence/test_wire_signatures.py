@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agbom.evidence import SigningKey, sign_object
 from tests.evidence import independent
 from tests.guardian.acs import hello, request
 from tests.transports.served import Served, post, run_cli
@@ -241,3 +242,35 @@ def test_a_key_file_others_can_read_is_refused_before_serving(tmp_path: Path) ->
     stderr = done.stderr.decode()
     assert "chmod 600" in stderr and "Traceback" not in stderr
     assert b"PRIVATE KEY" not in done.stderr + done.stdout
+
+
+def test_a_retired_key_stays_published_so_its_evidence_still_verifies(tmp_path: Path) -> None:
+    old_key, old_raw = _keys(tmp_path, "Ed25519", "old")
+    # Evidence the old key signed before the rotation: a sealed head.
+    head = tmp_path / "head.json"
+    statement = {
+        "statement": "agbom.chain-head/v1", "session_id": "before", "chain_hash": "a" * 64,
+        "entry_count": 1, "last_entry_id": "1", "sealed_at": "2026-12-01T00:00:00.000000Z",
+    }  # fmt: skip
+    head.write_text(json.dumps(sign_object(statement, SigningKey.from_file(old_key))))
+    old_key.unlink()  # the private half is destroyed at the rotation
+    new_key, new_raw = _keys(tmp_path, "ML-DSA-65", "new")
+    server = Served(
+        db=tmp_path / "agbom.db",
+        log=tmp_path / "serve.log",
+        extra=["--signing-key", str(new_key), "--retired-key", str(tmp_path / "old.pub")],
+    ).start()
+    try:
+        jwks = httpx.get(server.url + "/v1/keys", timeout=10).json()
+        answer = post(server.url, hello("after"))
+    finally:
+        server.stop()
+    assert [k["kid"] for k in jwks["keys"]] == [
+        independent.key_id(new_raw),
+        independent.key_id(old_raw),
+    ]
+    assert _response_verifies(answer, new_raw)  # the new key signs
+    (tmp_path / "keys.json").write_text(json.dumps(jwks))
+    ok = run_cli("verify", str(head), "--jwks", str(tmp_path / "keys.json"))
+    assert ok.returncode == 0, ok.stderr
+    assert independent.acs_signature_verifies(json.loads(head.read_text()), old_raw)
