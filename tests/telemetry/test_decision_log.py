@@ -338,3 +338,30 @@ def test_control_characters_are_escaped_in_log_text() -> None:
     from agbom.telemetry.record import log_text
 
     assert log_text("a\u2028b\x85c\u202ed\ne\x1b") == "a\\u2028b\\u0085c\\u202ed\\u000ae\\u001b"
+
+
+def test_a_link_swapped_in_for_the_live_file_is_never_written_through(tmp_path: Path) -> None:
+    """Issue 27 item 3, rotation: someone with write access to the log's folder replaces the
+    live file with a link to a shell rc file. Lines already going to the open file stay
+    there; the rotation moves the link aside (a rename never follows it), and the file opened
+    after it is a new regular file: nothing reaches the rc file, however many rotations."""
+    rc = tmp_path / "bashrc"
+    rc.write_text("# rc\n")
+    log = tmp_path / "decisions.jsonl"
+    guardian = guardian_logging_to(tmp_path, log, decision_log_max_bytes=2048, decision_log_keep=2)
+    sid = new_session_id()
+    decide_messages(guardian, 2, session_id=sid)
+    _wait_for(lambda: log.is_file() and len(log.read_bytes().splitlines()) == 3)
+    log.unlink()
+    log.symlink_to(rc)
+    for index in range(40):  # past 2,048 bytes several times: rotations
+        payload = {"content": f"$(touch {tmp_path}/pwned) {index}"}
+        guardian.handle(request("steps/userMessage", payload, session_id=sid))
+    telemetry_of(guardian).close()
+    assert rc.read_text() == "# rc\n"
+    assert not (tmp_path / "pwned").exists()
+    assert log.is_file() and not log.is_symlink()
+    rotated = [tmp_path / "decisions.jsonl.1", tmp_path / "decisions.jsonl.2"]
+    assert all(path.exists() or path.is_symlink() for path in rotated)
+    for line in read_lines(log):
+        assert line["session_id"] == sid
