@@ -37,7 +37,8 @@ from agbom.store import Store, StoreError
 
 CRYPTO_PROFILE = "acs-crypto"
 KEYS_PATH = "/v1/keys"
-"""Where the read API publishes the public keys, as a JWKS-like ``{"keys": [...]}``."""
+"""Where the read API publishes the public keys, as a JWKS-like ``{"keys": [...]}``
+(agbom/transports/keys.py serves it; the ServerHello's ``agbom_signatures`` names it)."""
 SIGN_ALL = "all"
 SIGN_NOT_ALLOW = "non-allow"
 SCOPES = (SIGN_ALL, SIGN_NOT_ALLOW)
@@ -149,10 +150,6 @@ class WireSigner:
         if self.scope == SIGN_NOT_ALLOW and not hello and not _worth_signing(response):
             return None
         return sign_envelope(response, self._key_for(session_id))
-
-    def forget(self, session_id: str) -> None:
-        with self._lock:
-            self._crypto.pop(session_id, None)
 
     # -- sealing --------------------------------------------------------------------------------
 
