@@ -21,7 +21,7 @@ import typer.main
 
 import agbom.cli
 from agbom.cli import main
-from agbom.cli.app import COMMANDS, build_command
+from agbom.cli.app import COMMANDS, build_command, ordered_commands
 from agbom.cli.help import install
 
 try:
@@ -43,7 +43,8 @@ def _probe(args: list[str]) -> list[str]:
         "from agbom.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         f"    rc = main({args!r})\n"
-        "assert rc == 0 and 'Commands' in out.getvalue(), out.getvalue()\n"
+        "text = out.getvalue()\n"
+        "assert rc == 0 and ('Commands:' in text or 'Inventory and CI:' in text), text\n"
         "print(' '.join(sorted(sys.modules)))\n"
     )
     proc = subprocess.run(
@@ -101,23 +102,30 @@ def test_each_summary_is_what_that_command_says_of_itself(name: str) -> None:
     assert not command.hidden and not command.deprecated
 
 
-def test_root_help_lists_what_an_eagerly_built_app_would() -> None:
-    from agbom.cli.app import app
+def test_root_help_lists_every_command_whole_in_panels_scan_first() -> None:
+    from agbom.cli.app import PANELS, app
 
     root: Any = typer.main.get_command(app)
-    eager = typer.main.get_command(app)
-    eager_commands = {name: build_command(name) for name in COMMANDS}
     for width in (60, 80, 100, 160):
-        lazy_help = root.get_help(Context(root, info_name="agbom", terminal_width=width))
-        assert "Commands:" in lazy_help
+        text = root.get_help(Context(root, info_name="agbom", terminal_width=width))
         assert not root.commands._built, "the root help built a command"
-        # The same group with every command built up front, listed by typer's own code.
-        eager.commands = dict(eager_commands)
-        ctx = Context(eager, info_name="agbom", terminal_width=width)
-        formatter = ctx.make_formatter()
-        super(type(eager), eager).format_commands(ctx, formatter)
-        listed = formatter.getvalue()
-        assert listed.strip() and lazy_help.endswith("\n\n" + listed.rstrip())
+        assert all(len(line) <= max(width, 80) for line in text.splitlines()), text
+        body = text.split("\n\n", 3)[-1]
+        assert "..." not in body  # no summary is cut
+        listed = [
+            line.split()[0]
+            for line in body.splitlines()
+            if line.startswith("  ") and line[2] != " "
+        ]
+        assert listed == [n for _, names in PANELS for n in names if n in COMMANDS] + [
+            n for n in COMMANDS if all(n not in names for _, names in PANELS)
+        ]
+        assert listed[0] == "scan" and sorted(listed) == sorted(COMMANDS)
+        flat = "".join(body.split())  # wrapping may break at a space or after a hyphen
+        for name, (_, summary) in COMMANDS.items():
+            assert name + "".join(summary.split()) in flat  # whole
+        for title, _ in PANELS:
+            assert f"\n{title}:\n" in text
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
@@ -155,7 +163,7 @@ def test_shell_completion_offers_every_command_and_completes_inside_one() -> Non
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.split()
 
-    assert complete("agbom ", 1) == list(COMMANDS)
+    assert complete("agbom ", 1) == ordered_commands()
     assert "approve" in complete("agbom skills ", 2)
     assert "--format" in complete("agbom scan --f", 2)
 

@@ -20,10 +20,8 @@ from agbom.errors import AgbomError
 
 try:  # typer >= 0.2x vendors its own click: its usage errors are not click.ClickException
     from typer._click import exceptions as _typer_click
-    from typer._click.utils import make_default_short_help
 except ImportError:  # pragma: no cover - older typer uses click itself
     import click as _typer_click  # type: ignore[no-redef]
-    from click.utils import make_default_short_help  # type: ignore[no-redef]
 
 
 def _click_classes(name: str, *also: type[Any]) -> tuple[type[Any], ...]:
@@ -123,6 +121,33 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
 }
 
+# How ``agbom --help`` groups the commands, in the order a new user needs them (scan first).
+# A command of COMMANDS named in no panel is listed under "Other commands", so a new row
+# never goes missing from the help.
+PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Inventory and CI", ("scan", "lock", "check", "explain", "diff", "export", "graph", "rules")),
+    ("Guardian", ("serve", "replay", "hook", "audit", "inventory")),
+    ("Approvals", ("skills", "servers", "reviewers")),
+    ("Signed evidence", ("keys", "sign", "verify", "bundle")),
+    ("Store", ("store",)),
+)
+
+
+def help_panels() -> list[tuple[str, list[str]]]:
+    """``(title, command names)`` in help order: the panels, then any other command."""
+    panels = [(title, [n for n in names if n in COMMANDS]) for title, names in PANELS]
+    placed = {name for _, names in panels for name in names}
+    others = [name for name in COMMANDS if name not in placed]
+    if others:
+        panels.append(("Other commands", others))
+    return [(title, names) for title, names in panels if names]
+
+
+def ordered_commands() -> list[str]:
+    """Every command name in the order help lists them (and shell completion offers them)."""
+    return [name for _, names in help_panels() for name in names]
+
+
 # What typer passes to every command it builds; the same for the root and for a lazy command.
 _BUILD_SETTINGS: dict[str, Any] = {"rich_markup_mode": None, "pretty_exceptions_enable": False}
 
@@ -192,16 +217,18 @@ class LazyGroup(TyperGroup):
         self.commands = _LazyCommands()
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return list(self.commands)
+        built = [name for name in self.commands if name not in COMMANDS]
+        return ordered_commands() + built
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        """The command list, as click writes it, from the table's summaries."""
-        rows = list(COMMANDS.items())
-        limit = formatter.width - 6 - max(len(name) for name, _ in rows)
-        with formatter.section("Commands"):
-            formatter.write_dl(
-                [(name, make_default_short_help(summary, limit)) for name, (_, summary) in rows]
-            )
+        """The commands in panels (:data:`PANELS`), each with its whole summary wrapped to
+        the terminal: click's own list cuts a summary to one line ending in ``...``, which
+        hid what half the commands do."""
+        panels = help_panels()
+        width = max(len(name) for _, names in panels for name in names)
+        for title, names in panels:
+            with formatter.section(title):  # one summary column across the panels
+                formatter.write_dl([(name.ljust(width), COMMANDS[name][1]) for name in names])
 
 
 app = typer.Typer(
