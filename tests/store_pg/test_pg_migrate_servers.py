@@ -35,7 +35,8 @@ def test_server_approvals_and_their_history_are_copied_once(
         ["approve", "web", "--tools-from", _snapshot(tmp_path, "web", "get"), "--by", "alice"],
         ["revoke", "web", "--reason", "unused", "--by", "carol"],
     ):
-        assert run(["servers", *args, "--db", db], capsys)[0] == 0
+        why = [] if "--reason" in args else ["--reason", "reviewed"]
+        assert run(["servers", *args, "--db", db, *why], capsys)[0] == 0
     with open_store(db, create=False) as lite:
         pins, history = lite.list_server_pins(), lite.server_history()
 
