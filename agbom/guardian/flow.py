@@ -247,10 +247,16 @@ class FlowGuard:
         return state.lineage if state is not None else None
 
     def forget(self, session_id: str) -> None:
-        """Drop a session's flow state (it ended)."""
+        """Drop a session's flow state (it ended, or the Guardian dropped it from memory:
+        a later step rebuilds the lineage from the chain when a decision needs it)."""
         state = self._sessions.pop(session_id, None)
         if state is not None:
             self._bytes -= state.lineage.bytes + _SESSION_OVERHEAD
+
+    def forget_all(self) -> None:
+        """Drop every session's flow state (the Guardian dropped all sessions from memory)."""
+        self._sessions.clear()
+        self._bytes = 0
 
     # -- internals -------------------------------------------------------------------------
 

@@ -26,6 +26,9 @@ from agbom.protocol import AcsError
 from agbom.protocol import errors as codes
 from agbom.store import Store
 
+if TYPE_CHECKING:
+    from agbom.guardian.policies import Policies
+
 RESIDENT_CHECK_BYTES = 8 * 1024 * 1024
 RESIDENT_CHECK_S = 1.0
 """How often the process's resident size is looked at: after the sessions grew by so many
@@ -63,6 +66,7 @@ class SessionMemory:
     _queued: list[Pipelined]
 
     if TYPE_CHECKING:
+        policies: Policies
 
         def _settle(self) -> None: ...
 
@@ -122,6 +126,10 @@ class SessionMemory:
             return
         self._session_bytes -= session.weight
         self.store.release_session(session_id)
+        # Its provenance lineage goes too (it is outside the session's weight, and a stale
+        # one ran ahead of the store like the rest): flow.py rebuilds it from the chain
+        # entries when a decision next needs it.
+        self.policies.flow.forget(session_id)
         if stale and session.chain is not None:
             kept = self._stale_chains
             kept.pop(session_id, None)
@@ -237,5 +245,6 @@ class SessionMemory:
         with self._lock:
             self._sessions.clear()
             self._session_bytes = 0
+            self.policies.flow.forget_all()
             self._stale_chains.clear()
             self._resident_floor = self._resident_checked_bytes = 0

@@ -398,3 +398,35 @@ def test_a_modify_flow_rule_withholds_the_argument(tmp_path: Path) -> None:
     # A client that cannot apply MODIFY gets the spec's DENY substitute.
     assert results[False]["decision"] == "deny"
     assert "modify_unsupported" in results[False]["reason_codes"]
+
+
+def test_a_session_dropped_from_memory_drops_its_lineage_and_rebuilds_it(tmp_path: Path) -> None:
+    from agbom.guardian import GuardianConfig, build_guardian
+
+    # A memory bound so small that serving one session drops every other one.
+    g = build_guardian(
+        tmp_path / "s.db",
+        STRICT,
+        with_default_rules=True,
+        config=GuardianConfig(max_session_bytes=1),
+    )
+    try:
+        sid = str(uuid.uuid4())
+        assert "result" in g.handle(hello(sid, profiles_supported=PROFILES))
+        assert "result" in g.handle(request("steps/sessionStart", {}, session_id=sid))
+        *before, call = injection_steps(sid)
+        for step in before:
+            assert g.handle(step)["result"]["decision"] == "allow"
+        held = g.policies.flow.lineage(sid)
+        assert held is not None and {"p1", "p3", "p7"} <= set(held.nodes)
+        other = str(uuid.uuid4())
+        assert "result" in g.handle(hello(other, profiles_supported=PROFILES))
+        assert g.memory_in_use()[0] == 1  # the first session was dropped from memory...
+        assert g.policies.flow.lineage(sid) is None  # ...and its lineage with it
+        result = g.handle(call)["result"]  # rebuilt from the chain for this decision
+        assert result["decision"] == "deny", result
+        assert "agent_generated p7 ← tool_output p3" in result["reasoning"]
+        plain = request("steps/userMessage", {"content": "hi"}, session_id=sid)
+        assert g.handle(plain)["error"]["data"]["reason"] == "provenance_missing"
+    finally:
+        g.store.close()
