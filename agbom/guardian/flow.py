@@ -8,9 +8,10 @@ Per step, in the decision path (``Policies.evaluate``):
    claimed ``acs-provenance``, a data-bearing field without one refuses the request
    (``-32602 provenance_missing``: the spec's all-or-nothing rule, applied here because the
    strict ``*.acs-provenance.json`` schemas are not in the shared ACS material);
-2. at ``steps/toolCallRequest``, evaluate the flow rules against the lineage *before* this
-   step's own objects join it, so an argument cannot vouch for itself; the decision cites
-   the lineage ids it relied on;
+2. at ``steps/toolCallRequest`` and a wrapped MCP ``tools/call`` (whose arguments' objects
+   are read from ``params._meta["acs/provenance"]``, and are never required), evaluate the
+   flow rules against the lineage *before* this step's own objects join it, so an argument
+   cannot vouch for itself; the decision cites the lineage ids it relied on;
 3. add the step's objects to the session's lineage, and record them in the step's chain
    entry (with ``acs_provenance`` on the first entry of an acs-provenance session).
 
@@ -40,6 +41,7 @@ from agbom.protocol.provenance import (
     StepProvenance,
     data_bearing_fields,
     step_provenance,
+    wrapped_tool_call,
 )
 from agbom.rules import Action, Finding
 from agbom.rules.flow import FlowCall, FlowRule, evaluate_call, flow_rules
@@ -129,7 +131,10 @@ class FlowGuard:
         self._refresh_rules()
         step_id = str(params.get("request_id") or "")
         held = self._sessions.get(session.session_id)
-        if held is None and not self._rules and not _carries_provenance(method, payload):
+        # The call the flow rules judge: a toolCallRequest, or a wrapped MCP tools/call seen
+        # as the toolCallRequest it amounts to (same sinks, lineage and answer).
+        call = payload if method in _CALL_METHODS else wrapped_tool_call(method, payload)
+        if held is None and not self._rules and not _carries_provenance(method, payload, call):
             return decision, {}  # nothing to track: no flow state for this session
         state = held or self._new_session(session)
         if session.seq != state.expected:
@@ -147,9 +152,9 @@ class FlowGuard:
                 data={"fields": list(found.missing[:64])},
             )
         extra: dict[str, Any] = {}
-        if method in _CALL_METHODS and self._rules:
+        if call is not None and self._rules:
             decision, extra = self._check_call(
-                method, payload, step_id, session, state, decision, found
+                method, call, payload, step_id, session, state, decision, found
             )
         nodes = found.nodes
         if state.deterministic and not state.recorded and not method.startswith(_OWN_ENTRY):
@@ -264,12 +269,14 @@ class FlowGuard:
         self,
         method: str,
         payload: Mapping[str, Any],
+        sent: Mapping[str, Any],
         step_id: str,
         session: SessionState,
         state: _SessionFlow,
         decision: Decision,
         found: StepProvenance,
     ) -> tuple[Decision, dict[str, Any]]:
+        """``payload``: the call as a toolCallRequest payload; ``sent``: the step's own."""
         tool = payload.get("tool")
         tool = tool if isinstance(tool, Mapping) else {}
         name = str(tool.get("name") or tool.get("id") or "")
@@ -310,7 +317,7 @@ class FlowGuard:
             others = [f for f in result.findings if f.action is not Action.MODIFY]
             verdict = self.policies._findings_decision(others, what=f"tool {name}")  # noqa: SLF001
             if withheld and verdict.disposition not in (Disposition.DENY, Disposition.ASK):
-                verdict = self._withhold(method, payload, withheld, verdict)
+                verdict = self._withhold(method, sent, withheld, verdict)
             decision = combine(decision, verdict)
         return replace(decision, cited_provenance_ids=cited), extra
 
@@ -323,16 +330,22 @@ class FlowGuard:
     ) -> Decision:
         """MODIFY: each argument a ``modify`` flow rule found is replaced by :data:`WITHHELD`
         (``modifications.redactions``), with the step's credential redactions merged in; a
-        step whose credentials cannot be redacted is denied as without flow rules."""
+        step whose credentials cannot be redacted is denied as without flow rules. In a wrapped
+        MCP ``tools/call`` the argument is the value itself (``/params/arguments/NAME``), and
+        there are no credential redactions to merge (the Guardian makes none in MCP messages)."""
+        mcp = method not in _CALL_METHODS
+        head, tail = ("/params/arguments/", "") if mcp else ("/arguments/", "/value")
         paths = sorted(
             {
-                "/arguments/" + _pointer(f.path[0].removeprefix("arguments.")) + "/value"
+                head + _pointer(f.path[0].removeprefix("arguments.")) + tail
                 for f in findings
                 if f.path
             }
         )
         redactions = [{"path": path, "replacement": WITHHELD} for path in paths]
-        secrets = self.policies._redact(method, dict(payload), Decision.allow())  # noqa: SLF001
+        secrets = Decision.allow()
+        if not mcp:
+            secrets = self.policies._redact(method, dict(payload), secrets)  # noqa: SLF001
         if secrets.disposition is Disposition.DENY:
             return combine(secrets, verdict)
         if secrets.modifications:
@@ -409,7 +422,11 @@ def _fact(node: ProvenanceNode, *, edges: int = 16) -> dict[str, Any]:
     return fact
 
 
-def _carries_provenance(method: str, payload: Mapping[str, Any]) -> bool:
+def _carries_provenance(
+    method: str, payload: Mapping[str, Any], call: Mapping[str, Any] | None
+) -> bool:
+    if call is not None and call is not payload:  # a wrapped tools/call
+        return any("provenance" in item for item in call["arguments"].values())
     return any(
         isinstance(holder, Mapping) and isinstance(holder.get("provenance"), Mapping)
         for _, holder in data_bearing_fields(method, payload)

@@ -88,6 +88,42 @@ def data_bearing_fields(method: str, payload: Mapping[str, Any]) -> Iterator[tup
         yield "summary", payload.get("summary")
 
 
+MCP_PROVENANCE_META = "acs/provenance"
+"""Where a wrapped MCP ``tools/call`` carries its arguments' Provenance objects:
+``params._meta["acs/provenance"]``, a map from argument name to Provenance object. ACS v0.1
+carries the MCP message intact and gives it no field of its own for provenance; MCP's
+``_meta`` is the message's place for metadata beside its arguments (docs/protocol.md)."""
+
+_WRAPPED_MCP = ("protocols/MCP/", "wrapped:mcp-")
+
+
+def wrapped_tool_call(method: str, payload: Any) -> dict[str, Any] | None:
+    """A wrapped MCP ``tools/call`` request as the toolCallRequest payload it amounts to
+    (``{tool: {name}, arguments: {name: {value, provenance?}}}``), or None for anything
+    else. Which MCP method it is, is read from the message (what the server will run), as
+    the Guardian's tool policy reads it."""
+    if not method.startswith(_WRAPPED_MCP) or not isinstance(payload, Mapping):
+        return None
+    params = payload.get("params")
+    if payload.get("method") != "tools/call" or not isinstance(params, Mapping):
+        return None
+    name = params.get("name")
+    if not isinstance(name, str):
+        return None
+    raw = params.get("arguments")
+    meta = params.get("_meta")
+    held = meta.get(MCP_PROVENANCE_META) if isinstance(meta, Mapping) else None
+    held = held if isinstance(held, Mapping) else {}
+    arguments: dict[str, Any] = {}
+    for key, value in (raw if isinstance(raw, Mapping) else {}).items():
+        item: dict[str, Any] = {"value": value}
+        found = held.get(key)
+        if isinstance(found, Mapping):
+            item["provenance"] = found
+        arguments[str(key)] = item
+    return {"tool": {"name": name}, "arguments": arguments}
+
+
 OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "steps/memoryStore": ("content",),
     "steps/turnEnd": ("summary",),
@@ -168,6 +204,11 @@ def step_provenance(
     by_field: dict[str, str] = {}
     required = list(data_bearing_fields(method, payload))
     optional = [(f, payload.get(f)) for f in OPTIONAL_FIELDS.get(method, ())]
+    call = wrapped_tool_call(method, payload)
+    if call is not None:
+        # Read where present, never required: no ACS schema gives a wrapped message a place
+        # for provenance, so all-or-nothing cannot hold a client to one.
+        optional = [(f"arguments.{k}", item) for k, item in call["arguments"].items()]
     for index, (field, holder) in enumerate([*required, *optional]):
         raw = holder.get("provenance") if isinstance(holder, Mapping) else None
         if not isinstance(raw, Mapping):
