@@ -115,6 +115,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Verify a signed document offline with trusted public keys; exit 1 when it fails.",
     ),
     "store": ("store_cmds", "Maintain the store: copy a SQLite store into PostgreSQL."),
+    "bundle": (
+        "bundle_cmds",
+        "Build the OPA bundle of the approval records (skills, server pins, bans).",
+    ),
     "reviewers": (
         "reviewer_cmds",
         "Add, list and remove the reviewers of the review page (tokens are stored hashed).",
@@ -127,8 +131,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Inventory and CI", ("scan", "lock", "check", "explain", "diff", "export", "graph", "rules")),
     ("Guardian", ("serve", "replay", "hook", "audit", "inventory")),
-    ("Approvals", ("skills", "servers", "reviewers")),
-    ("Signed evidence", ("keys", "sign", "verify", "bundle")),
+    ("Approvals", ("skills", "servers", "reviewers", "bundle")),
+    ("Signed evidence", ("keys", "sign", "verify")),
     ("Store", ("store",)),
 )
 

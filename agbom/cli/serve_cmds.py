@@ -390,6 +390,7 @@ def serve(
         checked = factory(observed=False)
         _announce_packs(checked)
         checked.store.close()
+        from agbom.transports.bundle import BundleSource
         from agbom.transports.http import (
             InProcessDecisions,
             ProcessDecisions,
@@ -435,6 +436,8 @@ def serve(
             policy=policy,
             announce=announce,
             review=review,
+            # The OPA bundle carries the bans of the packs this server decides with.
+            bundle_source=BundleSource(rules=rules, with_default=with_default),
         )
     finally:
         if early is not None:

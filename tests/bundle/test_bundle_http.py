@@ -32,7 +32,7 @@ ALLOW = "data.agbom.skill_load.allow"
 
 
 def _skills(db: str, *args: str) -> None:
-    done = run_cli("skills", *args, "--db", db)
+    done = run_cli("skills", *args, "--db", db, "--reason", "reviewed in the bundle tests")
     assert done.returncode == 0, done.stderr
 
 
@@ -120,6 +120,23 @@ def test_the_bundle_needs_the_token_and_bounds_its_headers(served: Served) -> No
     assert too_long.status_code == 400
     assert too_long.json()["error"] == "header_too_long"
     assert _get(served, Prefer="wait=" + "1" * MAX_HEADER_CHARS).status_code == 400
+
+
+def test_the_bundle_carries_the_bans_of_the_packs_the_server_decides_with(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "s.db")
+    _skills(db, "deny", "acme/other", "--digest", DIGEST)
+    packs = Path(__file__).resolve().parents[2] / "rules" / "example-bans.yaml"
+    server = Served(db=db, log=tmp_path / "serve.log", extra=["--rules", str(packs)])  # type: ignore[arg-type]
+    server.start()
+    try:
+        body = httpx.get(server.url + BUNDLE_PATH, timeout=90).content
+    finally:
+        server.stop()
+    bans = orjson.loads(bundle_members(body)["agbom/data.json"])["bans"]
+    assert {"EX-BAN-001", "EX-BAN-002", "EX-BAN-003"} <= {b["id"] for b in bans}
+    assert {b["pack"] for b in bans} >= {"example-bans"}
 
 
 def test_header_parsing() -> None:
