@@ -141,7 +141,7 @@ class Guardian(PipelinedCommits, SessionMemory):
             from agbom.guardian.signing import WireSigner
 
             self.signer = WireSigner.from_files(
-                self.config.signing_keys, scope=self.config.sign_responses
+                self.config.signing_keys, scope=self.config.sign_responses, store=store
             )
 
     # -- public entry points -------------------------------------------------------------------

@@ -17,6 +17,10 @@ verifies with the secret it shares; an asymmetric signature in its place would f
 check), and any other response is signed by the first key given. Requests are only ever
 verified with HMAC: agbom holds no client public keys.
 
+The key of an ``acs-crypto`` session is recorded in the store at the handshake
+(``response_keys``), so that another replica on the same store, or the Guardian after a
+restart, signs the session's answers with the same key.
+
 Keys given after the first are published (``GET /v1/keys``) so that evidence they signed
 still verifies during a rotation; a later key signs only as the first ML-DSA-65 key.
 """
@@ -52,7 +56,9 @@ MAX_CRYPTO_SESSIONS = 1 << 16
 class WireSigner:
     """The Guardian's signing keys and the rule saying which one signs each response."""
 
-    def __init__(self, keys: Sequence[SigningKey], *, scope: str = SIGN_ALL) -> None:
+    def __init__(
+        self, keys: Sequence[SigningKey], *, scope: str = SIGN_ALL, store: Store | None = None
+    ) -> None:
         if not keys:
             raise InputError("no signing key")
         if len(keys) > MAX_KEYS:
@@ -66,14 +72,20 @@ class WireSigner:
         self.primary = self.keys[0]
         self.crypto_key = next((k for k in self.keys if k.algorithm == ML_DSA_65), None)
         self.scope = scope
-        self._crypto: OrderedDict[str, None] = OrderedDict()
+        # Where an acs-crypto session's key is recorded, for other replicas and restarts.
+        self.store = store
+        # session id -> the key that signs its answers (acs-crypto), or None (it did not
+        # accept acs-crypto); what the store said is remembered too, so it is read once.
+        self._sessions: OrderedDict[str, SigningKey | None] = OrderedDict()
         self._lock = threading.Lock()
 
     @classmethod
-    def from_files(cls, files: Iterable[str | Path], *, scope: str = SIGN_ALL) -> WireSigner:
+    def from_files(
+        cls, files: Iterable[str | Path], *, scope: str = SIGN_ALL, store: Store | None = None
+    ) -> WireSigner:
         """Read each private key file (refused when others may read it: see
         :meth:`agbom.evidence.SigningKey.from_file`)."""
-        return cls([SigningKey.from_file(f) for f in files], scope=scope)
+        return cls([SigningKey.from_file(f) for f in files], scope=scope, store=store)
 
     @property
     def algorithms(self) -> tuple[str, ...]:
@@ -100,14 +112,11 @@ class WireSigner:
         if crypto:
             accepted = set(hello.get("profiles_accepted") or ()) | {CRYPTO_PROFILE}
             hello["profiles_accepted"] = [p for p in offered if p in accepted]
-        with self._lock:
-            if crypto:
-                self._crypto[session_id] = None
-                self._crypto.move_to_end(session_id)
-                while len(self._crypto) > MAX_CRYPTO_SESSIONS:
-                    self._crypto.popitem(last=False)
-            else:
-                self._crypto.pop(session_id, None)
+        if crypto and self.crypto_key is not None and self.store is not None:
+            # Before the answer: a replica that gets the session's next request signs it
+            # with the same key (a StoreError here refuses the hello, as its session write).
+            self.store.save_response_key(session_id, self.crypto_key.key_id)
+        self._remember(session_id, self.crypto_key if crypto else None)
         # An extension field (ACS: unknown fields are ignored) saying which direction uses
         # which algorithm, since the spec's one list does not, and where the keys are.
         key = self._key_for(session_id)
@@ -123,16 +132,38 @@ class WireSigner:
 
     # -- responses ------------------------------------------------------------------------------
 
-    def _crypto_session(self, session_id: str | None) -> bool:
-        if session_id is None or self.crypto_key is None:
-            return False
+    def _remember(self, session_id: str, key: SigningKey | None) -> None:
         with self._lock:
-            return session_id in self._crypto
+            self._sessions[session_id] = key
+            self._sessions.move_to_end(session_id)
+            while len(self._sessions) > MAX_CRYPTO_SESSIONS:
+                self._sessions.popitem(last=False)
+
+    def _crypto_key_of(self, session_id: str | None) -> SigningKey | None:
+        """The key of an acs-crypto session, or None: from memory, else from the store (the
+        handshake was on another replica, or before a restart)."""
+        if session_id is None or self.crypto_key is None:
+            return None
+        with self._lock:
+            if session_id in self._sessions:
+                return self._sessions[session_id]
+        if self.store is None:
+            return None
+        try:
+            key_id = self.store.response_key(session_id)
+        except StoreError:
+            return None  # not remembered: asked again on the next request
+        key = None
+        if key_id is not None:
+            key = next((k for k in self.keys if k.key_id == key_id), self.crypto_key)
+        self._remember(session_id, key)
+        return key
+
+    def _crypto_session(self, session_id: str | None) -> bool:
+        return self._crypto_key_of(session_id) is not None
 
     def _key_for(self, session_id: str | None) -> SigningKey:
-        if self.crypto_key is not None and self._crypto_session(session_id):
-            return self.crypto_key
-        return self.primary
+        return self._crypto_key_of(session_id) or self.primary
 
     def sign(
         self,

@@ -283,8 +283,18 @@ _V10: list[Step] = [
     ) WITHOUT ROWID""",
 ]
 
+_V11: list[Step] = [
+    # The asymmetric key that signs a session's answers when its handshake accepted
+    # acs-crypto (agbom/guardian/signing.py): read by a restarted Guardian or another replica.
+    """CREATE TABLE response_keys (
+        session_id TEXT PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        negotiated_at TEXT NOT NULL
+    ) WITHOUT ROWID""",
+]
+
 MIGRATIONS: Sequence[Sequence[Step]] = (
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11
 )  # fmt: skip
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 

@@ -9,7 +9,7 @@ is written once with ``?`` placeholders; the PostgreSQL store converts it once, 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -49,6 +49,23 @@ SAVE_SIGNED_HEAD_SQL = (
 )
 """Keep a session's signed head statement, once: the first seal stands (as ``sealed_head``)."""
 SIGNED_HEAD_SQL = "SELECT statement FROM signed_heads WHERE session_id = ?"
+
+SAVE_RESPONSE_KEY_SQL = (
+    "INSERT INTO response_keys (session_id, key_id, negotiated_at) VALUES (?, ?, ?) "
+    "ON CONFLICT (session_id) DO UPDATE SET key_id = excluded.key_id, "
+    "negotiated_at = excluded.negotiated_at"
+)
+"""The asymmetric key a session's answers are signed with (its handshake accepted
+acs-crypto), so another replica or a restarted Guardian signs them with the same one."""
+RESPONSE_KEY_SQL = "SELECT key_id FROM response_keys WHERE session_id = ?"
+
+
+def response_key_params(session_id: str, key_id: str) -> tuple[Any, ...]:
+    return (
+        _check_id(session_id, "session_id"),
+        _check_id(key_id, "key_id"),
+        format_timestamp(datetime.now(UTC)),
+    )
 
 
 def signed_head_params(session_id: str, statement: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -24,6 +24,7 @@ from tests.guardian.acs import hello, request
 from tests.transports.served import Served, post, run_cli
 
 SECRET = b"wire-signature-test-secret-0123456789"
+TOOL_CALL = {"tool": {"name": "read_file", "version": "1.0"}, "arguments": {"path": {"value": "x"}}}
 
 
 def _keys(tmp_path: Path, algorithm: str, name: str) -> tuple[Path, bytes]:
@@ -105,16 +106,13 @@ def test_an_acs_crypto_session_is_signed_with_ml_dsa_65_end_to_end(
 
     steps = [
         request("steps/sessionStart", {"session_reason": "new"}, session_id=session),
-        request(
-            "steps/toolCallRequest",
-            {"tool_name": "shell", "arguments": {"command": "ls"}},
-            session_id=session,
-        ),
+        request("steps/toolCallRequest", TOOL_CALL, session_id=session),
         request("steps/sessionEnd", {"reason": "completed"}, session_id=session),
         # After the end: refused (-32003), and the error answer is signed too.
         request("steps/userMessage", {"message": "late"}, session_id=session),
     ]
     answers = [post(server.url, step) for step in steps]
+    assert [a["result"]["decision"] for a in answers[:3]] == ["allow"] * 3
     assert "error" in answers[-1]
     for reply in answers:
         assert _response_verifies(reply, ml_raw), reply
@@ -274,3 +272,42 @@ def test_a_retired_key_stays_published_so_its_evidence_still_verifies(tmp_path: 
     ok = run_cli("verify", str(head), "--jwks", str(tmp_path / "keys.json"))
     assert ok.returncode == 0, ok.stderr
     assert independent.acs_signature_verifies(json.loads(head.read_text()), old_raw)
+
+
+def test_an_acs_crypto_session_keeps_its_key_across_a_restart(tmp_path: Path) -> None:
+    """A client that signs with HMAC in an acs-crypto session: its answers are ML-DSA-65
+    before and after the decision process restarts (the key is recorded in the store)."""
+    ml_key, ml_raw = _keys(tmp_path, "ML-DSA-65", "guardian-ml")
+    secret = tmp_path / "secret"
+    secret.write_bytes(SECRET)
+    secret.chmod(0o600)
+    server = Served(
+        db=tmp_path / "agbom.db",
+        log=tmp_path / "serve.log",
+        extra=["--signing-key", str(ml_key), "--secret-file", str(secret)],
+    )
+    session = "crypto-hmac"
+    server.start()
+    try:
+        offer = hello(session, profiles_supported=["acs-core", "acs-crypto"])
+        answer = post(server.url, _hmac_signed(offer, session))
+        assert answer["result"]["profiles_accepted"] == ["acs-core", "acs-crypto"]
+        assert _response_verifies(answer, ml_raw)
+        start = request("steps/sessionStart", {"session_reason": "new"}, session_id=session)
+        assert _response_verifies(post(server.url, _hmac_signed(start, session)), ml_raw)
+    finally:
+        server.stop()
+    server.start()  # a new decision process, nothing in memory
+    try:
+        step = request("steps/toolCallRequest", TOOL_CALL, session_id=session)
+        after = post(server.url, _hmac_signed(step, session))
+        assert "result" in after, after
+        assert after["result"]["signature"]["algorithm"] == "ML-DSA-65"
+        assert _response_verifies(after, ml_raw)
+        # An ACS-Core session on the same server still gets HMAC answers to HMAC requests.
+        plain = post(
+            server.url, _hmac_signed(hello("core", profiles_supported=["acs-core"]), "core")
+        )
+        assert plain["result"]["signature"]["algorithm"] == "HMAC-SHA256"
+    finally:
+        server.stop()

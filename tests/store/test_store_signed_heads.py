@@ -45,3 +45,13 @@ def test_what_is_not_a_head_statement_of_that_session_is_refused(store: Store) -
     with pytest.raises(StoreError):
         store.save_signed_head("s-1", unsigned)
     assert store.signed_head("s-1") is None
+
+
+def test_the_key_of_an_acs_crypto_session_is_seen_by_every_handle(store_factory: Factory) -> None:
+    one, two = store_factory(), store_factory()
+    assert two.response_key("s-1") is None
+    one.save_response_key("s-1", "sha256:" + "1" * 32)
+    assert two.response_key("s-1") == "sha256:" + "1" * 32
+    two.save_response_key("s-1", "sha256:" + "2" * 32)  # a later handshake's key replaces it
+    assert one.response_key("s-1") == "sha256:" + "2" * 32
+    assert one.response_key("s-2") is None

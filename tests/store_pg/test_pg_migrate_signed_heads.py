@@ -20,6 +20,7 @@ def test_signed_heads_are_copied_once(tmp_path: Path, pg_url: str, capsys) -> No
     with open_store(db) as store:
         for sid, head in heads.items():
             store.save_signed_head(sid, head)
+        store.save_response_key("s-1", key.key_id)
     with open_store(pg_url) as target:  # s-2 is already sealed there, otherwise
         other = sign_head("s-2", chain_hash="f" * 64, entry_count=9, last_entry_id="9", key=key)
         target.save_signed_head("s-2", other)
@@ -29,4 +30,5 @@ def test_signed_heads_are_copied_once(tmp_path: Path, pg_url: str, capsys) -> No
         assert target.signed_head("s-1") == heads["s-1"]
         assert verify_head(target.signed_head("s-1"), KeySet([key.public]))
         assert target.signed_head("s-2") == other
+        assert target.response_key("s-1") == key.key_id
     assert main(["store", "migrate", "--from", str(db), "--to", pg_url]) == 0  # idempotent

@@ -217,7 +217,16 @@ _V4: list[str] = [
     )""",
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4)
+_V5: list[str] = [
+    # The asymmetric key that signs a session's answers (acs-crypto), for every replica.
+    f"""CREATE TABLE response_keys (
+        session_id {_ID} PRIMARY KEY,
+        key_id {_ID} NOT NULL,
+        negotiated_at TEXT NOT NULL
+    )""",
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

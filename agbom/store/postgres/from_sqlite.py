@@ -434,6 +434,30 @@ class _Copier:
             total=self._count("signed_heads"),
         )
 
+    def response_keys(self) -> None:
+        """The keys of acs-crypto sessions (stores of schema 11 and later); the target's
+        record of a session stands."""
+        exists = self.raw.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'response_keys'"
+        ).fetchone()
+        if exists is None:
+            return
+        columns = "session_id, key_id, negotiated_at"
+        insert = (
+            f"INSERT INTO response_keys ({columns}) VALUES ({_placeholders(columns)}) "
+            "ON CONFLICT (session_id) DO NOTHING RETURNING session_id"
+        )
+
+        def copy_batch(conn: Any, batch: list[tuple[Any, ...]]) -> int:
+            return sum(conn.execute(insert, row).fetchone() is not None for row in batch)
+
+        self._run(
+            "response keys",
+            f"SELECT {columns} FROM response_keys ORDER BY session_id",
+            copy_batch,
+            total=self._count("response_keys"),
+        )
+
 
 def copy_sqlite_store(
     source: Path, target: PostgresStore, *, progress: Progress | None = None
@@ -455,6 +479,7 @@ def copy_sqlite_store(
             copier.server_history()
             copier.sessions()
             copier.signed_heads()
+            copier.response_keys()
             copier.chains()
             copier.agbom_versions(source_store)
             copier.events()

@@ -11,11 +11,14 @@ from datetime import datetime
 from typing import Any
 
 from agbom.store._session_logic import (
+    RESPONSE_KEY_SQL,
+    SAVE_RESPONSE_KEY_SQL,
     SAVE_SIGNED_HEAD_SQL,
     SEAL_SESSION_SQL,
     SESSION_COLUMNS,
     SIGNED_HEAD_SQL,
     UPSERT_SESSION_SQL,
+    response_key_params,
     seal_session_params,
     session_dict,
     signed_head_of,
@@ -29,6 +32,8 @@ _UPSERT_SESSION = pyformat_sql(UPSERT_SESSION_SQL)
 _SEAL_SESSION = pyformat_sql(SEAL_SESSION_SQL)
 _SAVE_SIGNED_HEAD = pyformat_sql(SAVE_SIGNED_HEAD_SQL)
 _SIGNED_HEAD = pyformat_sql(SIGNED_HEAD_SQL)
+_SAVE_RESPONSE_KEY = pyformat_sql(SAVE_RESPONSE_KEY_SQL)
+_RESPONSE_KEY = pyformat_sql(RESPONSE_KEY_SQL)
 
 
 class SessionsMixin(PostgresBase):
@@ -79,6 +84,17 @@ class SessionsMixin(PostgresBase):
         with self._read() as conn:
             row = conn.execute(_SIGNED_HEAD, (session_id,)).fetchone()
         return signed_head_of(None if row is None else row[0])
+
+    def save_response_key(self, session_id: str, key_id: str) -> None:
+        """Record the key that signs the session's answers (its handshake accepted acs-crypto)."""
+        with self._write() as conn:
+            conn.execute(_SAVE_RESPONSE_KEY, response_key_params(session_id, key_id))
+
+    def response_key(self, session_id: str) -> str | None:
+        """The key id :meth:`save_response_key` recorded for the session, or ``None``."""
+        with self._read() as conn:
+            row = conn.execute(_RESPONSE_KEY, (session_id,)).fetchone()
+        return None if row is None else str(row[0])
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """One session as a dict, or ``None``."""

@@ -7,11 +7,14 @@ from datetime import datetime
 from typing import Any
 
 from agbom.store._session_logic import (
+    RESPONSE_KEY_SQL,
+    SAVE_RESPONSE_KEY_SQL,
     SAVE_SIGNED_HEAD_SQL,
     SEAL_SESSION_SQL,
     SESSION_COLUMNS,
     SIGNED_HEAD_SQL,
     UPSERT_SESSION_SQL,
+    response_key_params,
     seal_session_params,
     session_dict,
     signed_head_of,
@@ -71,6 +74,18 @@ class SessionsMixin(SqliteBase):
         """The session's stored signed head statement, or ``None``."""
         row = self._require().execute(SIGNED_HEAD_SQL, (session_id,)).fetchone()
         return signed_head_of(None if row is None else row[0])
+
+    @_guarded
+    def save_response_key(self, session_id: str, key_id: str) -> None:
+        """Record the key that signs the session's answers (its handshake accepted acs-crypto)."""
+        with self._write() as conn:
+            conn.execute(SAVE_RESPONSE_KEY_SQL, response_key_params(session_id, key_id))
+
+    @_guarded
+    def response_key(self, session_id: str) -> str | None:
+        """The key id :meth:`save_response_key` recorded for the session, or ``None``."""
+        row = self._require().execute(RESPONSE_KEY_SQL, (session_id,)).fetchone()
+        return None if row is None else str(row[0])
 
     @_guarded
     def get_session(self, session_id: str) -> dict[str, Any] | None:
