@@ -27,7 +27,7 @@ class AgbomDocument(Mapping[str, Any]):
     Treat it, and everything reached through it, as read-only: the values are the AgBOM's.
     """
 
-    __slots__ = ("agbom", "forms", "prestored_in")
+    __slots__ = ("agbom", "forms", "fresh", "prestored_in")
 
     def __init__(self, agbom: AgBOM) -> None:
         self.agbom = agbom
@@ -35,6 +35,7 @@ class AgbomDocument(Mapping[str, Any]):
         # lock, see Store.prepare_document): their stored form by id, and the store whose
         # content-addressed table already holds every one of them. Opaque to everyone else.
         self.forms: dict[str, Any] | None = None
+        self.fresh: tuple[str, dict[str, Any]] | None = None  # a first version's index rows
         self.prestored_in: str | None = None
 
     def __getitem__(self, key: str) -> Any:

@@ -387,3 +387,72 @@ def test_a_store_newer_than_this_agbom_is_still_refused(db_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreError, match="newer than this agbom supports"):
         SqliteStore.open(db_path)
+
+
+def _index_rows(path: Path) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        return (
+            conn.execute(
+                "SELECT session_id, component_id, since_version, until_version, key, agent_id, "
+                "type, name, version_str, first_seen, last_seen FROM agbom_members "
+                "ORDER BY session_id, component_id, since_version"
+            ).fetchall()
+            + conn.execute(
+                "SELECT key, body, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
+                "FROM agbom_components ORDER BY key"
+            ).fetchall()
+        )
+    finally:
+        conn.close()
+
+
+def test_a_version_prepared_ahead_is_stored_exactly_as_one_that_was_not(tmp_path: Path) -> None:
+    """Store.prepare_document (the bulk thread's part of a big snapshot: stored forms, bodies
+    written ahead, a first version's index rows) changes nothing a reader sees: the same
+    versions into two stores, one prepared ahead and one not, give identical rows, documents
+    and fleet answers, first versions and later ones (changed, renamed, removed, re-added)."""
+    first = agbom_of(*(tool(i) for i in range(40)), tool(99, name="ü-tool"))
+    second = replaced(first, {**tool(3), "version": "2.0.0"})
+    third = AgBOM({k: v for k, v in second.components.items() if k != "tool-007"}, second.header)
+    fourth = agbom_of(*(tool(i) for i in range(40)))
+    prepared = SqliteStore.open(tmp_path / "prepared.db")
+    plain = SqliteStore.open(tmp_path / "plain.db")
+    for store, ahead in ((prepared, True), (plain, False)):
+        for n, agbom in enumerate((first, second, third, fourth), start=1):
+            for session in ("s-1", "s-2"):
+                document = AgbomDocument(agbom)
+                if ahead:
+                    bulk = store.reopen()  # as the bulk thread: a handle of its own
+                    bulk.prepare_document(document)
+                    bulk.close()
+                    assert document.prestored_in == store.location
+                save(store, session, document, n)
+    try:
+        assert _index_rows(tmp_path / "prepared.db") == _index_rows(tmp_path / "plain.db")
+        for n in range(1, 5):
+            assert sorted_text(prepared.agbom_version("s-1", n)["document"]) == sorted_text(
+                plain.agbom_version("s-1", n)["document"]
+            )
+        assert prepared.list_components() == plain.list_components()
+    finally:
+        prepared.close()
+        plain.close()
+
+
+def test_bodies_written_ahead_for_another_database_are_written_again(tmp_path: Path) -> None:
+    """A document prepared against one store and saved into another (a replica on another
+    file) does not skip writing its bodies there: the version reads back whole."""
+    agbom = agbom_of(*(tool(i) for i in range(5)))
+    elsewhere = SqliteStore.open(tmp_path / "a.db")
+    here = SqliteStore.open(tmp_path / "b.db")
+    try:
+        document = AgbomDocument(agbom)
+        elsewhere.prepare_document(document)
+        save(here, "s-1", document, 1)
+        assert sorted_text(here.agbom_version("s-1", 1)["document"]) == sorted_text(
+            agbom.to_document()
+        )
+    finally:
+        elsewhere.close()
+        here.close()

@@ -23,6 +23,7 @@ from agbom.store.sqlite.connection import SqliteBase, _guarded
 from agbom.store.sqlite.versions import (
     PRESTORE_CHUNK,
     Manifest,
+    fresh_rows,
     prestore_chunk,
     read_document,
     save_version,
@@ -57,6 +58,7 @@ class InventoryMixin(SqliteBase):
             with self._write() as conn:
                 prestore_chunk(conn, values[start : start + PRESTORE_CHUNK])
         document.forms = forms
+        document.fresh = fresh_rows(forms)
         document.prestored_in = self.location
 
     @_guarded

@@ -54,6 +54,7 @@ __all__ = [
     "load_manifest",
     "migrate_v6_versions",
     "read_document",
+    "fresh_rows",
     "prestore_chunk",
     "save_version",
     "stored_forms",
@@ -118,6 +119,13 @@ _INSERT_MEMBER_SQL = (
     "SELECT ?1, json_extract(value, '$[0]'), ?2, NULL, json_extract(value, '$[1]'), ?3, "
     "json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), "
     "json_extract(value, '$[5]'), NULL FROM json_each(?4)"
+)
+_INSERT_FRESH_SQL = (
+    "INSERT INTO agbom_members (session_id, component_id, since_version, until_version, key, "
+    "agent_id, type, name, version_str, first_seen, last_seen) "
+    "SELECT ?1, json_extract(value, '$[0]'), ?2, NULL, json_extract(value, '$[1]'), ?3, "
+    "json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), "
+    "?4, NULL FROM json_each(?5)"
 )
 _INSERT_DELTA_SQL = (
     "INSERT INTO agbom_refused_members (session_id, version, component_id, key) "
@@ -327,6 +335,29 @@ def _rows(rows: list[Any]) -> str:
     return orjson.dumps(rows).decode()
 
 
+def fresh_rows(forms: Mapping[str, _Form]) -> tuple[str, dict[str, Member]]:
+    """What a session's first version adds to the fleet index, computed ahead: the rows as
+    the JSON parameter of :data:`_INSERT_FRESH_SQL`, and the members its manifest holds
+    (their ``first_seen`` set when stored)."""
+    rows = [[cid, form[0], form[2], form[3], form[4]] for cid, form in forms.items()]
+    members = {cid: Member(form[0], form[2], form[3], form[4], "") for cid, form in forms.items()}
+    return _rows(rows), members
+
+
+def _fresh(
+    conn: sqlite3.Connection, document: Mapping[str, Any], where: str, session_id: str
+) -> tuple[str, dict[str, Member]] | None:
+    """The first-version rows prepared for ``document`` in this database, if the session
+    has never had an index row (else the general path looks for earlier first-seen dates)."""
+    if not isinstance(document, AgbomDocument) or document.prestored_in != where:
+        return None
+    fresh = document.fresh
+    if fresh is None or conn.execute(_ANY_MEMBER_SQL, (session_id,)).fetchone() is not None:
+        return None
+    document.fresh = None  # the members now belong to the manifest returned
+    return fresh
+
+
 def _forms(document: Mapping[str, Any]) -> Mapping[str, _Form] | None:
     return document.forms if isinstance(document, AgbomDocument) else None
 
@@ -460,6 +491,15 @@ def save_version(
         assert base is not None
         conn.execute(_CLOSE_ALL_SQL, (version, base.created_at, session_id))
         previous = {}
+    fresh = _fresh(conn, document, where, session_id) if base is None else None
+    if fresh is not None:
+        # The session's first version, prepared ahead: every component is new to it.
+        rows_text, members = fresh
+        conn.execute(_INSERT_FRESH_SQL, (session_id, version, agent_id, created_at, rows_text))
+        for member in members.values():
+            member.first_seen = created_at
+        held = weakref.ref(document.agbom) if isinstance(document, AgbomDocument) else None
+        return Manifest(version, agbom_hash, agent_id, created_at, members, held)
     objects = base.components() if base is not None and same_agent else None
     changes, removed = _diff(by_id, previous, objects, _touched(document, base), _forms(document))
     closed = [c.component_id for c in changes if c.old is not None] + removed
