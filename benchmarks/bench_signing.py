@@ -13,6 +13,11 @@ Five Guardians in the same run, each over its own SQLite file, deciding the same
   ML-DSA-65;
 * non-allow: the same with ``--sign-responses non-allow``, where this ALLOW goes unsigned.
 
+With ``--http``, it measures the same over the wire instead: three real ``agbom serve``
+processes on 127.0.0.1 (no key, Ed25519, ML-DSA-65 with ``acs-crypto``), one keep-alive
+client sending toolCallRequests one at a time, in turns as above; the figure is the ratio of
+median round-trip times (HTTP parsing, the hop to the decision process and back included).
+
 They take turns in rounds, the order reversed every other round; the figure is each one's
 median per round over the anchor's in the same round, then the median of those ratios, with
 thread CPU time beside wall time (other engineers' jobs share the 2 cores). It also prints the
@@ -115,11 +120,90 @@ def _bare_signing(answer: dict[str, Any], keys: dict[str, SigningKey], n: int) -
         print(f"  {name:10} {wall:8.1f} µs wall {cpu:8.1f} µs cpu   signature {len(signature)} B")
 
 
+def bench_http(requests: int, rounds: int) -> None:
+    import subprocess
+
+    import httpx
+
+    per_round = max(1, requests // rounds)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for algorithm in ("Ed25519", "ML-DSA-65"):
+            write_key_pair(SigningKey.generate(algorithm), folder / algorithm)
+        servers: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
+        try:
+            for name, extra in (
+                ("anchor", []),
+                ("Ed25519", ["--signing-key", str(folder / "Ed25519.key")]),
+                ("ML-DSA-65", ["--signing-key", str(folder / "ML-DSA-65.key")]),
+            ):
+                port = bench_guardian.free_port()
+                command = [sys.executable, "-m", "agbom", "serve", "--port", str(port)]
+                command += ["--db", str(folder / f"{name}.db"), *extra]
+                proc = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+                servers[name] = (proc, port)
+            clients = {}
+            for name, (proc, port) in servers.items():
+                bench_guardian.wait_healthy(port, proc, timeout=60)
+                client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+                session = f"http-{name}"
+                hello = dict(bench_guardian.HELLO, profiles_supported=["acs-core", "acs-crypto"])
+                for method, payload in (("handshake/hello", hello), ("steps/sessionStart", {})):
+                    request = bench_guardian.envelope(method, payload, session_id=session)
+                    body = orjson.dumps(request)
+                    reply = client.post(
+                        "/acs", content=body, headers={"content-type": "application/json"}
+                    ).json()
+                    if "error" in reply:
+                        raise SystemExit(f"{name}: {method}: {reply['error']}")
+                clients[name] = (client, session)
+
+            def one(name: str) -> float:
+                client, session = clients[name]
+                body = orjson.dumps(
+                    bench_guardian.envelope(
+                        "steps/toolCallRequest", bench_guardian.TOOL_PAYLOAD, session_id=session
+                    )
+                )
+                t0 = time.perf_counter_ns()
+                answer = client.post(
+                    "/acs", content=body, headers={"content-type": "application/json"}
+                ).json()
+                elapsed = (time.perf_counter_ns() - t0) / 1000
+                if "error" in answer:
+                    raise SystemExit(f"{name}: {answer['error']}")
+                return elapsed
+
+            for name in clients:  # warm-up
+                for _ in range(100):
+                    one(name)
+            ratios: dict[str, list[float]] = {n: [] for n in clients}
+            names = list(clients)
+            for index in range(rounds):
+                medians = {}
+                for name in names if index % 2 == 0 else names[::-1]:
+                    medians[name] = statistics.median(one(name) for _ in range(per_round))
+                for name, value in medians.items():
+                    ratios[name].append(value / medians["anchor"])
+                shown = ", ".join(f"{n} {v:.0f} µs" for n, v in medians.items())
+                print(f"round {index + 1}: {shown}")
+            print("\nmedian ratio of round-trip medians to the anchor (HTTP, one client):")
+            for name in names:
+                print(f"  {name:10} {statistics.median(ratios[name]):.2f}x")
+        finally:
+            for proc, _ in servers.values():
+                bench_guardian.stop(proc)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=6000, help="per Guardian, all rounds")
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--http", action="store_true", help="over HTTP to real agbom serve")
     args = parser.parse_args()
+    if args.http:
+        bench_http(min(args.requests, 3000), args.rounds)
+        return
     per_round = max(1, args.requests // args.rounds)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
