@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from agbom.guardian.decision import Decision, DecisionCollector
+from agbom.guardian.decision import Decision, DecisionCollector, PolicyReference
 from agbom.guardian.policy_base import _reference
 from agbom.guardian.redaction import redact_text
 from agbom.protocol import AcsError, Disposition
@@ -313,8 +313,11 @@ class FlowGuard:
         if result.overrides:
             extra["lineage"]["trust_overrides"] = list(result.overrides)
         if result.findings:
-            withheld = [f for f in result.findings if f.action is Action.MODIFY]
             others = [f for f in result.findings if f.action is not Action.MODIFY]
+            denied = _denial(decision, others, cited)
+            if denied is not None:
+                return denied, extra
+            withheld = [f for f in result.findings if f.action is Action.MODIFY]
             verdict = self.policies._findings_decision(others, what=f"tool {name}")  # noqa: SLF001
             if withheld and verdict.disposition not in (Disposition.DENY, Disposition.ASK):
                 verdict = self._withhold(method, sent, withheld, verdict)
@@ -452,6 +455,40 @@ def _node_of(fact: Any, entry: Mapping[str, Any]) -> ProvenanceNode | None:
         step_id=str(fact.get("step_id") or entry.get("step_id") or ""),
         method=str(entry.get("step_type") or ""),
         field=str(fact.get("field") or ""),
+    )
+
+
+def _denial(base: Decision, findings: Sequence[Finding], cited: tuple[str, ...]) -> Decision | None:
+    """What ``combine(base, _findings_decision(findings))`` gives, with ``cited``, built in one
+    step for the common case: an allowed call that a flow rule denies (None otherwise). The
+    denials' reasons and references first, then the warnings (an ask beside a denial is
+    dropped, as there), then the policy's own codes, references and findings."""
+    if base.disposition is not Disposition.ALLOW:
+        return None
+    reasons: list[str] = []
+    codes: list[str] = []
+    warn_codes: list[str] = []
+    references: list[PolicyReference] = []
+    denials: list[Mapping[str, Any]] = []
+    warnings: list[Mapping[str, Any]] = []
+    for finding in findings:
+        if finding.action is Action.DENY:
+            reasons.append(f"{finding.rule_id}: {finding.message}")
+            codes += ("rule_violation", finding.rule_id)
+            references.append(_reference(finding))
+            denials.append(finding.to_json())
+        elif finding.action is not Action.ASK:
+            warnings.append(finding.to_json())
+            warn_codes.append(f"warn:{finding.rule_id}")
+    if not denials:
+        return None
+    return Decision(
+        disposition=Disposition.DENY,
+        reasoning="; ".join(reasons),
+        reason_codes=(*codes, *warn_codes, *base.reason_codes),
+        policy_references=(*references, *base.policy_references),
+        findings=(*denials, *warnings, *base.findings),
+        cited_provenance_ids=cited,
     )
 
 

@@ -108,9 +108,11 @@ class FlowRule(Rule):
         *,
         sink: bool = False,
         verdicts: dict[str, Verdict] | None = None,
+        described: dict[tuple[str, ...], str] | None = None,
     ) -> tuple[list[Finding], list[str]]:
         """Findings for ``call``, and the provenance ids the answer relied on (``sink``: the
-        caller already knows the call is one of this rule's sinks)."""
+        caller already knows the call is one of this rule's sinks; ``verdicts`` and
+        ``described``: what the call's other rules already worked out, shared)."""
         if not sink and not self.is_sink(call):
             return [], []
         findings: list[Finding] = []
@@ -139,7 +141,9 @@ class FlowRule(Rule):
                     continue
                 cited.extend(path)
             assert path is not None
-            findings.append(self._finding(call, argument, node, path, verdict.trust, lineage))
+            findings.append(
+                self._finding(call, argument, node, path, verdict.trust, lineage, described)
+            )
         return findings, cited
 
     def _finding(
@@ -150,12 +154,18 @@ class FlowRule(Rule):
         path: Sequence[str],
         trust: Trust,
         lineage: Lineage,
+        memo: dict[tuple[str, ...], str] | None = None,
     ) -> Finding:
-        hops = lineage.describe(path, node)
         last = lineage.nodes.get(path[-1]) if path else None
         if last is None and len(path) == 1:
             last = node
-        described = " ← ".join([f"argument `{argument}`", *hops])
+        # The same argument and path read the same for every rule that finds it: once.
+        key = (argument, *path)
+        described = memo.get(key) if memo is not None else None
+        if described is None:
+            described = " ← ".join([f"argument `{argument}`", *lineage.describe(path, node)])
+            if memo is not None:
+                memo[key] = described
         values: dict[str, Any] = {
             "argument": argument,
             "tool.name": call.tool,
@@ -266,8 +276,11 @@ def evaluate_call(
     findings: list[Finding] = []
     cited: list[str] = []
     verdicts: dict[str, Verdict] = {}
+    described: dict[tuple[str, ...], str] = {}
     for rule in rules:
-        found, ids = rule.check_call(call, lineage, context, sink=sinks, verdicts=verdicts)
+        found, ids = rule.check_call(
+            call, lineage, context, sink=sinks, verdicts=verdicts, described=described
+        )
         findings.extend(found)
         cited.extend(ids)
     order = tuple(dict.fromkeys(cited))

@@ -39,8 +39,10 @@ class Trust(enum.IntEnum):
     TRUSTED = 2
 
     def __str__(self) -> str:
-        return self.name.lower()
+        return _TRUST_NAMES[self]  # read on every finding: not the enum's name lookup
 
+
+_TRUST_NAMES = {t: t.name.lower() for t in Trust}
 
 DEFAULT_TRUST: dict[str, Trust] = {
     "user_input": Trust.TRUSTED,
