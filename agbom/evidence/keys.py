@@ -18,7 +18,6 @@ import base64
 import binascii
 import hashlib
 import os
-import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, mldsa
 
+from agbom._private_files import read_private_file as _read_private
 from agbom.evidence.interface import (
     ALGORITHMS,
     ED25519,
@@ -222,29 +222,7 @@ class SigningKey:
 def read_private_file(file: Path) -> bytes:
     """The bytes of a private key file: a regular file (not a link), of at most 64 KiB,
     that neither group nor others may read or write."""
-    try:
-        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise KeyFileError(f"private key {file} does not exist") from None
-    except OSError as exc:
-        raise KeyFileError(f"cannot open private key {file}: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise KeyFileError(f"private key {file} is not a regular file")
-        if info.st_mode & 0o077:
-            raise KeyFileError(
-                f"private key {file} is readable or writable by others "
-                f"(mode {stat.S_IMODE(info.st_mode):04o}); chmod 600 it"
-            )
-        data = os.read(fd, MAX_KEY_FILE_BYTES + 1)
-    except OSError as exc:
-        raise KeyFileError(f"cannot read private key {file}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_KEY_FILE_BYTES:
-        raise KeyFileError(f"private key {file} is over {MAX_KEY_FILE_BYTES} bytes")
-    return data
+    return _read_private(file, "private key", MAX_KEY_FILE_BYTES, KeyFileError)
 
 
 def read_public_file(file: Path) -> bytes:

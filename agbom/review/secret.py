@@ -17,13 +17,12 @@ import base64
 import binascii
 import hashlib
 import hmac
-import os
 import re
 import secrets
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from agbom._private_files import read_private_file
 from agbom.errors import InputError
 from agbom.review._files import write_private
 
@@ -80,28 +79,7 @@ def _decode(line: str, path: Path, number: int) -> bytes:
 
 def load_secrets(path: Path) -> list[bytes]:
     """The secrets in ``path``, the signing one first; a :class:`UiSecretError` otherwise."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise UiSecretError(f"ui secret file {path} does not exist") from None
-    except OSError as exc:
-        raise UiSecretError(f"cannot open ui secret file {path}: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UiSecretError(f"ui secret file {path} is not a regular file")
-        if info.st_mode & 0o077:
-            raise UiSecretError(
-                f"ui secret file {path} is readable or writable by others "
-                f"(mode {stat.S_IMODE(info.st_mode):04o}); chmod 600 it"
-            )
-        raw = os.read(fd, MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise UiSecretError(f"cannot read ui secret file {path}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_FILE_BYTES:
-        raise UiSecretError(f"ui secret file {path} is over {MAX_FILE_BYTES} bytes")
+    raw = read_private_file(path, "ui secret file", MAX_FILE_BYTES, UiSecretError)
     try:
         text = raw.decode("ascii")
     except UnicodeDecodeError:
