@@ -16,6 +16,7 @@ from __future__ import annotations
 import getpass
 import os
 import subprocess
+from typing import Any
 
 import typer
 
@@ -54,6 +55,17 @@ def _login_name() -> str:
         return os.environ.get("USER") or getpass.getuser()
     except (OSError, KeyError):
         return ""
+
+
+def by_option() -> Any:
+    """The ``--by`` option of every approval decision command."""
+    return typer.Option(
+        None,
+        "--by",
+        help="Who decides (default: $AGBOM_ACTOR, else git config user.email, else the login "
+        "name; as root without either, --by is required).",
+        show_default=False,
+    )
 
 
 def decision_actor(by: str | None) -> str:

@@ -17,7 +17,7 @@ import orjson
 import typer
 
 from agbom.cli.common import checked_identifier, db_option, store_note, write_output
-from agbom.cli.decisions import decision_actor, decision_reason
+from agbom.cli.decisions import by_option, decision_actor, decision_reason
 from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import ServerPin, Store, format_timestamp, open_store
@@ -44,16 +44,6 @@ class OutputFormat(StrEnum):
 
 def _format_option() -> Any:
     return typer.Option(OutputFormat.TABLE, "--format", help="table for people, json for scripts.")
-
-
-def _by_option() -> Any:
-    return typer.Option(
-        None,
-        "--by",
-        help="Who decides (default: $AGBOM_ACTOR, else git config user.email, else the login "
-        "name; as root without either, --by is required).",
-        show_default=False,
-    )
 
 
 def _actor(by: str | None) -> str:
@@ -151,7 +141,7 @@ def approve_cmd(
     purl: str | None = typer.Option(None, "--purl", help="The server's package (recorded)."),
     version: str | None = typer.Option(None, "--version", help="The package version."),
     db: str = db_option(),
-    by: str | None = _by_option(),
+    by: str | None = by_option(),
 ) -> None:
     """Approve a server with its tool set pinned; a later approval replaces the pin."""
     from agbom.scan.lock import tool_set_pin
@@ -203,7 +193,7 @@ def revoke_cmd(
         None, "--reason", help="Why (required; kept in the history).", show_default=False
     ),
     db: str = db_option(),
-    by: str | None = _by_option(),
+    by: str | None = by_option(),
 ) -> None:
     """Withdraw a server's approval: its tool set is no longer pinned."""
     reason, actor = decision_reason(reason), _actor(by)

@@ -25,7 +25,7 @@ from agbom.cli.common import (
     store_note,
     write_output,
 )
-from agbom.cli.decisions import decision_actor, decision_reason
+from agbom.cli.decisions import by_option, decision_actor, decision_reason
 from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import (
@@ -111,16 +111,6 @@ def parse_expiry(text: str, *, now: datetime | None = None) -> datetime:
 
 def _digest_option() -> Any:
     return typer.Option(..., "--digest", help="The artifact digest, written ALG:HEX (sha256:...).")
-
-
-def _by_option() -> Any:
-    return typer.Option(
-        None,
-        "--by",
-        help="Who decides (default: $AGBOM_ACTOR, else git config user.email, else the login "
-        "name; as root without either, --by is required).",
-        show_default=False,
-    )
 
 
 def _reason_option() -> Any:
@@ -363,7 +353,7 @@ def approve_cmd(
             "(none when it was never registered)."
         ),
     ),
-    by: str | None = _by_option(),
+    by: str | None = by_option(),
 ) -> None:
     """Approve a (skill_id, digest) pair, optionally scoped and with an expiry."""
     _parse_digest(digest)  # usage errors before any store work
@@ -390,7 +380,7 @@ def deny_cmd(
     digest: str = _digest_option(),
     db: str = db_option(),
     reason: str | None = _reason_option(),
-    by: str | None = _by_option(),
+    by: str | None = by_option(),
 ) -> None:
     """Deny a (skill_id, digest) pair: it cannot register or load."""
     _decide(SkillStatus.DENIED, skill_id, digest, db, by, reason)
@@ -402,7 +392,7 @@ def revoke_cmd(
     digest: str = _digest_option(),
     db: str = db_option(),
     reason: str | None = _reason_option(),
-    by: str | None = _by_option(),
+    by: str | None = by_option(),
 ) -> None:
     """Withdraw an approval; the next load of the pair is denied."""
     _decide(SkillStatus.REVOKED, skill_id, digest, db, by, reason)
@@ -471,7 +461,7 @@ def load_approvals_file(path: Path) -> Any:
 def import_cmd(
     file: Path = typer.Argument(..., help="Approvals file (YAML or JSON, as written by export)."),
     db: str = db_option(),
-    by: str | None = _by_option(),
+    by: str | None = by_option(),
 ) -> None:
     """Apply a reviewed approvals file; all entries or none."""
     doc = load_approvals_file(file)
