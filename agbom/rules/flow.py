@@ -131,7 +131,8 @@ class FlowRule(Rule):
             # What the answer relied on: the weakest path, and the argument's direct parents
             # (for a trusted argument, the path is the argument alone).
             cited.extend(verdict.path)
-            cited.extend(p for p in node.derived_from if p in lineage)
+            known = lineage.nodes
+            cited.extend(p for p in node.derived_from if p in known)
             if verdict.trust is Trust.TRUSTED:
                 continue
             path: tuple[str, ...] | None = verdict.path
@@ -285,7 +286,7 @@ def evaluate_call(
         cited.extend(ids)
     order = tuple(dict.fromkeys(cited))
     used = []
-    for pid in order:
+    for pid in order if lineage.policy.overrides else ():  # none: no node has one to name
         node = lineage.nodes.get(pid)
         if node is not None:
             override = lineage.policy.base(node)[1]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -66,16 +67,8 @@ class Rule:
         values: Mapping[str, Any],
         because: str,
     ) -> Finding:
-        values = {
-            "rule.id": self.id,
-            "rule.severity": self.severity.value,
-            "rule.action": self.action.value,
-            "path": " -> ".join(path),
-            **values,
-        }
-        explanation = (
-            f"{self.description.strip()} {because}".strip() if self.description else because
-        )
+        values = {**self._own_values, "path": " -> ".join(path), **values}
+        explanation = f"{self._summary} {because}".strip() if self.description else because
         return Finding(
             rule_id=self.id,
             severity=self.severity,
@@ -87,6 +80,19 @@ class Rule:
             pack=self.pack,
             remediation=render(self.remediation, values),
         )
+
+    # Read on every finding (the Guardian's flow rules find on tool calls): worked out once.
+    @functools.cached_property
+    def _own_values(self) -> dict[str, Any]:
+        return {
+            "rule.id": self.id,
+            "rule.severity": self.severity.value,
+            "rule.action": self.action.value,
+        }
+
+    @functools.cached_property
+    def _summary(self) -> str:
+        return self.description.strip()
 
     def excepted(self, subject: Subject, context: EvalContext) -> RuleException | None:
         for exception in self.exceptions:
