@@ -287,6 +287,12 @@ def serve(
         raise typer.BadParameter(
             "needs --secret-file or --keys-file", param_hint="--require-signatures"
         )
+    if secret_file is not None:
+        from agbom.protocol.signatures import key_file_notice
+
+        notice = key_file_notice(secret_file, secret_encoding)
+        if notice is not None:
+            typer.echo(f"agbom: note: {visible(notice)}", err=True)
     clients = client_capabilities(client_config, no_modify, no_ask, ask_fallback)
     if decision_timeout <= 0:
         raise typer.BadParameter("must be positive", param_hint="--decision-timeout")

@@ -225,6 +225,29 @@ def _check_key_id(key_id: object) -> str:
     return key_id
 
 
+_HEX_TEXT = re.compile(rb"[0-9A-Fa-f]{32,}[ \t\r\n]*")
+
+
+def key_file_notice(file: Path, encoding: str) -> str | None:
+    """A one-line notice when a key file read ``raw`` holds hex text: it is used as those
+    ASCII bytes, newline included, as the reference tools read it, which a client that
+    hex-decodes the file would not match. Never quotes the key. ``None`` otherwise (or when
+    the file cannot be read: reading it for real reports that)."""
+    if encoding != "raw":
+        return None
+    try:
+        with file.open("rb") as handle:
+            raw = handle.read(MAX_KEY_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if len(raw) > MAX_KEY_FILE_BYTES or _HEX_TEXT.fullmatch(raw) is None:
+        return None
+    return (
+        f"key file {file} holds hex text; it is used as its {len(raw)} raw bytes, as the "
+        "reference tools read it (pass --secret-encoding hex if your clients decode it)"
+    )
+
+
 def _read_secret(file: Path) -> bytes:
     try:
         size = file.stat().st_size

@@ -58,3 +58,38 @@ def test_an_unknown_encoding_is_a_usage_error(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2 and b"--secret-encoding" in done.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_serve_notes_a_hex_key_file_read_raw_without_quoting_it(tmp_path: Path) -> None:
+    """Issue 30 item 4's changed default, said at start: `openssl rand -hex 32 > k` is used as
+    its 65 ASCII bytes, as the reference reads it; serve says so once, names the option that
+    decodes it, and never prints the key. A binary key, or --secret-encoding hex, says nothing."""
+    text = secrets.token_hex(32)
+    hex_key = tmp_path / "hex.key"
+    hex_key.write_text(text + "\n")
+    binary = tmp_path / "binary.key"
+    binary.write_bytes(bytes(range(1, 33)))
+    for key in (hex_key, binary):
+        key.chmod(0o600)
+
+    def started(key: Path, *extra: str) -> str:
+        done = run_cli(
+            "serve",
+            "--stdio",
+            "--db",
+            str(tmp_path / "s.db"),
+            "--secret-file",
+            str(key),
+            *extra,
+            stdin=b"",  # end of input: the stdio server stops at once
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr.decode()
+
+    noted = started(hex_key)
+    assert (
+        "holds hex text" in noted and "65 raw bytes" in noted and "--secret-encoding hex" in noted
+    )
+    assert text not in noted and text[:16] not in noted
+    assert "holds hex text" not in started(binary)
+    assert "holds hex text" not in started(hex_key, "--secret-encoding", "hex")
