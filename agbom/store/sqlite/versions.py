@@ -271,7 +271,13 @@ def prestore_chunk(conn: sqlite3.Connection, forms: list[_Form]) -> None:
 
     Bodies are keyed by their hash and never deleted, so writing them ahead of a version
     changes nothing a reader can see, whether or not the version is ever stored."""
-    conn.execute(_INSERT_COMPONENT_SQL, (_rows([[form[0], form[1]] for form in forms]),))
+    _write_bodies(conn, [[form[0], form[1]] for form in forms])
+
+
+def _write_bodies(conn: sqlite3.Connection, bodies: list[list[str]]) -> None:
+    """Write ``[key, body]`` pairs into the content-addressed table, in one statement."""
+    if bodies:
+        conn.execute(_INSERT_COMPONENT_SQL, (_rows(bodies),))
 
 
 def _diff(
@@ -367,8 +373,7 @@ def _insert_components(
 ) -> None:
     if isinstance(document, AgbomDocument) and document.prestored_in == where:
         return  # every body is there already (prestore_chunk)
-    if changes:
-        conn.execute(_INSERT_COMPONENT_SQL, (_rows([[c.key, c.body] for c in changes]),))
+    _write_bodies(conn, [[c.key, c.body] for c in changes])
 
 
 # -- storing a version ------------------------------------------------------------------------
