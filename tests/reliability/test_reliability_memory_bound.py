@@ -14,12 +14,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from tests.guardian.acs import request
+from tests.guardian.test_guardian_memory import inventory
 from tests.transports.served import Served, open_session, post
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
@@ -30,26 +30,6 @@ OVERSHOOT_MIB = 24
 looked at every 8 MiB of estimated growth, and one snapshot is being prepared meanwhile."""
 SESSIONS = 22
 COMPONENTS = 3_000  # about 6 MiB held per session: 22 of them are ~130 MiB over an idle process
-
-
-def inventory(tag: str, n: int = COMPONENTS) -> dict[str, Any]:
-    return {
-        "agbom": {
-            "agent": {"id": "agent-1"},
-            "components": [
-                {
-                    "id": f"{tag}-tool-{i:05d}",
-                    "type": "tool",
-                    "name": f"{tag}-tool-{i:05d}",
-                    "version": "1.0.0",
-                    "provider": "local",
-                    "capability": "fs.read",
-                    "registration_provenance": {"origin": "system"},
-                }
-                for i in range(n)
-            ],
-        }
-    }
 
 
 def decision_pid(front: int) -> int:
@@ -91,7 +71,11 @@ def send_snapshots(served: Served) -> tuple[list[str], float]:
                 sid = open_session(served.url, client=client)
                 reply = post(
                     served.url,
-                    request("agbom/snapshot", inventory(f"s{index}"), session_id=sid),
+                    request(
+                        "agbom/snapshot",
+                        {"agbom": inventory(index, COMPONENTS)},
+                        session_id=sid,
+                    ),
                     client=client,
                 )
                 assert reply["result"]["decision"] == "allow", reply
@@ -128,7 +112,7 @@ def test_resident_size_stays_within_the_bound_and_dropped_sessions_come_back(
         bounded.url,
         request(
             "steps/toolCallRequest",
-            {"tool": {"name": "s0-tool-00007"}, "arguments": {}},
+            {"tool": {"name": "tool-0-7"}, "arguments": {}},
             session_id=first,
         ),
     )
@@ -137,7 +121,7 @@ def test_resident_size_stays_within_the_bound_and_dropped_sessions_come_back(
         bounded.url,
         request(
             "steps/toolCallRequest",
-            {"tool": {"name": "s1-tool-00007"}, "arguments": {}},
+            {"tool": {"name": "tool-1-7"}, "arguments": {}},
             session_id=first,
         ),
     )
