@@ -379,8 +379,8 @@ def test_rules_dir_adds_to_the_default_pack(tmp_path: Path) -> None:
 
 def test_the_guardian_commands_compose_rules_the_same_way(tmp_path: Path) -> None:
     from agbom.guardian import build_guardian
+    from agbom.transports.decision_wire import WorkerSpec
     from agbom.transports.interface import Limits
-    from agbom.transports.worker import WorkerSpec
 
     team = tmp_path / "team"
     team.mkdir()

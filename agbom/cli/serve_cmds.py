@@ -461,8 +461,8 @@ def _decision_process(
     decision_timeout: float,
 ) -> Any:
     """The decision process ``agbom serve`` runs, not started yet."""
+    from agbom.transports.decision_wire import WorkerSpec
     from agbom.transports.http import ProcessDecisions
-    from agbom.transports.worker import WorkerSpec
 
     spec = WorkerSpec.of(
         db, rules, mode=mode, config=config, limits=limits, with_default_rules=with_default, **keys

@@ -44,19 +44,17 @@ from agbom.protocol import INTERNAL_ERROR
 from agbom.store import Store, open_store
 from agbom.transports.bundle import BundleService, BundleSource, bundle_route
 from agbom.transports.connections import connection_cap, guarded_protocol
-from agbom.transports.interface import Limits, error_body, handle_body_pipelined, too_large
-from agbom.transports.keys import keys_route
-from agbom.transports.openapi import openapi_route
-from agbom.transports.worker import (
-    DEADLINE_S,
+from agbom.transports.decision_wire import (
     IDLE_PROBE_S,
     KIND_ACS,
     KIND_ACS_CHECKED,
     PROBE_INTERVAL_S,
-    DecisionProcess,
-    DecisionUnavailable,
     WorkerSpec,
 )
+from agbom.transports.interface import Limits, error_body, handle_body_pipelined, too_large
+from agbom.transports.keys import keys_route
+from agbom.transports.openapi import openapi_route
+from agbom.transports.worker import DEADLINE_S, DecisionProcess, DecisionUnavailable
 
 if TYPE_CHECKING:
     from agbom.review.app import ReviewConfig
@@ -317,7 +315,7 @@ class InProcessDecisions:
 
 
 class ProcessDecisions:
-    """The Guardian in a decision process of its own (the default; see transports/worker.py).
+    """The Guardian in a decision process of its own (the default; see transports/decision_loop.py).
 
     The read API reads the store through a connection of this process, so reads never wait
     for a decision.

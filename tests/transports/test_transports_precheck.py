@@ -18,7 +18,7 @@ from agbom.guardian import build_guardian
 from agbom.guardian.precheck import Prechecked, precheck, precheck_body, split_prechecked
 from agbom.protocol import verify_chain
 from agbom.store import SqliteStore
-from agbom.transports.worker import KIND_ACS_CHECKED
+from agbom.transports.decision_wire import KIND_ACS_CHECKED
 from tests.guardian.acs import hello, new_session_id, request
 from tests.transports.served import Served, open_session, post
 from tests.transports.test_transports_worker import (  # noqa: F401 - a fixture

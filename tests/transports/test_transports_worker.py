@@ -16,8 +16,8 @@ import pytest
 from agbom.guardian import GuardianConfig, build_guardian
 from agbom.protocol import verify_chain
 from agbom.store import SqliteStore
-from agbom.transports.interface import Limits, TransportError
-from agbom.transports.worker import (
+from agbom.transports.decision_loop import DecisionServer
+from agbom.transports.decision_wire import (
     CONTROL_TAG,
     KIND_ACS,
     KIND_HOOK,
@@ -25,10 +25,10 @@ from agbom.transports.worker import (
     READY,
     REPLY,
     REQUEST,
-    DecisionServer,
     WorkerSpec,
     decode_hook_reply,
 )
+from agbom.transports.interface import Limits, TransportError
 from tests.guardian.acs import hello, new_session_id, request
 from tests.transports.served import Served, open_session, post
 
