@@ -188,13 +188,14 @@ class ChainsMixin(SqliteBase):
         take the others down. Cheaper than one INSERT ... SELECT over ``json_each`` for the
         whole batch as well: on SQLite 3.40, 26.7 against 32.9 µs of CPU per entry in batches
         of 24, 25.7 against 34.6 in batches of 8 (docs/performance.md, "HTTP decisions")."""
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            outcomes = [self._append_one(conn, row) for row in rows]
-            conn.execute("COMMIT")
-        except sqlite3.Error:
-            self._known_heads.clear()  # what this transaction wrote is gone
-            raise
+        with self._gate.turn(timeout_s=self._busy_timeout):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                outcomes = [self._append_one(conn, row) for row in rows]
+                conn.execute("COMMIT")
+            except sqlite3.Error:
+                self._known_heads.clear()  # what this transaction wrote is gone
+                raise
         self._wrote()
         return outcomes
 

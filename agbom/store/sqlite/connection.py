@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, Self, TypeVar
 
 from agbom.store._migrations import MIGRATIONS, SCHEMA_VERSION
+from agbom.store.sqlite.gate import gate_for
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -102,6 +103,9 @@ class SqliteBase:
         self._checkpointer: tuple[threading.Thread, threading.Event] | None = None
         self._wal_restart_due = False  # set by the checkpointer thread, acted on by the writer
         self._busy_timeout = BUSY_TIMEOUT_S
+        # This process's writers of the file take turns here rather than in SQLite's busy
+        # handler (agbom/store/sqlite/gate.py).
+        self._gate = gate_for(path)
         self._write_failure: str | None = None
         self._reconnect_due = False
         self._checkpoint_settings: tuple[float, int] = (0.25, WAL_LIMIT_BYTES)
@@ -341,26 +345,31 @@ class SqliteBase:
         return self._conn
 
     @contextmanager
-    def _write(self, *, busy_timeout: float | None = None) -> Iterator[sqlite3.Connection]:
+    def _write(
+        self, *, busy_timeout: float | None = None, background: bool = False
+    ) -> Iterator[sqlite3.Connection]:
         """A ``BEGIN IMMEDIATE`` transaction: take the write lock before reading.
 
         ``busy_timeout``: wait this long for another writer's lock, instead of the store's
-        own timeout."""
+        own timeout. ``background``: work no one waits on (prestored bodies), which lets
+        this process's other writers go first (agbom/store/sqlite/gate.py)."""
         self._reconnect_if_due()
         conn = self._require()
         if busy_timeout is not None:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        wait = self._busy_timeout if busy_timeout is None else busy_timeout
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            else:
-                conn.execute("COMMIT")
-                self._wrote()
+            with self._gate.turn(timeout_s=wait, background=background):
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                else:
+                    conn.execute("COMMIT")
+                    self._wrote()
         finally:
             if busy_timeout is not None:
                 with contextlib.suppress(sqlite3.Error):

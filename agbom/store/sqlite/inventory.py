@@ -23,6 +23,7 @@ from agbom.store.sqlite.connection import SqliteBase, _guarded
 from agbom.store.sqlite.versions import (
     PRESTORE_CHUNK,
     Manifest,
+    chunk_rows,
     fresh_rows,
     prestore_chunk,
     read_document,
@@ -55,8 +56,9 @@ class InventoryMixin(SqliteBase):
         forms = stored_forms(document)
         values = list(forms.values())
         for start in range(0, len(values), PRESTORE_CHUNK):
-            with self._write() as conn:
-                prestore_chunk(conn, values[start : start + PRESTORE_CHUNK])
+            rows = chunk_rows(values[start : start + PRESTORE_CHUNK])  # before the lock
+            with self._write(background=True) as conn:
+                prestore_chunk(conn, rows)
         document.forms = forms
         document.fresh = fresh_rows(forms)
         document.prestored_in = self.location

@@ -55,6 +55,7 @@ __all__ = [
     "migrate_v6_versions",
     "read_document",
     "fresh_rows",
+    "chunk_rows",
     "prestore_chunk",
     "save_version",
     "stored_forms",
@@ -255,7 +256,7 @@ def _form(component_id: str, source: object) -> _Form:
     return hashlib.sha256(body).hexdigest(), body.decode(), ctype, name, version_str
 
 
-PRESTORE_CHUNK = 512
+PRESTORE_CHUNK = 128
 """Component bodies written per transaction ahead of a version: a short hold of the write
 lock each, so that the decisions committed meanwhile wait for one chunk, not the lot."""
 
@@ -266,12 +267,18 @@ def stored_forms(document: AgbomDocument) -> dict[str, _Form]:
     return {cid: _form(cid, component) for cid, component in document.agbom.components.items()}
 
 
-def prestore_chunk(conn: sqlite3.Connection, forms: list[_Form]) -> None:
-    """Write the content-addressed bodies of ``forms`` (inside the caller's transaction).
+def chunk_rows(forms: list[_Form]) -> str:
+    """The parameter of :func:`prestore_chunk` for ``forms``, built ahead of the write lock."""
+    return _rows([[form[0], form[1]] for form in forms])
+
+
+def prestore_chunk(conn: sqlite3.Connection, rows: str) -> None:
+    """Write the content-addressed bodies of a :func:`chunk_rows` parameter (inside the
+    caller's transaction).
 
     Bodies are keyed by their hash and never deleted, so writing them ahead of a version
     changes nothing a reader can see, whether or not the version is ever stored."""
-    _write_bodies(conn, [[form[0], form[1]] for form in forms])
+    conn.execute(_INSERT_COMPONENT_SQL, (rows,))
 
 
 def _write_bodies(conn: sqlite3.Connection, bodies: list[list[str]]) -> None:
