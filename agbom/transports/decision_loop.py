@@ -53,6 +53,7 @@ from agbom.transports.decision_wire import (
     encode_hook_reply,
     split_meta,
 )
+from agbom.transports.heap import TenuredHeap
 from agbom.transports.interface import Limits, TransportError, error_body, parse_message
 
 SWITCH_INTERVAL_S = 0.001
@@ -132,9 +133,14 @@ class DecisionServer:
     and every other session's requests are decided as they come.
     """
 
-    def __init__(self, guardian: Guardian, limits: Limits) -> None:
+    def __init__(
+        self, guardian: Guardian, limits: Limits, *, heap: TenuredHeap | None = None
+    ) -> None:
+        """``heap``: the process's collector tenure (agbom/transports/heap.py), which the
+        loop drives between turns; ``None`` leaves the collector as it is."""
         self.guardian = guardian
         self.limits = limits
+        self.heap = heap
         self._bulk = _Bulk(guardian)
         # Sessions with a snapshot being prepared, and their requests held back meanwhile.
         self._held: dict[str, deque[tuple[int, Any, int]]] = {}
@@ -168,9 +174,14 @@ class DecisionServer:
                 if wait is not None and wait <= 0:
                     self._store_health(sock, probe=True)
                     continue
-                readable = select.select([sock.fileno(), self._bulk.wake_r], [], [], wait)[0]
+                idle = self.heap.idle_timeout() if self.heap is not None else None
+                timeout = idle if wait is None else wait if idle is None else min(wait, idle)
+                readable = select.select([sock.fileno(), self._bulk.wake_r], [], [], timeout)[0]
                 if not readable:
-                    self._store_health(sock, probe=True)
+                    if self.heap is not None and timeout == idle:
+                        self.heap.when_idle()
+                    if probing:
+                        self._store_health(sock, probe=True)
                     continue
                 if self._bulk.wake_r in readable:
                     self._bulk.drain_wakeups()
@@ -189,6 +200,8 @@ class DecisionServer:
                 if self._out:
                     sock.sendall(b"".join(self._out))
                     self._out.clear()
+                if self.heap is not None:
+                    self.heap.after_turn()
         except (OSError, TransportError) as exc:
             print(f"agbom: decision process: {exc}", file=sys.stderr)
             return False
@@ -391,7 +404,9 @@ def main(argv: list[str]) -> int:
     # gives it up a few times, within a few ms of its own cost (docs/performance.md).
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
-        served = DecisionServer(guardian, Limits(**spec.limits)).serve(sock)
+        heap = TenuredHeap()
+        heap.install()
+        served = DecisionServer(guardian, Limits(**spec.limits), heap=heap).serve(sock)
     finally:
         guardian.store.close()
     return 0 if served else 1
