@@ -175,13 +175,12 @@ class DecisionServer:
                     self._store_health(sock, probe=True)
                     continue
                 idle = self.heap.idle_timeout() if self.heap is not None else None
-                timeout = idle if wait is None else wait if idle is None else min(wait, idle)
+                timeout = min((t for t in (wait, idle) if t is not None), default=None)
                 readable = select.select([sock.fileno(), self._bulk.wake_r], [], [], timeout)[0]
                 if not readable:
+                    # A due probe runs at the top of the loop.
                     if self.heap is not None and timeout == idle:
                         self.heap.when_idle()
-                    if probing:
-                        self._store_health(sock, probe=True)
                     continue
                 if self._bulk.wake_r in readable:
                     self._bulk.drain_wakeups()
