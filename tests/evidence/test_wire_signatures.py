@@ -35,6 +35,19 @@ def _keys(tmp_path: Path, algorithm: str, name: str) -> tuple[Path, bytes]:
     return prefix.with_suffix(".key"), raw
 
 
+def _signing_and_hmac_server(tmp_path: Path, signing_key: Path) -> Served:
+    """A server (not started) that signs answers with ``signing_key`` and verifies HMAC
+    requests with :data:`SECRET`."""
+    secret = tmp_path / "secret"
+    secret.write_bytes(SECRET)
+    secret.chmod(0o600)
+    return Served(
+        db=tmp_path / "agbom.db",
+        log=tmp_path / "serve.log",
+        extra=["--signing-key", str(signing_key), "--secret-file", str(secret)],
+    )
+
+
 def _response_verifies(response: dict[str, Any], public: bytes) -> bool:
     """ACS §10 for a response: the signature sits in ``result`` (or ``error``); the input is
     the JCS of the whole envelope without it."""
@@ -186,14 +199,7 @@ def test_a_rewritten_chain_after_the_seal_cannot_be_bundled(
 
 def test_ed25519_signs_unsigned_traffic_and_hmac_sessions_keep_hmac(tmp_path: Path) -> None:
     ed_key, ed_raw = _keys(tmp_path, "Ed25519", "guardian-ed")
-    secret = tmp_path / "secret"
-    secret.write_bytes(SECRET)
-    secret.chmod(0o600)
-    server = Served(
-        db=tmp_path / "agbom.db",
-        log=tmp_path / "serve.log",
-        extra=["--signing-key", str(ed_key), "--secret-file", str(secret)],
-    ).start()
+    server = _signing_and_hmac_server(tmp_path, ed_key).start()
     try:
         # acs-crypto needs ML-DSA-65: an Ed25519-only Guardian does not accept it.
         answer = post(server.url, hello("plain", profiles_supported=["acs-core", "acs-crypto"]))
@@ -278,14 +284,7 @@ def test_an_acs_crypto_session_keeps_its_key_across_a_restart(tmp_path: Path) ->
     """A client that signs with HMAC in an acs-crypto session: its answers are ML-DSA-65
     before and after the decision process restarts (the key is recorded in the store)."""
     ml_key, ml_raw = _keys(tmp_path, "ML-DSA-65", "guardian-ml")
-    secret = tmp_path / "secret"
-    secret.write_bytes(SECRET)
-    secret.chmod(0o600)
-    server = Served(
-        db=tmp_path / "agbom.db",
-        log=tmp_path / "serve.log",
-        extra=["--signing-key", str(ml_key), "--secret-file", str(secret)],
-    )
+    server = _signing_and_hmac_server(tmp_path, ml_key)
     session = "crypto-hmac"
     server.start()
     try:

@@ -92,6 +92,20 @@ def digest(value: str = SHA_A) -> dict[str, str]:
     return {"algorithm": "sha256", "value": value}
 
 
+def one_tool_agbom(name: str, capability: str) -> dict[str, Any]:
+    """An AgBOM of agent-1 holding one local tool, ``name``, with ``capability``."""
+    tool = {
+        "id": name,
+        "type": "tool",
+        "name": name,
+        "version": "1",
+        "provider": "local",
+        "capability": capability,
+        "registration_provenance": {"origin": "system"},
+    }
+    return {"agent": {"id": "agent-1"}, "components": [tool]}
+
+
 # A small AgBOM (one tool exposed by one MCP server) shared by the Guardian and server tests.
 SAMPLE_AGBOM = {
     "agent": {"id": "agent-1", "name": "coder"},

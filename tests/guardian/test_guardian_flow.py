@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.guardian.acs import hello, request
+from tests.guardian.acs import hello, one_tool_agbom, request
 from tests.transports.served import Served, post, run_cli
 
 pytestmark = pytest.mark.network
@@ -592,20 +592,7 @@ def test_an_ask_flow_rule_asks_a_client_that_can_answer_and_falls_back_otherwise
         assert "ask_details" not in fallback
 
 
-FETCH_AGBOM = {
-    "agent": {"id": "agent-1"},
-    "components": [
-        {
-            "id": "fetch_url",
-            "type": "tool",
-            "name": "fetch_url",
-            "version": "1",
-            "provider": "local",
-            "capability": "net.http",
-            "registration_provenance": {"origin": "system"},
-        },
-    ],
-}
+FETCH_AGBOM = one_tool_agbom("fetch_url", "net.http")
 
 
 def test_a_wrapped_call_is_a_sink_by_its_agbom_tools_capability(served: Served) -> None:

@@ -23,7 +23,16 @@ from agbom.protocol import (
 )
 from agbom.store import Digest, SkillStatus
 from agbom.transports.interface import Limits, handle_body
-from tests.guardian.acs import SAMPLE_AGBOM, SHA_A, SHA_B, digest, hello, new_session_id, request
+from tests.guardian.acs import (
+    SAMPLE_AGBOM,
+    SHA_A,
+    SHA_B,
+    digest,
+    hello,
+    new_session_id,
+    one_tool_agbom,
+    request,
+)
 
 
 @pytest.fixture
@@ -658,20 +667,7 @@ rules:
       name: deploy
 """
 
-DEPLOY_AGBOM = {
-    "agent": {"id": "agent-1"},
-    "components": [
-        {
-            "id": "deploy",
-            "type": "tool",
-            "name": "deploy",
-            "version": "1",
-            "provider": "local",
-            "capability": "net.http",
-            "registration_provenance": {"origin": "system"},
-        },
-    ],
-}
+DEPLOY_AGBOM = one_tool_agbom("deploy", "net.http")
 
 
 def test_ask_rule_asks_where_allowed_and_never_fails_open(tmp_path: Path) -> None:
