@@ -256,7 +256,7 @@ def _form(component_id: str, source: object) -> _Form:
     return hashlib.sha256(body).hexdigest(), body.decode(), ctype, name, version_str
 
 
-PRESTORE_CHUNK = 128
+PRESTORE_CHUNK = 64
 """Component bodies written per transaction ahead of a version: a short hold of the write
 lock each, so that the decisions committed meanwhile wait for one chunk, not the lot."""
 
