@@ -25,7 +25,7 @@ from agbom.cli.common import (
     store_note,
     write_output,
 )
-from agbom.cli.decisions import by_option, decision_actor, decision_reason
+from agbom.cli.decisions import by_option, decision_actor, decision_reason, known_actor
 from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import (
@@ -38,6 +38,7 @@ from agbom.store import (
     parse_timestamp,
     redact_location,
 )
+from agbom.store._approval_logic import undecided_entries
 from agbom.store.interface import utc_now
 
 MAX_APPROVALS_FILE = 8 * 1024 * 1024
@@ -465,9 +466,12 @@ def import_cmd(
 ) -> None:
     """Apply a reviewed approvals file; all entries or none."""
     doc = load_approvals_file(file)
+    entries = doc.get("approvals") if isinstance(doc, dict) else None
+    # Entries naming who decided are recorded as the file says; only the others need a name.
+    actor = decision_actor(by) if undecided_entries(entries) else known_actor(by)
     note = store_note(db)
     with open_store(db) as store:
-        changed = store.import_approvals(doc, actor=decision_actor(by))
+        changed = store.import_approvals(doc, actor=actor)
     typer.echo(note, err=True)
     total = len(doc.get("approvals", [])) if isinstance(doc, dict) else 0
     typer.echo(

@@ -657,22 +657,32 @@ def serve_http(
     limits: Limits,
     api_token: str | None,
     fail_open_hooks: bool = False,
-    policy: FrontPolicy | None = None,
+    policy: FrontPolicy | Callable[[int], FrontPolicy] | None = None,
     announce: Callable[[str, int], None] | None = None,
     review: ReviewConfig | None = None,
     bundle_source: BundleSource | None = None,
     published_keys: Mapping[str, Any] | None = None,
+    on_ready: Callable[[], None] | None = None,
+    on_stop: Callable[[], None] | None = None,
 ) -> None:
     """Run the app with uvicorn (uvloop + httptools when installed).
 
     The socket is bound here first, so that an address in use or a host that cannot be bound
     is one :class:`TransportError` line, and ``announce(host, port)`` is called only once the
-    socket listens (with the real port when ``port`` is 0).
+    socket listens (with the real port when ``port`` is 0). ``on_ready()`` is called once the
+    app has started (the decision process answers) and uvicorn accepts on the socket, and
+    ``on_stop()`` as it stops accepting (uvicorn ends a run stopped by a signal by raising
+    that signal again, so code after ``run`` may never execute). A ``policy`` given as a
+    function gets the bound port (the one the system chose for port 0), which the ``Host``
+    check needs.
     """
     import uvicorn
 
     sock = bind_socket(host, port)
-    policy = policy or FrontPolicy.for_address(host, port)
+    bound_port = int(sock.getsockname()[1])
+    if callable(policy):
+        policy = policy(bound_port)
+    policy = policy or FrontPolicy.for_address(host, bound_port)
     app = create_app(
         decisions,
         limits=limits,
@@ -705,9 +715,21 @@ def serve_http(
         date_header=False,
     )
     if announce is not None:
-        announce(host, int(sock.getsockname()[1]))
+        announce(host, bound_port)
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and on_ready is not None:
+                on_ready()
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            if on_stop is not None:
+                on_stop()
+            await super().shutdown(sockets)
+
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        Server(config).run(sockets=[sock])
     finally:
         sock.close()
 
