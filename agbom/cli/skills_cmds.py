@@ -26,6 +26,7 @@ from agbom.cli.common import (
     write_output,
 )
 from agbom.cli.decisions import by_option, decision_actor, decision_reason, known_actor
+from agbom.cli.skill_diff import diff_cmd
 from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import (
@@ -416,6 +417,9 @@ def history_cmd(
         write_output(_history_table(history), None)
     else:
         typer.echo(f"no history for {skill_id!r}", err=True)
+
+
+skills_app.command("diff")(diff_cmd)  # two digests compared, as the review page shows them
 
 
 @functools.cache
