@@ -512,7 +512,7 @@ def create_app(
             return _json({"error": "bad_version"}, 400)
         record = decisions.store.agbom_version(session_id, int(version) if version else None)
         if record is None:
-            return _json({"error": "not_found", "session_id": session_id}, 404)
+            return _no_agbom(decisions.store, session_id=session_id, version=version)
         try:
             return _serialize(record["document"], fmt)
         except AgbomError as exc:  # an unknown format name, or a stored AgBOM that no longer loads
@@ -527,7 +527,7 @@ def create_app(
         fmt = request.query_params.get("format", "canonical")
         record = decisions.store.latest_agbom_for_agent(agent_id)
         if record is None:
-            return _json({"error": "not_found", "agent_id": agent_id}, 404)
+            return _no_agbom(decisions.store, agent_id=agent_id)
         try:
             return _serialize(record["document"], fmt)
         except AgbomError as exc:
@@ -591,6 +591,34 @@ def create_app(
         await app(scope, receive, send)
 
     return _with_front(read_api, decisions, limits, policy)
+
+
+def _no_agbom(
+    store: Store,
+    *,
+    agent_id: str | None = None,
+    session_id: str | None = None,
+    version: str | None = None,
+) -> Response:
+    """The 404 of the AgBOM routes, saying why: nothing stored, or (for an agent's or a
+    session's current AgBOM) only refused versions, with where the last one is kept."""
+    from agbom.store._inventory_logic import last_agbom_version, refused_note
+
+    if agent_id is not None:
+        body: dict[str, Any] = {"error": "not_found", "agent_id": agent_id}
+        refused = store.latest_agbom_for_agent(agent_id, include_refused=True)
+        whose = f"agent {agent_id}"
+    else:
+        body = {"error": "not_found", "session_id": session_id}
+        refused = None if version is not None else last_agbom_version(store, session_id or "")
+        whose = f"session {session_id}"
+    if refused is not None and not refused.get("accepted"):
+        body.update(refused_note(refused, whose))
+    elif version is not None:
+        body["message"] = f"{whose} has no AgBOM version {version}"
+    else:
+        body["message"] = f"no AgBOM is stored for {whose}"
+    return _json(body, 404)
 
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
