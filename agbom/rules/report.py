@@ -208,6 +208,10 @@ def github_anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
+# A rule about plaintext credentials points at each field holding one: the places of a
+# component carry them as ``secret:FIELD`` (``secret:args[2]``, ``secret:env.KEY``).
+SECRET_FIELDS = "plaintext_secrets"
+
 # Packs whose rules have a section of their own in docs/rules.md.
 DOCUMENTED_PACKS = frozenset({"default", "scan", "lock"})
 
@@ -242,6 +246,8 @@ def _rule_fields(rule: Any) -> tuple[str, ...]:
         fields.append("signatures")  # the card's signatures member
     if keys & {"pinned", "purl", "version", "name"}:
         fields += ["package", "command"]  # the argument naming the package, else the command
+    if "plaintext_secret" in keys:
+        fields.append(SECRET_FIELDS)  # each field holding the credential (agbom.scan.places)
     return tuple(fields)
 
 
