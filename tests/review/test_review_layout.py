@@ -6,6 +6,7 @@ not match expressions. The store is the README demo's (a real ``agbom replay``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,11 +87,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, str
         server.stop()
 
 
-@pytest.mark.parametrize("width", [1280, 800])
-def test_the_pages_fit_wrap_between_words_and_load_everything(
-    site: tuple[Served, str], width: int
-) -> None:
-    served, token = site
+@contextlib.contextmanager
+def _signed_in(served: Served, token: str, width: int, failed: list[str]) -> Iterator[Any]:
+    """A chromium page ``width`` px wide, signed in as the viewer; each response of 400 or
+    more and each console error (a CSP violation is one) is added to ``failed``."""
     sync_api = need_browser()
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -99,62 +99,57 @@ def test_the_pages_fit_wrap_between_words_and_load_everything(
         try:
             page: Any = browser.new_page(viewport={"width": width, "height": 900})
             page.set_default_timeout(60_000)  # a loaded machine: a bound, not a timing claim
-            failed: list[str] = []
             page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
             page.on("console", lambda m: failed.append(m.text) if m.type == "error" else None)
             page.goto(f"{served.url}/ui/login")
             page.get_by_label("Reviewer token").fill(token)
             page.get_by_role("button", name="Sign in").click()
             page.wait_for_url(f"{served.url}/ui/queue")
-
-            page.goto(f"{served.url}/ui/agent?id=coding-agent")
-            graph = page.evaluate(GRAPH_FITS)
-            page.screenshot(path=str(ARTIFACTS / f"agent-{width}.png"), full_page=True)
-            assert graph["fits"] and not graph["scrolls"], graph
-            assert graph["page"] <= width, graph
-            assert min(graph["text"]) >= 7, graph  # the labels stay readable when scaled
-
-            page.goto(f"{served.url}/ui/decisions")
-            page.screenshot(path=str(ARTIFACTS / f"decisions-{width}.png"), full_page=True)
-            assert page.evaluate(SPLIT_WORDS, "#decision-rows") == []
-            assert page.evaluate("document.documentElement.scrollWidth") <= width
-
-            page.goto(f"{served.url}/ui/skill?id={SKILL}&digest={DIGEST}")
-            page.screenshot(path=str(ARTIFACTS / f"history-{width}.png"), full_page=True)
-            assert PROSE.split()[0] in page.locator("#history").inner_text()
-            assert page.evaluate(SPLIT_WORDS, "#history") == []
-            assert page.evaluate("document.documentElement.scrollWidth") <= width
-
-            icon = page.locator("link[rel=icon]").get_attribute("href")
-            assert icon and icon.startswith("/ui/static/")
-            fetched = page.request.get(f"{served.url}{icon}")
-            assert fetched.status == 200
-            assert fetched.headers["content-type"].startswith("image/svg+xml")
-            assert failed == [], failed  # no 404 (favicon), no CSP violation
+            yield page
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_the_pages_fit_wrap_between_words_and_load_everything(
+    site: tuple[Served, str], width: int
+) -> None:
+    served, token = site
+    failed: list[str] = []
+    with _signed_in(served, token, width, failed) as page:
+        page.goto(f"{served.url}/ui/agent?id=coding-agent")
+        graph = page.evaluate(GRAPH_FITS)
+        page.screenshot(path=str(ARTIFACTS / f"agent-{width}.png"), full_page=True)
+        assert graph["fits"] and not graph["scrolls"], graph
+        assert graph["page"] <= width, graph
+        assert min(graph["text"]) >= 7, graph  # the labels stay readable when scaled
+
+        page.goto(f"{served.url}/ui/decisions")
+        page.screenshot(path=str(ARTIFACTS / f"decisions-{width}.png"), full_page=True)
+        assert page.evaluate(SPLIT_WORDS, "#decision-rows") == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+        page.goto(f"{served.url}/ui/skill?id={SKILL}&digest={DIGEST}")
+        page.screenshot(path=str(ARTIFACTS / f"history-{width}.png"), full_page=True)
+        assert PROSE.split()[0] in page.locator("#history").inner_text()
+        assert page.evaluate(SPLIT_WORDS, "#history") == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+        icon = page.locator("link[rel=icon]").get_attribute("href")
+        assert icon and icon.startswith("/ui/static/")
+        fetched = page.request.get(f"{served.url}{icon}")
+        assert fetched.status == 200
+        assert fetched.headers["content-type"].startswith("image/svg+xml")
+    assert failed == [], failed  # no 404 (favicon), no CSP violation
 
 
 def test_explain_reads_as_sentences_on_the_page_and_in_the_cli(
     site: tuple[Served, str], tmp_path: Path
 ) -> None:
     served, token = site
-    sync_api = need_browser()
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            page: Any = browser.new_page(viewport={"width": 800, "height": 900})
-            page.set_default_timeout(60_000)
-            page.goto(f"{served.url}/ui/login")
-            page.get_by_label("Reviewer token").fill(token)
-            page.get_by_role("button", name="Sign in").click()
-            page.wait_for_url(f"{served.url}/ui/queue")
-            page.goto(f"{served.url}/ui/explain?session={SESSION_ID}&entry=2")
-            shown = page.locator("main").inner_text()
-        finally:
-            browser.close()
+    with _signed_in(served, token, 800, []) as page:
+        page.goto(f"{served.url}/ui/explain?session={SESSION_ID}&entry=2")
+        shown = page.locator("main").inner_text()
     cli = run_agbom(
         "explain", "--session", SESSION_ID, "--entry", "2", "--db", str(served.db), cwd=tmp_path
     )
