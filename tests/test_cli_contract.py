@@ -14,6 +14,7 @@ import pty
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -140,6 +141,29 @@ def test_a_bare_group_prints_its_whole_help(tmp_path: Path, group: tuple[str, ..
     listed = "\nInventory and CI:\n  scan " if not group else "\nCommands:\n"
     assert listed in proc.stderr and "agbom: error" not in proc.stderr
     assert len(proc.stderr.splitlines()) > 5
+
+
+@pytest.mark.parametrize("columns", ["60", "80"])
+def test_every_group_lists_its_commands_whole(
+    capsys: pytest.CaptureFixture[str], columns: str
+) -> None:
+    """A group's help gives each command's whole summary, wrapped, never cut with "..."
+    (issue 42 item 6), as the root help does."""
+    from agbom.cli.app import COMMANDS, build_command
+
+    groups = [name for name in COMMANDS if hasattr(build_command(name), "commands")]
+    assert {"skills", "audit", "reviewers", "inventory"} <= set(groups)
+    for group in groups:
+        code, text, err = _main(capsys, group, "--help", columns=columns)
+        assert code == 0, err
+        listed = text.split("\nCommands:\n", 1)[1]
+        assert "..." not in listed, (group, listed)
+        command: Any = build_command(group)
+        flat = "".join(listed.split())  # wrapping may break at a space or after a hyphen
+        for name, sub in command.commands.items():
+            summary = sub.get_short_help_str(10_000)
+            assert name + "".join(summary.split()) in flat, (group, name)
+            assert not summary.endswith("...")
 
 
 # -- 11. help text -------------------------------------------------------------------------------

@@ -9,6 +9,9 @@ review page does (a reason for every decision) and records a useful name:
 3. else ``git config user.email`` in the working folder (who commits there is who decides);
 4. else the login name, unless it names nobody (``root``, or no name at all): then the command
    refuses, with a usage error that says to pass ``--by``.
+
+``skills import`` needs a name only for entries of its file that do not say who decided them
+(``decided_by``): the reviewed file is the record of who decided the others.
 """
 
 from __future__ import annotations
@@ -71,6 +74,20 @@ def by_option() -> Any:
 def decision_actor(by: str | None) -> str:
     """The name a decision is recorded under (see the module docstring); a usage error
     (exit 2) when nothing names a person."""
+    name = known_actor(by)
+    if name is not None:
+        return name
+    shown = _login_name().strip() or "no login name"
+    raise _usage(
+        f"say who decides with --by NAME (or set ${ACTOR_ENV}): the user is {shown!r} and git "
+        "has no user.email here, and the approval history would name nobody"
+    )
+
+
+def known_actor(by: str | None) -> str | None:
+    """The name :func:`decision_actor` would record, or None where nothing names a person
+    (for ``skills import`` of a file whose every entry names who decided it). An empty or
+    overlong ``--by``/``$AGBOM_ACTOR`` is still a usage error."""
     for source, value in (("--by", by), (f"${ACTOR_ENV}", os.environ.get(ACTOR_ENV))):
         if value is None:
             continue
@@ -84,13 +101,7 @@ def decision_actor(by: str | None) -> str:
     if email:
         return email
     user = _login_name().strip()
-    if user.lower() not in _NOBODY:
-        return user
-    shown = user or "no login name"
-    raise _usage(
-        f"say who decides with --by NAME (or set ${ACTOR_ENV}): the user is {shown!r} and git "
-        "has no user.email here, and the approval history would name nobody"
-    )
+    return user if user.lower() not in _NOBODY else None
 
 
 def decision_reason(reason: str | None) -> str:

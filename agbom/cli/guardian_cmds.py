@@ -370,6 +370,8 @@ def audit_verify(
 
 def _cell(row: dict[str, Any], column: str) -> str:
     value = row.get(column)
+    if isinstance(value, list | tuple):  # agents: coding-agent,ci-bot (not a Python list)
+        return ",".join(str(v) for v in value) or "-"
     return "-" if value is None else str(value)  # the table escapes agent-controlled ids
 
 
@@ -533,6 +535,11 @@ def inventory_export(
             if session_id
             else store.latest_agbom_for_agent(agent or "", include_refused=True)
         )
+        if record is None and session_id and version is None:
+            # No accepted version: the session's last one received, refused, for review.
+            from agbom.store._inventory_logic import last_agbom_version
+
+            record = last_agbom_version(store, session_id)
     if record is not None and not record["accepted"]:
         typer.echo(
             visible(f"agbom: version {record['version']} of session {record['session_id']} was "

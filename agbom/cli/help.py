@@ -14,7 +14,8 @@ import pathlib
 from typing import Any
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
+from typer.models import DefaultPlaceholder
 
 HELP_OPTION_NAMES = ["-h", "--help"]
 
@@ -113,11 +114,34 @@ class AgbomCommand(TyperCommand):
                     formatter.write_dl(rows)
 
 
+# A summary is never cut: click's own list cuts it to what fits one line, ending in "...".
+_WHOLE_SUMMARY = 100_000
+
+
+class AgbomGroup(TyperGroup):
+    """A command group (``agbom skills``, ``agbom audit``) whose list of commands gives each
+    one's whole summary (the first sentence of its help), wrapped to the terminal, as
+    ``agbom --help`` does for the top-level commands."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=_WHOLE_SUMMARY)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
 def install(app: typer.Typer) -> None:
     """Give every command of ``app`` and of its groups (recursively) the conventional help."""
     for info in app.registered_commands:
         if info.cls is None or info.cls is TyperCommand:  # typer fills in its own class
             info.cls = AgbomCommand
     for group in app.registered_groups:
+        current: Any = group.cls  # typer's Default(None) unless add_typer named a class
+        if isinstance(current, DefaultPlaceholder) or current in (None, TyperGroup):
+            group.cls = AgbomGroup
         if group.typer_instance is not None:
             install(group.typer_instance)

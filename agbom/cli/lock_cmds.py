@@ -144,3 +144,46 @@ def lock_diff(lock_file: Path, new: Path, fmt: str, output: Path | None) -> None
 def register(app: typer.Typer) -> None:
     """Add ``agbom lock`` to ``app``."""
     app.command("lock")(lock_cmd)
+
+
+def drift_findings(changes: Sequence[Any], found: Sequence[Any], lock_name: str) -> list[Any]:
+    """Each drift of ``agbom check --locked`` as a finding (pack ``lock``, rules
+    AGB-LOCK-001 to 005), so that it is in the table, the JSON and the SARIF like any other.
+    A tool set the rule packs already reported (AGB-LOCK-001 in ``found``) is not repeated."""
+    from agbom.rules import Action, Finding, Severity
+    from agbom.scan.lock import lock_rule
+
+    reported = {(f.rule_id, c) for f in found for c in f.components}
+    out = []
+    for change in changes:
+        rule = lock_rule(change)
+        if (rule.id, change.component) in reported:
+            continue
+        previous = f" (locked as {change.previous})" if change.previous else ""
+        out.append(
+            Finding(
+                rule_id=rule.id,
+                severity=Severity.parse(rule.severity),
+                action=Action.DENY,
+                message=f"{change.detail}{previous}",
+                components=(change.component,),
+                explanation=f"{rule.title} Compared with the lock file {lock_name}.",
+                pack="lock",
+                remediation=rule.remediation,
+            )
+        )
+    return out
+
+
+def lock_rule_infos() -> dict[str, Any]:
+    """SARIF rule descriptors of the ``lock`` pack's rules."""
+    from agbom.rules import Severity
+    from agbom.rules.report import RuleInfo, rule_help_uri
+    from agbom.scan.lock import LOCK_RULES
+
+    return {
+        rule.id: RuleInfo(rule.id, Severity.parse(rule.severity), rule.title, "lock",
+                          "lock", rule_help_uri(rule.id, "lock"),
+                          remediation=rule.remediation)
+        for rule in LOCK_RULES.values()
+    }  # fmt: skip

@@ -70,15 +70,18 @@ def check_cmd(
         None,
         "--locked",
         metavar="LOCK",
-        help="Fail (exit 1) on any drift from this lock file (agbom lock): server packages, "
-        "tool sets, skill digests; the drift is listed on stderr.",
+        help="Fail (exit 1) on any drift from this lock file (agbom lock): server packages "
+        "and versions, tool sets, skill digests; each drift is a finding (AGB-LOCK-001 to "
+        "005) in every format.",
     ),
     tools_from: list[Path] | None = tools_from_option(),
 ) -> None:
     """Evaluate rules against an AgBOM (for CI); exit 1 with --fail-on when findings reach it,
     or with --locked on any drift."""
-    from agbom.rules import load_rules, render_findings
-    from agbom.rules.report import FORMATS, render_table
+    from agbom.cli.lock_cmds import drift_findings, lock_rule_infos
+    from agbom.rules import Finding, load_rules
+    from agbom.rules.report import FORMATS, describe_rules, render_json, render_table
+    from agbom.scan.places import place_json
 
     fmt = choice(
         output_format(
@@ -106,13 +109,26 @@ def check_cmd(
 
         changes = drift(lock, agbom)
         agbom = mark_drift(agbom, changes)  # rules see tools_drift (AGB-LOCK-001)
-    findings = ruleset.evaluate(ComponentGraph(agbom))
+    findings = list(ruleset.evaluate(ComponentGraph(agbom)))
+    infos = dict(describe_rules(ruleset))
+    if locked is not None:
+        # Drift is findings too (pack lock), in every format, not only lines on stderr.
+        findings = sorted(
+            [*findings, *drift_findings(changes, findings, str(locked))], key=Finding.sort_key
+        )
+        infos.update(lock_rule_infos())
+    locate = _check_places(agbom_file, locked)
     if fmt == "sarif":
-        text = _check_sarif(findings, ruleset, agbom_file, sarif_root)
+        text = _check_sarif(findings, infos, agbom_file, sarif_root, locate)
+    elif fmt == "json":
+        text = render_json(
+            findings,
+            source_uri=str(agbom_file),
+            locations=lambda f: [place_json(p) for p in _first_places(f, locate)],
+        )
     else:
-        text = render_findings(findings, fmt, source_uri=str(agbom_file))
-        if fmt == "table":
-            text = render_table(findings, tty=to_terminal(output))
+        places = [_shown(_first_places(f, locate)) for f in findings]
+        text = render_table(findings, tty=to_terminal(output), places=places)
     write_output(text, output)
     failing = [f for f in findings if threshold is not None and f.severity >= threshold]
     typer.echo(
@@ -131,12 +147,13 @@ def check_cmd(
         raise typer.Exit(1)
 
 
-def _check_sarif(findings: Any, ruleset: Any, agbom_file: Path, root: Path | None) -> str:
-    """SARIF whose results point at each component's entry in the AgBOM file."""
+def _check_places(agbom_file: Path, locked: Path | None) -> Any:
+    """``locate(finding, component_id)`` for ``check``: a component's entry in the AgBOM file
+    (or scan report), and for the lock pack's findings, else the entry in the lock file (a
+    server or skill the inventory no longer has)."""
     import os
 
     from agbom.cli.common import read_bytes
-    from agbom.rules import render_findings
     from agbom.scan import agbom_component_locations
 
     located: dict[str, Any] = {}
@@ -144,12 +161,45 @@ def _check_sarif(findings: Any, ruleset: Any, agbom_file: Path, root: Path | Non
         located = agbom_component_locations(
             read_bytes(agbom_file), str(agbom_file), os.path.realpath(agbom_file)
         )
+    in_lock: dict[str, Any] = {}
+    if locked is not None:
+        from agbom.scan.lock import lock_locations
+
+        in_lock = lock_locations(read_bytes(locked), str(locked), os.path.realpath(locked))
+
+    def locate(finding: Any, component_id: str) -> Any:
+        here = located.get(component_id, ())
+        if finding.pack == "lock" and (finding.rule_id == "AGB-LOCK-003" or not here):
+            return in_lock.get(component_id, ())
+        return here
+
+    return locate
+
+
+def _first_places(finding: Any, locate: Any) -> Any:
+    return locate(finding, finding.components[0]) if finding.components else ()
+
+
+def _shown(places: Any) -> str:
+    """The first place as ``path:line:column`` (the table's ``at:``), or ``""``."""
+    if not places:
+        return ""
+    return f"{places[0].path}:{places[0].span.line}:{places[0].span.column}"
+
+
+def _check_sarif(
+    findings: Any, infos: Any, agbom_file: Path, root: Path | None, locate: Any
+) -> str:
+    """SARIF whose results point at each component's entry in the AgBOM file (at the lock
+    file's entry for what the inventory no longer has)."""
+    from agbom.rules import render_findings
+
     return render_findings(
         findings,
         "sarif",
         source_uri=str(agbom_file),
-        rules=ruleset,
-        locate=lambda _finding, component_id: located.get(component_id, ()),
+        rules=infos,
+        locate=locate,
         root=root,
         category="agbom/check/",
     )

@@ -234,7 +234,10 @@ def _report_errors(result: ScanResult) -> None:
 
 def scan_cmd(
     paths: list[Path] = typer.Argument(
-        None, metavar="PATH...", help="Files and folders to scan (folders are walked)."
+        None,
+        metavar="PATH...",
+        help="Files and folders to scan (folders are walked). None: the working folder and the "
+        "places in your home folder where agent clients keep configs and skills.",
     ),
     home: Path | None = typer.Option(
         None,
@@ -293,8 +296,6 @@ def scan_cmd(
     inventory, with findings and CycloneDX output."""
     from agbom.scan import ScanError, scan_paths
 
-    if not paths and home is None:
-        raise typer.BadParameter("give at least one PATH or --home", param_hint="PATH")
     threshold = parse_severity(fail_on)
     fmt = ScanFormat(
         output_format(
@@ -319,6 +320,8 @@ def scan_cmd(
     key_set = _load_keys(keys)
     signer = bom_signer(sign, fmt.value, sign_format)  # a bad key fails before scanning
     snapshots = read_snapshots(tools_from)
+    if not paths and home is None:
+        paths, home = _what_the_user_has()
     progress, stop = _progress_bar()
     try:
         result = scan_paths(
@@ -388,6 +391,38 @@ def scan_cmd(
         raise typer.Exit(EXIT_FINDINGS)
     if result.error_files:
         raise typer.Exit(EXIT_SCAN_ERRORS)
+
+
+def _what_the_user_has() -> tuple[list[Path], Path | None]:
+    """What a bare ``agbom scan`` reads, said on stderr: the working folder, walked, and the
+    places under the user's home folder where agent clients keep their configurations and
+    skills (the ``--home`` locations, never the whole home folder). A working folder that is
+    the home folder or holds it (``/``) is not walked, so the scan stays bounded."""
+    from agbom.scan.scanner import HOME_DIRS, HOME_FILES
+
+    try:
+        home: Path | None = Path.home()
+    except (KeyError, RuntimeError):  # no $HOME and no password entry
+        home = None
+    if home is not None and not home.is_dir():
+        home = None
+    cwd = Path.cwd()
+    walk = home is None or not (
+        cwd.resolve() == home.resolve() or cwd.resolve() in home.resolve().parents
+    )
+    said = [f"the working folder {cwd}"] if walk else []
+    if home is not None:
+        known = len(HOME_FILES) + len(HOME_DIRS)
+        said.append(f"the {known} places under {home} where agent clients keep configs and skills")
+    skipped = "" if walk else f"; not the working folder {cwd}, which holds the home folder"
+    typer.echo(
+        visible(
+            f"agbom: no PATH given: scanning {' and '.join(said)}{skipped} (name PATHs to scan "
+            "others)"
+        ),
+        err=True,
+    )
+    return ([Path(".")] if walk else []), home
 
 
 def _rule_infos(ruleset: RuleSet) -> dict[str, Any]:

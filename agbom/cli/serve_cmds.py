@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 from pathlib import Path
 from typing import Any
@@ -276,6 +277,15 @@ def serve(
         help="The address reviewers reach this server at (https://agbom.example.com): skill "
         "denials then link to the pair's review page, URL/ui/skill?id=...&digest=....",
     ),
+    ready_file: Path | None = typer.Option(
+        None,
+        "--ready-file",
+        metavar="FILE",
+        help="Once the server answers (its decision process up, the port accepting), write its "
+        "URL to FILE (http://HOST:PORT, the real port with --port 0), in one step; a stale "
+        "FILE is removed at start and FILE is removed at exit. For scripts: wait until it "
+        "exists.",
+    ),
 ) -> None:
     """Serve the ACS Guardian: POST /acs (JSON-RPC 2.0), /hooks/RUNTIME, /v1 read API, /healthz."""
     from agbom.transports.interface import Limits
@@ -308,11 +318,14 @@ def serve(
     telemetry = _telemetry_options(
         decision_log, decision_log_max_bytes, decision_log_keep, otlp_endpoint
     )
+    if ready_file is not None:
+        if stdio:
+            raise typer.BadParameter("is for HTTP; not with --stdio", param_hint="--ready-file")
+        _clear_ready_file(ready_file)
     policy = None
     if not stdio:  # (usage errors first, before the store is opened)
         policy = _front_policy(
             host,
-            port,
             allowed_hosts,
             allowed_origins,
             header_timeout=header_timeout,
@@ -420,16 +433,31 @@ def serve(
                 loaded[0] = signals = None
                 _forward_sighup(decisions)
 
+        bound: list[str] = []
+
         def announce(bound_host: str, bound_port: int) -> None:
             from agbom.store import redact_location
 
             shown = f"[{bound_host}]" if ":" in bound_host else bound_host
             where = redact_location(db)
+            bound.append(f"http://{shown}:{bound_port}")
             url = f"http://{shown}:{bound_port}/acs"
             typer.echo(f"agbom: serving ACS on {url} (store {where})", err=True)
             if review is not None:
                 page = f"http://{shown}:{bound_port}/ui/"
                 typer.echo(f"agbom: review page on {page}", err=True)
+
+        def ready() -> None:
+            if ready_file is None:
+                return
+            try:
+                _write_ready_file(ready_file, bound[-1])
+            except OSError as exc:  # the folder went away since the start: say so, keep serving
+                typer.echo(
+                    f"agbom: error: cannot write --ready-file {visible(str(ready_file))}: "
+                    f"{exc.strerror or exc}",
+                    err=True,
+                )
 
         serve_http(
             decisions,
@@ -444,10 +472,46 @@ def serve(
             review=review,
             # The OPA bundle carries the bans of the packs this server decides with.
             bundle_source=BundleSource(rules=rules, with_default=with_default),
+            on_ready=ready,
+            on_stop=None if ready_file is None else lambda: ready_file.unlink(missing_ok=True),
         )
     finally:
         if early is not None:
             early.process.abandon()  # a no-op once the server has taken it over
+        if ready_file is not None:
+            ready_file.unlink(missing_ok=True)
+
+
+def _clear_ready_file(path: Path) -> None:
+    """Remove a ``--ready-file`` left by an earlier run, so that a script waiting for it waits
+    for this server; a usage error where FILE cannot be written."""
+    if path.is_dir() or not path.parent.is_dir():
+        raise typer.BadParameter(
+            f"{path}: not a file in an existing folder", param_hint="--ready-file"
+        )
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise typer.BadParameter(
+            f"{path}: cannot remove the old one: {exc.strerror or exc}", param_hint="--ready-file"
+        ) from None
+
+
+def _write_ready_file(path: Path, url: str) -> None:
+    """Write ``url`` to ``path`` at once: to a file beside it, renamed over it, so that a
+    reader never sees it empty or half-written."""
+    import os
+    import tempfile
+
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(url + "\n")
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _decision_process(
@@ -620,7 +684,6 @@ def _telemetry_options(
 
 def _front_policy(
     host: str,
-    port: int,
     allowed_hosts: list[str],
     allowed_origins: list[str],
     *,
@@ -651,9 +714,11 @@ def _front_policy(
             raise typer.BadParameter(
                 f"not an origin (scheme://host[:port]): {origin!r}", param_hint="--allowed-origin"
             )
-    return FrontPolicy.for_address(
+    # A function of the bound port: with --port 0 only the bound socket knows it, and the Host
+    # check must accept the port clients were told.
+    return functools.partial(
+        FrontPolicy.for_address,
         host,
-        port,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
         header_timeout_s=header_timeout,

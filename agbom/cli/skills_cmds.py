@@ -25,7 +25,8 @@ from agbom.cli.common import (
     store_note,
     write_output,
 )
-from agbom.cli.decisions import by_option, decision_actor, decision_reason
+from agbom.cli.decisions import by_option, decision_actor, decision_reason, known_actor
+from agbom.cli.skill_diff import diff_cmd
 from agbom.display import table, to_terminal, visible
 from agbom.errors import InputError
 from agbom.store import (
@@ -38,6 +39,7 @@ from agbom.store import (
     parse_timestamp,
     redact_location,
 )
+from agbom.store._approval_logic import undecided_entries
 from agbom.store.interface import utc_now
 
 MAX_APPROVALS_FILE = 8 * 1024 * 1024
@@ -417,6 +419,9 @@ def history_cmd(
         typer.echo(f"no history for {skill_id!r}", err=True)
 
 
+skills_app.command("diff")(diff_cmd)  # two digests compared, as the review page shows them
+
+
 @functools.cache
 def _no_alias_loader() -> type[Any]:
     # PyYAML is imported only by the commands that read or write YAML (not by agbom --help).
@@ -465,9 +470,12 @@ def import_cmd(
 ) -> None:
     """Apply a reviewed approvals file; all entries or none."""
     doc = load_approvals_file(file)
+    entries = doc.get("approvals") if isinstance(doc, dict) else None
+    # Entries naming who decided are recorded as the file says; only the others need a name.
+    actor = decision_actor(by) if undecided_entries(entries) else known_actor(by)
     note = store_note(db)
     with open_store(db) as store:
-        changed = store.import_approvals(doc, actor=decision_actor(by))
+        changed = store.import_approvals(doc, actor=actor)
     typer.echo(note, err=True)
     total = len(doc.get("approvals", [])) if isinstance(doc, dict) else 0
     typer.echo(

@@ -63,6 +63,7 @@ _CONTENT_STEPS = frozenset(
 # Rule findings (rule id and severity) kept with a refused AgBOM version; its chain entry
 # holds the full decision.
 REFUSED_FINDINGS_KEPT = 50
+REFUSED_COMPONENTS_KEPT = 16  # of each kept finding
 
 # Tools outside the session's inventory whose rule findings are remembered (per rule set and
 # UTC day); past this many distinct tools the memory starts over, so hostile names cannot grow it.
@@ -176,7 +177,13 @@ class Policies(InventoryPolicies, SkillPolicies):
                     "decision": "deny",
                     # what refused it, for `agbom inventory` and the Fleet page (bounded)
                     "findings": [
-                        {"rule_id": f.rule_id, "severity": f.severity.value}
+                        {
+                            "rule_id": f.rule_id,
+                            "severity": f.severity.value,
+                            # which of them refused which components (not a warning's)
+                            "action": f.action.value,
+                            "components": list(f.components[:REFUSED_COMPONENTS_KEPT]),
+                        }
                         for f in (pending.findings or [])[:REFUSED_FINDINGS_KEPT]
                     ],
                 },

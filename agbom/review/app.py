@@ -134,15 +134,19 @@ def _list_field(text: str, what: str) -> list[str]:
 
 
 class _Static:
-    """The packaged stylesheet and script, under names that carry their content hash."""
+    """The packaged stylesheet, script and icon, under names that carry their content hash."""
 
-    TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+    TYPES = {
+        ".css": "text/css; charset=utf-8",
+        ".js": "text/javascript; charset=utf-8",
+        ".svg": "image/svg+xml",
+    }
 
     def __init__(self) -> None:
         self.files: dict[str, tuple[bytes, str]] = {}
         self.urls: dict[str, str] = {}
         folder = resources.files("agbom.review") / "static"
-        for name in ("review.css", "review.js"):
+        for name in ("review.css", "review.js", "favicon.svg"):
             data = (folder / name).read_bytes()
             stem, dot, ext = name.rpartition(".")
             hashed = f"{stem}.{hashlib.sha256(data).hexdigest()[:16]}.{ext}"
@@ -192,8 +196,13 @@ def when(value: Any) -> Any:
         except (StoreError, ValueError, OverflowError):
             return str(value)
     exact = format_timestamp(moment) or str(value)
-    readable = moment.strftime("%Y-%m-%d %H:%M:%S UTC")  # parse_timestamp gives UTC
-    return markupsafe.Markup('<time datetime="{0}" title="{0}">{1}</time>').format(exact, readable)
+    # parse_timestamp gives UTC. The date and the time are each kept whole; a narrow column
+    # may put them on two lines.
+    day, hour = moment.strftime("%Y-%m-%d"), moment.strftime("%H:%M:%S UTC")
+    return markupsafe.Markup(
+        '<time datetime="{0}" title="{0}"><span class="token">{1}</span> '
+        '<span class="token">{2}</span></time>'
+    ).format(exact, day, hour)
 
 
 def root_redirect() -> BaseRoute:

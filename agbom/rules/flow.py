@@ -20,7 +20,7 @@ from agbom.protocol.provenance import (
     step_provenance,
 )
 from agbom.rules.interface import EvalContext, Finding, RuleError
-from agbom.rules.kinds import Rule
+from agbom.rules.kinds import Rule, _sentences
 from agbom.rules.lineage import Lineage, Trust, TrustOverride, TrustPolicy, Verdict
 from agbom.rules.matchers import TextMatcher, covered_by_any
 
@@ -196,8 +196,9 @@ class FlowRule(Rule):
             if self.source_ids is not None:
                 parts.append(f"source_id {self.source_ids}")
             source = f" from ({', '.join(parts)})"
-        return (
-            f"{super().describe()} [no untrusted lineage{source} into {' or '.join(sinks)}{where}]"
+        return _sentences(
+            super().describe(),
+            f"It finds data of untrusted lineage{source} reaching {' or '.join(sinks)}{where}.",
         )
 
 

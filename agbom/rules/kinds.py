@@ -104,6 +104,14 @@ class Rule:
         return self.description or self.message
 
 
+def _sentences(first: str, second: str) -> str:
+    """The rule's own description, then what it checks, as two sentences."""
+    first = first.strip()
+    if first and first[-1] not in ".!?":
+        first += "."
+    return f"{first} {second}".strip()
+
+
 @dataclass(eq=False)
 class MatchRule(Rule):
     """``ban`` and ``hygiene``: a predicate on one component."""
@@ -128,7 +136,7 @@ class MatchRule(Rule):
         return self.finding((subject.id,), graph.root_path(subject.id), values, because)
 
     def describe(self) -> str:
-        return f"{super().describe()} [match: {self.predicate.describe()}]"
+        return _sentences(super().describe(), f"It matches when {self.predicate.describe()}.")
 
 
 @dataclass(eq=False)
@@ -307,10 +315,12 @@ class ReachRule(Rule):
         return findings
 
     def describe(self) -> str:
-        via = f" via only ({self.via.describe()})" if self.via is not None else ""
-        return (
-            f"{super().describe()} [{self.mode} paths from ({self.from_.describe()}) "
-            f"to ({self.to.describe()}){via}]"
+        via = f", through only components where {self.via.describe()}" if self.via else ""
+        verb = "requires" if self.mode == "require" else "forbids"
+        return _sentences(
+            super().describe(),
+            f"It {verb} a path from a component where {self.from_.describe()} to one where "
+            f"{self.to.describe()}{via}.",
         )
 
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import orjson
 from packageurl import PackageURL
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -98,6 +99,10 @@ class Predicate:
         """``(holds, description)`` for this predicate and, for combinators, their parts."""
         return [(self(subject), self.describe())]
 
+    def negated(self) -> str:
+        """What ``not`` of this predicate says, in words a reviewer reads."""
+        return f"not ({self.describe()})"
+
 
 class TextMatcher:
     """Exact values (case-insensitive) and globs, compiled into a set and one regex."""
@@ -156,6 +161,9 @@ class TypeIs(Predicate):
 
     def describe(self) -> str:
         return "type is " + " or ".join(sorted(self.types))
+
+    def negated(self) -> str:
+        return "type is not " + " or ".join(sorted(self.types))
 
 
 class TextField(Predicate):
@@ -446,8 +454,27 @@ class EndpointIs(Predicate):
         return self.loopback is None or is_loopback(endpoint.host) == self.loopback
 
     def describe(self) -> str:
-        parts = [f"{k}={v}" for k, v in sorted(self.spec.items())]
-        return "endpoint " + ", ".join(parts)
+        if self.present is False:
+            return "it has no endpoint"
+        parts = []
+        if self.schemes is not None:
+            parts.append("uses " + " or ".join(sorted(self.schemes)))
+        if self.hosts is not None:
+            parts.append("is on host " + " or ".join(sorted(self.hosts)))
+        if self.suffixes is not None:
+            parts.append("is under " + " or ".join(self.suffixes))
+        if self.ports is not None:
+            parts.append("is on port " + " or ".join(str(p) for p in sorted(self.ports)))
+        if self.loopback is not None:
+            parts.append("is on this machine" if self.loopback else "is not on this machine")
+        if not parts:
+            return "it has an endpoint"
+        return "its endpoint " + " and ".join(parts)
+
+    def negated(self) -> str:
+        if set(self.spec) == {"present"}:
+            return "it has an endpoint" if self.present is False else "it has no endpoint"
+        return super().negated()
 
 
 class CapabilityIs(Predicate):
@@ -478,7 +505,7 @@ class CapabilityIs(Predicate):
         return bool(self.matching(subject.data))
 
     def describe(self) -> str:
-        return "capability within " + " or ".join(self.names)
+        return "it has a capability within " + " or ".join(self.names)
 
 
 class Pinned(Predicate):
@@ -517,8 +544,8 @@ class Provenance(Predicate):
 
     def describe(self) -> str:
         if self.present is not None:
-            return "has provenance" if self.present else "has no registration provenance"
-        return "provenance origin is " + " or ".join(sorted(self.origins or ()))
+            return "it has provenance" if self.present else "it has no registration provenance"
+        return "its provenance origin is " + " or ".join(sorted(self.origins or ()))
 
 
 _MISSING = object()
@@ -547,7 +574,32 @@ class FieldsAre(Predicate):
         return True
 
     def describe(self) -> str:
-        return "fields " + ", ".join(f"{k} in {v}" for k, v in self.expected.items())
+        return ", ".join(_field_words(k, v) for k, v in self.expected.items())
+
+    def negated(self) -> str:
+        if len(self.expected) == 1:
+            ((key, options),) = self.expected.items()
+            if options == [None]:
+                return f"it has a {key}"
+            if None not in options:
+                return f"its {key} is not {_options(options)}"
+        return super().negated()
+
+
+def _options(options: Sequence[Any]) -> str:
+    return " or ".join(orjson.dumps(o).decode() if not isinstance(o, str) else o for o in options)
+
+
+def _field_words(key: str, options: Sequence[Any]) -> str:
+    """``fields: {purl: null}`` as "it has no purl", ``{transport: stdio}`` as "its
+    transport is stdio"."""
+    if options == [None]:
+        return f"it has no {key}"
+    if options == [[]]:
+        return f"its {key} is empty"
+    given = [o for o in options if o is not None]
+    unset = " or unset" if len(given) < len(options) else ""
+    return f"its {key} is {_options(given)}{unset}"
 
 
 def _field_equal(actual: Any, option: Any) -> bool:
@@ -569,7 +621,12 @@ class AllOf(Predicate):
         return True
 
     def describe(self) -> str:
-        return " and ".join(f"({p.describe()})" for p in self.parts) or "always"
+        return " and ".join(p.describe() for p in self.parts) or "always"
+
+    def negated(self) -> str:
+        if len(self.parts) == 1:
+            return self.parts[0].negated()
+        return super().negated()
 
     def explain(self, subject: Subject) -> list[tuple[bool, str]]:
         out: list[tuple[bool, str]] = []
@@ -588,7 +645,16 @@ class AnyOf(Predicate):
         return any(p(subject) for p in self.parts)
 
     def describe(self) -> str:
-        return "any of: " + "; ".join(p.describe() for p in self.parts)
+        if len(self.parts) == 1:
+            return self.parts[0].describe()
+        return "either " + ", or ".join(p.describe() for p in self.parts)
+
+    def explain(self, subject: Subject) -> list[tuple[bool, str]]:
+        # The branch that held is the reason, not the whole alternative.
+        for part in self.parts:
+            if part(subject):
+                return [(True, part.describe())]
+        return [(False, self.describe())]
 
 
 class Not(Predicate):
@@ -601,7 +667,10 @@ class Not(Predicate):
         return not self.part(subject)
 
     def describe(self) -> str:
-        return f"not ({self.part.describe()})"
+        return self.part.negated()
+
+    def negated(self) -> str:
+        return self.part.describe()
 
 
 _SIMPLE: dict[str, Callable[[Any], Predicate]] = {

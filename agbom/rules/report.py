@@ -82,15 +82,26 @@ def render_findings(
     raise RuleError(f"unknown output format {fmt!r} (known: {', '.join(FORMATS)})")
 
 
-def render_json(findings: Sequence[Finding], *, source_uri: str | None = None) -> str:
+def render_json(
+    findings: Sequence[Finding],
+    *,
+    source_uri: str | None = None,
+    locations: Callable[[Finding], list[dict[str, Any]]] | None = None,
+) -> str:
+    """The JSON report; with ``locations``, each finding's ``locations`` (path, line and
+    columns, as ``agbom scan`` writes them)."""
     counts = {s.value: 0 for s in Severity}
     for finding in findings:
         counts[finding.severity.value] += 1
+    listed = [
+        f.to_json() if locations is None else {**f.to_json(), "locations": locations(f)}
+        for f in findings
+    ]
     document = {
         "tool": {"name": "agbom", "version": __version__},
         "source": source_uri,
         "summary": {"total": len(findings), "by_severity": counts},
-        "findings": [f.to_json() for f in findings],
+        "findings": listed,
     }
     return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
 
@@ -197,8 +208,12 @@ def github_anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
+# A rule about plaintext credentials points at each field holding one: the places of a
+# component carry them as ``secret:FIELD`` (``secret:args[2]``, ``secret:env.KEY``).
+SECRET_FIELDS = "plaintext_secrets"
+
 # Packs whose rules have a section of their own in docs/rules.md.
-DOCUMENTED_PACKS = frozenset({"default", "scan"})
+DOCUMENTED_PACKS = frozenset({"default", "scan", "lock"})
 
 
 def rule_help_uri(rule_id: str, pack: str) -> str:
@@ -231,6 +246,8 @@ def _rule_fields(rule: Any) -> tuple[str, ...]:
         fields.append("signatures")  # the card's signatures member
     if keys & {"pinned", "purl", "version", "name"}:
         fields += ["package", "command"]  # the argument naming the package, else the command
+    if "plaintext_secret" in keys:
+        fields.append(SECRET_FIELDS)  # each field holding the credential (agbom.scan.places)
     return tuple(fields)
 
 

@@ -105,7 +105,7 @@ class VulnerabilityIs(Predicate):
             parts.append(f"id {self.ids}")
         if self.aliases is not None:
             parts.append(f"alias {self.aliases}")
-        return "has a known vulnerability" + (" (" + ", ".join(parts) + ")" if parts else "")
+        return "it has a known vulnerability" + (" (" + ", ".join(parts) + ")" if parts else "")
 
     def explain(self, subject: Subject) -> list[tuple[bool, str]]:
         shown = []
@@ -153,8 +153,8 @@ class ContentIs(Predicate):
 
     def describe(self) -> str:
         if self.checks is None:
-            return "content checks found something"
-        return "content check " + " or ".join(sorted(self.checks))
+            return "a content check found something"
+        return "a content check found " + " or ".join(sorted(self.checks))
 
     def explain(self, subject: Subject) -> list[tuple[bool, str]]:
         shown = [
@@ -190,7 +190,7 @@ class SignatureIs(Predicate):
         return found is not None and found.get("status") in self.states
 
     def describe(self) -> str:
-        return "card signature is " + " or ".join(sorted(self.states))
+        return "its card signature is " + " or ".join(sorted(self.states))
 
     def explain(self, subject: Subject) -> list[tuple[bool, str]]:
         found = self._state(subject)
@@ -214,7 +214,7 @@ class ToolsDriftIs(Predicate):
         return isinstance(subject.data.get("tools_drift"), Mapping) == self.want
 
     def describe(self) -> str:
-        return "tool set drifted from its pin" if self.want else "tool set matches its pin"
+        return "its tool set drifted from its pin" if self.want else "its tool set matches its pin"
 
     def explain(self, subject: Subject) -> list[tuple[bool, str]]:
         drift = subject.data.get("tools_drift")

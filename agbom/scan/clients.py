@@ -271,6 +271,44 @@ def _field_spans(
     span = positions.get((*path, reader.command_field))
     if span is not None:
         out["command"] = span
+    out.update(_secret_spans(positions, path, entry, component, lines))
+    return out
+
+
+_INDEXED = re.compile(r"(.+)\[(\d+)\]")
+
+
+def _secret_spans(
+    positions: Positions,
+    path: KeyPath,
+    entry: Mapping[str, Any],
+    component: Mapping[str, Any],
+    lines: LineText,
+) -> dict[str, Any]:
+    """``secret:FIELD`` for each field holding a plaintext credential (``args[2]``,
+    ``env.GITHUB_TOKEN``, ``headers.Authorization``, ``url``): the span of its value as
+    written, where AGB-SEC-001 points (never the value itself: only lines and columns)."""
+    out: dict[str, Any] = {}
+    secrets = component.get("plaintext_secrets")
+    for item in secrets if isinstance(secrets, list) else ():
+        field = item.get("field") if isinstance(item, Mapping) else None
+        if not isinstance(field, str) or f"secret:{field}" in out:
+            continue
+        indexed = _INDEXED.fullmatch(field)
+        if indexed is not None:  # args[2], command[1]: the item's token is the value
+            span = positions.get((*path, indexed.group(1), int(indexed.group(2))))
+            value = None
+        elif "." in field:  # env.KEY, headers.KEY: the key, then its value after it
+            section, key = field.split(".", 1)
+            span = positions.get((*path, section, key))
+            values = entry.get(section)
+            value = values.get(key) if isinstance(values, Mapping) else None
+        else:  # command, url: the key, then its value
+            span = positions.get((*path, field))
+            value = entry.get(field)
+        if span is not None:
+            found = lines.value_after(span, value) if isinstance(value, str) else None
+            out[f"secret:{field}"] = found or span
     return out
 
 

@@ -238,17 +238,104 @@ def is_lock_file(path: Path) -> bool:
 class Change:
     """One difference between a lock and an inventory."""
 
-    kind: str  # server-added | server-removed | package | tools | skill-added | ...
+    kind: str  # server-added | server-removed | version | package | tools | skill-added | ...
     component: str
     detail: str
     tools: dict[str, list[str]] = field(default_factory=dict)  # added/removed/changed/renamed
+    previous: str | None = None  # the lock's id of the entry, when the change renamed it
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "component": self.component,
                                "detail": self.detail}  # fmt: skip
         if self.tools:
             out["tools"] = self.tools
+        if self.previous is not None:
+            out["previous"] = self.previous
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class LockRule:
+    """What a kind of drift is as a finding of ``agbom check --locked`` (pack ``lock``)."""
+
+    id: str
+    severity: str
+    title: str
+    remediation: str
+
+
+# Each kind of change, as the finding it becomes (docs/rules.md, "Lock drift"). A tool set
+# that drifted is AGB-LOCK-001, the default pack's rule; the others have no rule to match
+# on (a removed entry is in no inventory), so the check reports them itself.
+LOCK_RULES: Mapping[str, LockRule] = {
+    "tools": LockRule(
+        "AGB-LOCK-001",
+        "high",
+        "An MCP server's tool set drifted from the one the lock file pins.",
+        "Review the changed tool definitions, then update the lock (`agbom lock`) if they are "
+        "expected; otherwise pin the previous version",
+    ),
+    "added": LockRule(
+        "AGB-LOCK-002",
+        "high",
+        "An MCP server or skill is in the inventory but not in the lock file.",
+        "Review it, then update the lock (`agbom lock`) if it belongs; otherwise remove it "
+        "from the configuration",
+    ),
+    "removed": LockRule(
+        "AGB-LOCK-003",
+        "medium",
+        "An MCP server or skill of the lock file is no longer in the inventory.",
+        "Update the lock (`agbom lock`) if the removal is intended; otherwise restore it",
+    ),
+    "version": LockRule(
+        "AGB-LOCK-004",
+        "high",
+        "An MCP server's package or version differs from the one the lock file pins.",
+        "Review what the new version changes (release notes, tool definitions), then update "
+        "the lock (`agbom lock`); otherwise pin the locked version again",
+    ),
+    "skill-digest": LockRule(
+        "AGB-LOCK-005",
+        "high",
+        "A skill's folder digest differs from the one the lock file pins: its files changed.",
+        "Review the changed files (`agbom skills diff`, or the review page), then update the "
+        "lock (`agbom lock`); otherwise restore the locked files",
+    ),
+}
+
+
+def lock_rule(change: Change) -> LockRule:
+    """The rule a change is reported under."""
+    kind = change.kind
+    if kind.endswith("-added"):
+        kind = "added"
+    elif kind.endswith("-removed"):
+        kind = "removed"
+    elif kind == "package":
+        kind = "version"
+    return LOCK_RULES[kind]
+
+
+def lock_locations(data: bytes, display: str, file: str) -> dict[str, tuple[Any, ...]]:
+    """Where each entry of a lock file is: the key of its id under ``servers`` or
+    ``skills`` (servers win when both name one id)."""
+    from agbom.scan._parse import ParseFailure, load_json, positions_of
+    from agbom.scan.interface import SourceLocation
+
+    try:
+        doc = load_json(data)
+    except ParseFailure:
+        return {}
+    positions = positions_of(data)
+    out: dict[str, tuple[Any, ...]] = {}
+    for part in ("skills", "servers"):
+        entries = doc.get(part) if isinstance(doc, Mapping) else None
+        for cid in entries if isinstance(entries, Mapping) else ():
+            span = positions.nearest((part, cid))
+            if span is not None:
+                out[cid] = (SourceLocation(display, file, span),)
+    return out
 
 
 def _tools_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -302,13 +389,53 @@ def describe_changes(
     return lines
 
 
+def _unversioned(cid: str, entry: Mapping[str, Any]) -> str:
+    """A server's id without its version (``mcp:npm/pkg@1.2.0`` -> ``mcp:npm/pkg``)."""
+    version = entry.get("version")
+    if isinstance(version, str) and version and cid.endswith("@" + version):
+        return cid[: -len(version) - 1]
+    return cid
+
+
+def _version_pairs(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, str]:
+    """Servers whose id changed only by its version: new id -> the lock's id. Several
+    versions of one package may run side by side, so a removed and an added id pair up by
+    their server's name first, and otherwise only when each is the package's only one."""
+    removed = [cid for cid in old if cid not in new]
+    added = [cid for cid in new if cid not in old]
+    pairs: dict[str, str] = {}
+    by_key: dict[str, tuple[list[str], list[str]]] = {}
+    for cid in removed:
+        by_key.setdefault(_unversioned(cid, old[cid]), ([], []))[0].append(cid)
+    for cid in added:
+        by_key.setdefault(_unversioned(cid, new[cid]), ([], []))[1].append(cid)
+    for was, now in by_key.values():
+        for cid in sorted(now):
+            twin = [w for w in was if old[w].get("name") == new[cid].get("name")]
+            if len(twin) == 1:
+                pairs[cid] = twin[0]
+                was.remove(twin[0])
+                now.remove(cid)
+        if len(was) == 1 and len(now) == 1:
+            pairs[now[0]] = was[0]
+    return pairs
+
+
 def drift(lock: Mapping[str, Any], agbom: Any) -> list[Change]:
-    """Every difference between ``lock`` and ``agbom``, in component order."""
+    """Every difference between ``lock`` and ``agbom``, in component order. A server whose
+    version changed is one change (``version``), not one server removed and another added."""
     current = build_lock(agbom)
     changes: list[Change] = []
     for part, noun in (("servers", "server"), ("skills", "skill")):
         old, new = lock[part], current[part]
+        renamed = _version_pairs(old, new) if part == "servers" else {}
+        was_renamed = set(renamed.values())
         for cid in sorted(set(old) | set(new)):
+            if cid in renamed:
+                changes.extend(server_changes(cid, old[renamed[cid]], new[cid], renamed[cid]))
+                continue
+            if cid in was_renamed:
+                continue
             if cid not in new:
                 gone = f"{noun} {cid} is not in the inventory"
                 changes.append(Change(f"{noun}-removed", cid, gone))
@@ -326,13 +453,21 @@ def drift(lock: Mapping[str, Any], agbom: Any) -> list[Change]:
     return changes
 
 
-def server_changes(cid: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
+def server_changes(
+    cid: str, before: Mapping[str, Any], after: Mapping[str, Any], previous: str | None = None
+) -> list[Change]:
     """How one server's entry ``after`` (from :func:`server_entry`) differs from the lock's
-    ``before``: its package, then its tool set."""
+    ``before`` (the lock's id ``previous`` when the version in the id changed): its package
+    or version, then its tool set."""
     changes: list[Change] = []
-    if (before.get("purl"), before.get("version")) != (after["purl"], after["version"]):
+    if before.get("version") != after["version"]:
+        was, now = before.get("version") or "none", after["version"] or "none"
+        name = after.get("name") or cid
+        changes.append(Change("version", cid, f"server {name} version {was} -> {now}",
+                              previous=previous))  # fmt: skip
+    elif before.get("purl") != after["purl"]:
         changes.append(Change("package", cid, f"package {before.get('purl')} -> "
-                              f"{after['purl']}"))  # fmt: skip
+                              f"{after['purl']}", previous=previous))  # fmt: skip
     old_tools, new_tools = before.get("tools"), after.get("tools")
     if old_tools is None and new_tools is None:
         return changes

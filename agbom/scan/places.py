@@ -23,6 +23,10 @@ from typing import Any, Protocol
 
 from agbom.scan.interface import SourceLocation, Span
 
+# The field name rule descriptors give a rule about plaintext credentials
+# (agbom.rules.report.SECRET_FIELDS; neither layer imports the other).
+SECRET_FIELDS = "plaintext_secrets"
+
 
 class FindingLike(Protocol):
     @property
@@ -62,6 +66,10 @@ class Locator:
         if content:
             return tuple(content)
         wanted = self.fields.get(finding.rule_id, ())
+        if SECRET_FIELDS in wanted:
+            secrets = [s for place in places for s in _secret_places(place, finding.message)]
+            if secrets:
+                return tuple(secrets)
         return tuple(_narrowed(place, wanted) for place in places)
 
     def places(self, finding: FindingLike) -> tuple[SourceLocation, ...]:
@@ -94,6 +102,14 @@ def place_json(place: SourceLocation) -> dict[str, Any]:
         "end_line": span.end_line or span.line,
         "end_column": span.end_column,
     }
+
+
+def _secret_places(place: SourceLocation, message: str) -> list[SourceLocation]:
+    """The value of each field of ``place`` holding a plaintext credential that ``message``
+    names (``args[2] (a password in a URL)``), else of every such field."""
+    held = [(name[len("secret:") :], span) for name, span in place.fields if name[:7] == "secret:"]
+    named = [(field, span) for field, span in held if f"{field} (" in message] or held
+    return [SourceLocation(place.path, place.file, span) for _, span in named]
 
 
 def _narrowed(place: SourceLocation, wanted: Sequence[str]) -> SourceLocation:

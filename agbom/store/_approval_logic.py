@@ -167,20 +167,48 @@ def approvals_document(rows: Iterable[Sequence[Any]]) -> dict[str, Any]:
 
 
 def import_entries(doc: Any, *, actor: Any) -> list[dict[str, Any]]:
-    """The checked entries of an approvals file, all validated before anything is written."""
-    check_text(actor, "actor", MAX_ACTOR)
-    return _validate_import(doc)
+    """The checked entries of an approvals file, all validated before anything is written.
+
+    ``actor`` (who imports) may be None only when every entry names who decided it.
+    """
+    if actor is not None:
+        check_text(actor, "actor", MAX_ACTOR)
+    entries = _validate_import(doc)
+    if actor is None:
+        unnamed = undecided_entries(entries)
+        if unnamed:
+            raise StoreError(
+                f"approvals[{unnamed[0]}] does not say who decided it (decided_by), and the "
+                "import names nobody"
+            )
+    return entries
 
 
-def imported_decision(entry: Mapping[str, Any], *, actor: str) -> Decision:
+def undecided_entries(entries: Any) -> list[int]:
+    """The indexes of an approvals file's entries that do not name who decided them
+    (``decided_by``); such an entry is recorded under the importer's name."""
+    if not isinstance(entries, list):
+        return []
+    return [
+        i
+        for i, entry in enumerate(entries)
+        if not isinstance(entry, Mapping) or not entry.get("decided_by")
+    ]
+
+
+def imported_decision(entry: Mapping[str, Any], *, actor: str | None) -> Decision:
     """The decision one checked entry of an approvals file makes.
 
     An entry without ``decided_by``/``decided_at`` is decided by the importing actor, now
-    (taken here, as the entry is applied).
+    (taken here, as the entry is applied). The history row names the importer, or, when the
+    import names nobody, who the entry says decided.
     """
+    decided_by = entry["decided_by"] or actor
+    if decided_by is None:  # import_entries refused this already
+        raise StoreError(f"no decider for {entry['skill_id']!r}")
     return Decision(
         status=entry["status"],
-        decided_by=entry["decided_by"] or actor,
+        decided_by=decided_by,
         decided_at=entry["decided_at"] or _stamp(None),
         reason=entry["reason"],
         expires=entry["expires_at"],
@@ -188,7 +216,7 @@ def imported_decision(entry: Mapping[str, Any], *, actor: str) -> Decision:
         tenants=entry["tenants"],
         ref=entry["ref"],
         caps=entry["capabilities"],
-        history_actor=actor,
+        history_actor=actor or decided_by,
         source="import",
     )
 

@@ -72,13 +72,23 @@ def agbom_status(record: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def refused_component_entries(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The components of a refused AgBOM version as :meth:`list_components` rows, marked
-    ``status: refused`` with the version's findings: they are what the agent tried to run,
-    never counted as in use."""
+    ``status: refused``: they are what the agent tried to run, never counted as in use. Each
+    row's ``findings`` are the rule ids that refused that component (a deny naming it), not
+    the version's warnings nor what refused its other components; ``-`` when none did, and
+    ``?`` for a version stored before findings named their components."""
     from agbom.inventory import AgBOM
 
-    status = agbom_status(record)
+    change = record.get("change") if isinstance(record.get("change"), Mapping) else {}
+    raw = change.get("findings") if isinstance(change, Mapping) else None
+    findings = [f for f in (raw if isinstance(raw, list) else []) if isinstance(f, Mapping)]
+    attributed = all(isinstance(f.get("components"), list) for f in findings)
+    refusing: dict[str, set[str]] = {}
+    for finding in findings if attributed else ():
+        if finding.get("action") != "deny":
+            continue
+        for component in finding["components"]:
+            refusing.setdefault(str(component), set()).add(str(finding.get("rule_id")))
     agbom = AgBOM.from_document(record["document"], source="stored AgBOM")
-    rule_ids = ",".join(sorted({f["rule_id"] for f in status["findings"]})) or "-"
     return [
         {
             "component_id": c.id,
@@ -90,7 +100,37 @@ def refused_component_entries(record: Mapping[str, Any]) -> list[dict[str, Any]]
             "first_seen": record.get("created_at"),
             "last_seen": record.get("created_at"),
             "status": "refused",
-            "findings": rule_ids,
+            "findings": (",".join(sorted(refusing.get(c.id, ()))) or "-") if attributed else "?",
         }
         for c in agbom
     ]
+
+
+MAX_VERSIONS_WALKED = 10_000
+
+
+def last_agbom_version(store: Any, session_id: str) -> dict[str, Any] | None:
+    """The session's last stored AgBOM version, accepted or refused. Meant for a session with
+    no accepted version (then every version walked is a refused one, usually one or two)."""
+    last = None
+    for number in range(1, MAX_VERSIONS_WALKED + 1):
+        record = store.agbom_version(session_id, number)
+        if record is None:
+            break
+        last = record
+    return last
+
+
+def refused_note(record: Mapping[str, Any], whose: str) -> dict[str, Any]:
+    """What the read API says of ``whose`` (an agent, a session) when its only AgBOM was
+    refused: why there is none in use, and where the refused one is kept for review."""
+    status = agbom_status(record)
+    rules = sorted({f["rule_id"] for f in status["findings"]})
+    session, version = record.get("session_id"), record.get("version")
+    return {
+        "message": f"{whose} has no accepted AgBOM: its latest, version {version} of session "
+        f"{session}, was refused by the Guardian"
+        + (f" ({', '.join(rules)})" if rules else "")
+        + f"; GET /v1/sessions/{session}/agbom?version={version} returns it for review",
+        "refused": {"session_id": session, "version": version, "rule_ids": rules},
+    }

@@ -512,7 +512,7 @@ def create_app(
             return _json({"error": "bad_version"}, 400)
         record = decisions.store.agbom_version(session_id, int(version) if version else None)
         if record is None:
-            return _json({"error": "not_found", "session_id": session_id}, 404)
+            return _no_agbom(decisions.store, session_id=session_id, version=version)
         try:
             return _serialize(record["document"], fmt)
         except AgbomError as exc:  # an unknown format name, or a stored AgBOM that no longer loads
@@ -527,7 +527,7 @@ def create_app(
         fmt = request.query_params.get("format", "canonical")
         record = decisions.store.latest_agbom_for_agent(agent_id)
         if record is None:
-            return _json({"error": "not_found", "agent_id": agent_id}, 404)
+            return _no_agbom(decisions.store, agent_id=agent_id)
         try:
             return _serialize(record["document"], fmt)
         except AgbomError as exc:
@@ -591,6 +591,34 @@ def create_app(
         await app(scope, receive, send)
 
     return _with_front(read_api, decisions, limits, policy)
+
+
+def _no_agbom(
+    store: Store,
+    *,
+    agent_id: str | None = None,
+    session_id: str | None = None,
+    version: str | None = None,
+) -> Response:
+    """The 404 of the AgBOM routes, saying why: nothing stored, or (for an agent's or a
+    session's current AgBOM) only refused versions, with where the last one is kept."""
+    from agbom.store._inventory_logic import last_agbom_version, refused_note
+
+    if agent_id is not None:
+        body: dict[str, Any] = {"error": "not_found", "agent_id": agent_id}
+        refused = store.latest_agbom_for_agent(agent_id, include_refused=True)
+        whose = f"agent {agent_id}"
+    else:
+        body = {"error": "not_found", "session_id": session_id}
+        refused = None if version is not None else last_agbom_version(store, session_id or "")
+        whose = f"session {session_id}"
+    if refused is not None and not refused.get("accepted"):
+        body.update(refused_note(refused, whose))
+    elif version is not None:
+        body["message"] = f"{whose} has no AgBOM version {version}"
+    else:
+        body["message"] = f"no AgBOM is stored for {whose}"
+    return _json(body, 404)
 
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
@@ -657,22 +685,32 @@ def serve_http(
     limits: Limits,
     api_token: str | None,
     fail_open_hooks: bool = False,
-    policy: FrontPolicy | None = None,
+    policy: FrontPolicy | Callable[[int], FrontPolicy] | None = None,
     announce: Callable[[str, int], None] | None = None,
     review: ReviewConfig | None = None,
     bundle_source: BundleSource | None = None,
     published_keys: Mapping[str, Any] | None = None,
+    on_ready: Callable[[], None] | None = None,
+    on_stop: Callable[[], None] | None = None,
 ) -> None:
     """Run the app with uvicorn (uvloop + httptools when installed).
 
     The socket is bound here first, so that an address in use or a host that cannot be bound
     is one :class:`TransportError` line, and ``announce(host, port)`` is called only once the
-    socket listens (with the real port when ``port`` is 0).
+    socket listens (with the real port when ``port`` is 0). ``on_ready()`` is called once the
+    app has started (the decision process answers) and uvicorn accepts on the socket, and
+    ``on_stop()`` as it stops accepting (uvicorn ends a run stopped by a signal by raising
+    that signal again, so code after ``run`` may never execute). A ``policy`` given as a
+    function gets the bound port (the one the system chose for port 0), which the ``Host``
+    check needs.
     """
     import uvicorn
 
     sock = bind_socket(host, port)
-    policy = policy or FrontPolicy.for_address(host, port)
+    bound_port = int(sock.getsockname()[1])
+    if callable(policy):
+        policy = policy(bound_port)
+    policy = policy or FrontPolicy.for_address(host, bound_port)
     app = create_app(
         decisions,
         limits=limits,
@@ -705,9 +743,21 @@ def serve_http(
         date_header=False,
     )
     if announce is not None:
-        announce(host, int(sock.getsockname()[1]))
+        announce(host, bound_port)
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and on_ready is not None:
+                on_ready()
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            if on_stop is not None:
+                on_stop()
+            await super().shutdown(sockets)
+
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        Server(config).run(sockets=[sock])
     finally:
         sock.close()
 

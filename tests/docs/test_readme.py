@@ -63,3 +63,17 @@ def test_every_command_is_in_the_readme() -> None:
     assert len(commands) >= 12
     missing = [c for c in commands if f"agbom {c}" not in README]
     assert missing == []
+
+
+def test_every_subcommand_is_in_the_readme_table() -> None:
+    """Each command of each group (``agbom reviewers secret``, ``agbom skills diff``) is named
+    in the README's command table, written ``agbom GROUP SUB`` or in a ``SUB1|SUB2`` list."""
+    from agbom.cli.app import COMMANDS, build_command
+
+    table = README.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    named: set[tuple[str, str]] = set()
+    for group, subs in re.findall(r"agbom ([a-z-]+) ((?:[a-z-]+\\\|)*[a-z-]+)", table):
+        named |= {(group, sub) for sub in subs.split("\\|")}
+    groups = {name: getattr(build_command(name), "commands", {}) for name in COMMANDS}
+    every = [(name, sub) for name, subs in groups.items() for sub in subs]
+    assert [f"agbom {name} {sub}" for name, sub in every if (name, sub) not in named] == []

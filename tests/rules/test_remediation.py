@@ -73,7 +73,8 @@ def test_check_table_prints_fix_line_under_the_row() -> None:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     row = next(i for i, line in enumerate(lines) if "EX-BAN-001" in line)
-    under = lines[row + 1 : row + 3]
+    under = lines[row + 1 : row + 4]  # at: (where), path:, fix:
+    assert under[0].startswith("    at: ") and under[0].endswith("agent.json:4:6")
     assert "    fix: Upgrade filesystem to 1.2.5 or later, or remove it from the agent" in under
     # The row itself stays as wide as before: the fix is not a column.
     assert "fix:" not in lines[row]

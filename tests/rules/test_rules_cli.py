@@ -59,6 +59,7 @@ def test_check_json(tmp_path: Path) -> None:
         "explanation",
         "pack",
         "remediation",
+        "locations",  # where the component's entry is in the AgBOM file (as scan's report)
     }
 
 

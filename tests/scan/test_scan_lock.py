@@ -124,12 +124,69 @@ def test_package_and_skill_drift(project: Path) -> None:
     diff = json.loads(
         run_agbom("diff", "agbom.lock.json", "now.json", "-f", "json", cwd=project).stdout
     )
-    kinds = sorted((c["kind"], c["component"]) for c in diff["drift"])
+    kinds = sorted((c["kind"], c["component"], c.get("previous")) for c in diff["drift"])
+    # A version bump is one change of that server, not one server removed and another added.
     assert kinds == [
-        ("server-added", "mcp:pypi/mcp-server-fetch@0.6.3"),
-        ("server-removed", "mcp:pypi/mcp-server-fetch@0.6.2"),
-        ("skill-digest", "skill:notes"),
+        ("skill-digest", "skill:notes", None),
+        ("version", "mcp:pypi/mcp-server-fetch@0.6.3", "mcp:pypi/mcp-server-fetch@0.6.2"),
     ]
+
+
+def _located(lines: list[str], location: dict[str, Any]) -> str:
+    """The text a finding's location points at (1-based line and columns, end exclusive)."""
+    line = lines[location["line"] - 1]
+    return line[location["column"] - 1 : location["end_column"] - 1]
+
+
+def test_drift_is_findings_in_every_format(project: Path) -> None:
+    """Each drift is a finding with a rule id, a place and a fix in the table, the JSON and
+    the SARIF of check --locked (issue 42 item 8): a version bump, a changed skill, a new
+    server and a server the inventory no longer has."""
+    config = json.loads((project / ".mcp.json").read_text())
+    config["mcpServers"]["fetch"]["args"] = ["mcp-server-fetch==0.6.3"]
+    del config["mcpServers"]["fs"]
+    config["mcpServers"]["time"] = {"command": "uvx", "args": ["mcp-server-time==1.0.0"]}
+    (project / ".mcp.json").write_text(json.dumps(config))
+    (project / "skills" / "notes" / "run.sh").write_text("echo hi\n")
+    proc = _check(project)
+    assert proc.returncode == 1, proc.stderr
+    drift = {f["rule_id"]: f for f in json.loads(proc.stdout)["findings"] if f["pack"] == "lock"}
+    assert sorted(drift) == ["AGB-LOCK-002", "AGB-LOCK-003", "AGB-LOCK-004", "AGB-LOCK-005"]
+    assert drift["AGB-LOCK-004"]["message"] == (
+        "server fetch version 0.6.2 -> 0.6.3 (locked as mcp:pypi/mcp-server-fetch@0.6.2)"
+    )
+    assert drift["AGB-LOCK-003"]["components"] == [SERVER]
+    assert drift["AGB-LOCK-002"]["components"] == ["mcp:pypi/mcp-server-time@1.0.0"]
+    report = (project / "now.json").read_text().splitlines()
+    lock = (project / "agbom.lock.json").read_text().splitlines()
+    for finding in drift.values():
+        assert finding["remediation"] and finding["severity"] in ("high", "medium")
+        (place,) = finding["locations"]
+        text = lock if place["path"] == "agbom.lock.json" else report
+        # The inventory's entry (its "id" key) for what it has; the lock's entry for the rest.
+        assert _located(text, place) in ('"id"', json.dumps(finding["components"][0]))
+    assert drift["AGB-LOCK-003"]["locations"][0]["path"] == "agbom.lock.json"
+    assert drift["AGB-LOCK-004"]["locations"][0]["path"] == "now.json"
+
+    sarif = run_agbom(
+        "check", "now.json", "--locked", "agbom.lock.json", "-f", "sarif", cwd=project
+    )
+    run = json.loads(sarif.stdout)["runs"][0]
+    results = {r["ruleId"]: r for r in run["results"] if r["ruleId"].startswith("AGB-LOCK")}
+    assert sorted(results) == sorted(drift)
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    for rule_id, result in results.items():
+        region = result["locations"][0]["physicalLocation"]["region"]
+        where = drift[rule_id]["locations"][0]
+        assert (region["startLine"], region["startColumn"]) == (where["line"], where["column"])
+        assert rules[rule_id]["help"]["text"]  # the fix, in the rule's help
+        assert rules[rule_id]["helpUri"].endswith("#" + rule_id.lower())
+
+    table = run_agbom("check", "now.json", "--locked", "agbom.lock.json", cwd=project).stdout
+    row = next(line for line in table.splitlines() if "AGB-LOCK-003" in line)
+    block = table.split(row, 1)[1].splitlines()[1:4]
+    assert block[0].strip().startswith("at: agbom.lock.json:")
+    assert any(line.strip().startswith("fix: Update the lock") for line in block)
 
 
 def test_a_missing_snapshot_is_drift_too(project: Path) -> None:

@@ -173,6 +173,10 @@ def test_every_result_points_at_the_entry_of_its_component(samples_log: dict[str
             # the argument naming the unpinned package (docker: the image reference)
             name = component.split("/", 1)[1].lower()
             assert written[0] in "\"'" and name in written.lower().replace("_", "-"), written
+        elif result["ruleId"] == "AGB-SEC-001":
+            # the value holding the credential (issue 42 item 11), which no report repeats
+            value = written.strip("\"'")
+            assert written[0] in "\"'" and value and value not in json.dumps(samples_log)
         else:  # a client config: the server entry (its key, its name), or its command or url
             key = written.strip("\"'")
             keys = {"command", "cmd", "url", "serverUrl", "httpUrl", "uri", "mcp_servers", "{"}

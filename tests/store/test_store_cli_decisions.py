@@ -99,3 +99,33 @@ def test_the_default_actor_is_the_git_email_then_a_login_name_that_is_not_root(
     assert _actors(tmp_path, db, "s") == ["alice@example.com", "bob", "carol"]
     history = _agbom(tmp_path, "skills", "history", "s", "--db", str(db), "--format", "json")
     assert [entry["reason"] for entry in json.loads(history.stdout)] == ["reviewed"] * 3
+
+
+def test_an_import_records_who_the_file_names_and_needs_a_name_only_for_the_others(
+    tmp_path: Path,
+) -> None:
+    named = {"skill_id": "s", "digest": DIGEST, "status": "approved", "decided_by": "dana"}
+    named["decided_at"] = "2026-01-01T00:00:00Z"  # a second import of it then changes nothing
+    unnamed = {"skill_id": "t", "digest": DIGEST, "status": "denied", "reason": "no"}
+    (tmp_path / "named.json").write_text(json.dumps({"approvals": [named]}))
+    (tmp_path / "mixed.json").write_text(json.dumps({"approvals": [named, unnamed]}))
+    db = tmp_path / "s.db"
+    # Root with no git e-mail: the file says who decided every entry, so nothing is asked.
+    done = _agbom(tmp_path, "skills", "import", "named.json", "--db", str(db), USER="root")
+    assert done.returncode == 0, done.stderr
+    assert _actors(tmp_path, db, "s") == ["dana"]
+    # An entry that names nobody would be recorded under the importer, who must say who they are.
+    mixed = ["skills", "import", "mixed.json", "--db", str(db)]
+    refused = _agbom(tmp_path, *mixed, USER="root")
+    assert refused.returncode == 2 and "--by NAME" in refused.stderr, refused.stderr
+    assert _actors(tmp_path, db, "t") == []  # nothing of the file was applied
+    assert _agbom(tmp_path, *mixed, "--by", "erin", USER="root").returncode == 0
+    assert _actors(tmp_path, db, "t") == ["erin"]
+    # A known importer is the history's actor; the record keeps who the file says decided.
+    named["reason"] = "again"
+    (tmp_path / "named.json").write_text(json.dumps({"approvals": [named]}))
+    again = _agbom(tmp_path, "skills", "import", "named.json", "--db", str(db), USER="bob")
+    assert again.returncode == 0, again.stderr
+    assert _actors(tmp_path, db, "s") == ["dana", "bob"]
+    shown = _agbom(tmp_path, "skills", "list", "--db", str(db), "--format", "json")
+    assert {r["skill_id"]: r["decided_by"] for r in json.loads(shown.stdout)}["s"] == "dana"

@@ -273,7 +273,7 @@ class ApprovalsMixin(PostgresBase):
             rows = conn.execute(EXPORT_SQL).fetchall()
         return approvals_document(rows)
 
-    def import_approvals(self, doc: Mapping[str, Any], *, actor: str) -> int:
+    def import_approvals(self, doc: Mapping[str, Any], *, actor: str | None) -> int:
         """Apply a reviewed approvals document in one transaction (see SqliteStore)."""
         entries = import_entries(doc, actor=actor)
         changed = 0

@@ -29,7 +29,7 @@ class GitopsMixin(ApprovalsMixin):
         return approvals_document(self._require().execute(EXPORT_SQL))
 
     @_guarded
-    def import_approvals(self, doc: Mapping[str, Any], *, actor: str) -> int:
+    def import_approvals(self, doc: Mapping[str, Any], *, actor: str | None) -> int:
         """Apply a reviewed approvals document; return how many pairs changed.
 
         The whole document is validated before anything is written, and applied in one
