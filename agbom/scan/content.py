@@ -423,6 +423,12 @@ def _teaching(norm: str, match: re.Match[str]) -> bool:
     return False
 
 
+def is_vendor_installer(matched: str) -> bool:
+    """``matched`` fetches exactly one URL, over HTTPS, and it is a vendor's documented
+    installer (:data:`_VENDOR_INSTALLERS`)."""
+    return _vendor_installer(matched)
+
+
 def _vendor_installer(matched: str) -> bool:
     urls = _URL.findall(matched)
     if len(urls) != 1 or not urls[0].lower().startswith("https://"):

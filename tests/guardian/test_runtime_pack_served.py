@@ -80,7 +80,9 @@ def test_curl_pipe_bash_is_high_in_a_skill_and_denied_at_run_time(
 
 def test_scan_time_and_run_time_agree_on_every_corpus_file(served: Served) -> None:
     """Each file of the planted and benign skill corpus, sent as a shell command: the runtime
-    rules that fire are exactly those of the content checks the scanner reports on it."""
+    rules that fire are those of the content checks the scanner reports on it, plus what the
+    shell parse finds in text that a shell would run differently from how it reads as prose
+    (a markdown file's backquotes are command substitutions to bash)."""
     report = scan()
     by_file: dict[str, set[str]] = {}
     for component in report["agbom"]["components"]:
@@ -89,6 +91,7 @@ def test_scan_time_and_run_time_agree_on_every_corpus_file(served: Served) -> No
                 key = f"{component['name']}/{finding['file']}"
                 by_file.setdefault(key, set()).add(SHARED[finding["check"]])
     compared = 0
+    parse_only: list[str] = []
     for kind in ("planted", "benign"):
         for folder in sorted((CORPUS / kind).iterdir()):
             for file in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -97,9 +100,18 @@ def test_scan_time_and_run_time_agree_on_every_corpus_file(served: Served) -> No
                 text = file.read_text(errors="replace")
                 name = f"{folder.name}/{file.relative_to(folder).as_posix()}"
                 result = _decide(served, "steps/toolCallRequest", _bash(text))
-                assert _fired(result) & CONTENT_RULES == by_file.get(name, set()), name
+                fired = _fired(result) & CONTENT_RULES
+                scanned = by_file.get(name, set())
+                assert scanned <= fired, name
+                for finding in result.get("policy_data", {}).get("agbom", {}).get("findings", []):
+                    if finding.get("rule_id") in fired - scanned:
+                        assert finding.get("detail"), (name, finding)  # the parse's, explained
+                        parse_only.append(name)
                 compared += 1
     assert compared >= 80 and any(by_file.values())
+    # The one file a shell runs differently: `curl … | bash` in backquotes, which the
+    # scanner reads as prose warning against it, and bash would run.
+    assert sorted(set(parse_only)) == ["teach-never-pipe/SKILL.md"]
 
 
 def _sample_tool_calls() -> list[tuple[str, dict[str, Any]]]:
