@@ -42,6 +42,7 @@ class Risk:
     end: int
     detail: str
     origin: str = ""  # the command the data came from (for download-exec: the fetch)
+    source_start: int = -1  # where that data came from, when it is a flow (else -1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,7 +281,7 @@ def _executes(command: Command) -> Iterator[Risk]:
             flow = _first(flows, kind)
             if flow is not None:
                 yield Risk(check, command.start, command.end, f"{how} runs {_what(flow)}",
-                           flow.what)  # fmt: skip
+                           flow.what, flow.start)  # fmt: skip
 
 
 def _first(flows: frozenset[Flow], *kinds: str) -> Flow | None:
@@ -377,7 +378,9 @@ def _sent(command: Command) -> Iterator[tuple[Flow, str]]:
 
 def _exfiltration(command: Command) -> Iterator[Risk]:
     for flow, how in _sent(command):
-        yield Risk("exfiltration", command.start, command.end, f"{how} sends {_what(flow)}")
+        source = flow.start if flow.end > flow.start else -1  # a secret variable has no place
+        yield Risk("exfiltration", command.start, command.end, f"{how} sends {_what(flow)}",
+                   flow.what, source)  # fmt: skip
         return  # one per command
 
 
