@@ -7,11 +7,12 @@ Guardian and the hooks can all use it.
 """
 
 from agbom.analysis.shell import DEFAULT_LIMITS, Analysis, Command, Flow, Limits, Word, analyse
-from agbom.analysis.shell_risks import Destination, Risk, destinations, risks
+from agbom.analysis.shell_risks import Assessment, Destination, Risk, assess, destinations, risks
 
 __all__ = [
     "DEFAULT_LIMITS",
     "Analysis",
+    "Assessment",
     "Command",
     "Destination",
     "Flow",
@@ -19,6 +20,7 @@ __all__ = [
     "Risk",
     "Word",
     "analyse",
+    "assess",
     "destinations",
     "risks",
 ]

@@ -37,6 +37,7 @@ No agbom layer is imported: the scanner, the Guardian and later checks share thi
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
@@ -133,6 +134,7 @@ def _default_variables() -> dict[str, Value]:
 def _analyse(text: str, limits: Limits) -> Analysis:
     data = text.encode("utf-8", "surrogatepass")
     state = State(text, limits, Scope(_default_variables(), {}))
+    state.deadline = time.monotonic() + limits.max_parse_ms / 1000
     complete = True
     if len(data) > limits.max_bytes:
         state.problems.append(f"{len(data)} bytes, over the {limits.max_bytes} byte limit")
@@ -157,6 +159,24 @@ def _analyse(text: str, limits: Limits) -> Analysis:
     )
 
 
+def _parse(state: State, data: bytes) -> Any:
+    """The syntax tree of ``data``, or :class:`Stop` once the analysis's parse time is spent
+    (tree-sitter calls back as it goes, and stops when told to)."""
+    deadline = state.deadline
+
+    def read(offset: int, _point: Any) -> bytes:
+        return data[offset : offset + 65536]
+
+    def over(_offset: int, _has_error: bool) -> bool:
+        return time.monotonic() > deadline
+
+    try:
+        return _parser().parse(read, progress_callback=over)
+    except ValueError:  # cancelled
+        _parser().reset()
+        raise Stop(f"parsing took over {state.limits.max_parse_ms} ms") from None
+
+
 def _walk_source(
     state: State,
     data: bytes,
@@ -169,7 +189,7 @@ def _walk_source(
 ) -> frozenset[Flow]:
     if depth > state.limits.max_depth:
         raise Stop(f"shells nested more than {state.limits.max_depth} deep")
-    tree = _parser().parse(data)
+    tree = _parse(state, data)
     run = Run(data, offsets, span, depth, via, stdin, stdin_text)
     walker = _Walker(state, run)
     out = walker.statement(tree.root_node, 0)
@@ -518,7 +538,7 @@ class _Walker(Evaluator):
         if program == "read":
             for word in words[1:]:
                 if word.known and not word.bare.startswith("-") and word.bare.isidentifier():
-                    self.store(word.bare, Word("$" + word.bare, "", False, start, end, stdin),
+                    self.store(word.bare, Word("$" + word.bare, "", False, start, end, out),
                                exported=False)  # fmt: skip
         return out
 

@@ -87,6 +87,7 @@ class State:
     problems: list[str] = field(default_factory=list)
     nodes: int = 0
     fallback: bool = False
+    deadline: float = 0.0  # time.monotonic() by which every parse is done
 
 
 class Evaluator:
@@ -149,6 +150,13 @@ class Evaluator:
         group: list[Any] = []
         for node in [*nodes, None]:
             if group and (node is None or node.start_byte != group[-1].end_byte):
+                if len(group) == 1 and group[0].type in ("word", "number"):
+                    self.tick(level)  # a plain word, the common case: no expansion to do
+                    text = unescape_word(self.raw(group[0]))
+                    start, end = self.span(group[0])
+                    words.append(Word(text, text, True, start, end))
+                    group = [] if node is None else [node]
+                    continue
                 segments: list[Segment] = []
                 for part in group:
                     segments.extend(self.segments(part, level, False, stdin, dangling=True))

@@ -26,8 +26,10 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from agbom.analysis import shell_programs as programs
+from agbom.analysis.shell import MAX_CACHED_CHARS, analyse
 from agbom.analysis.shell_flows import credential_in
 from agbom.analysis.shell_model import Analysis, Command, Flow, Word
 from agbom.analysis.shell_words import code_option, options, reads_stdin, split_options
@@ -438,6 +440,11 @@ def _curl_positional(words: Sequence[Word]) -> list[Word]:
     return _after_options(words, programs.CURL_VALUED)
 
 
+def _names_something(value: str) -> bool:
+    """An operand that can name a host (a stray ``\\`` or ``-`` cannot)."""
+    return any(ch.isalnum() or ch == "$" for ch in value)
+
+
 def _with_scheme(value: str, scheme: str) -> str:
     return value if _SCHEME.match(value) else f"{scheme}://{value}"
 
@@ -451,7 +458,7 @@ def _command_destinations(command: Command) -> Iterator[Destination]:
             yield Destination(_with_scheme(value.text, "http"), start, end, f"proxy {name}")
     if program == "curl":
         for word in _curl_positional(words):
-            if word.text:
+            if _names_something(word.text):
                 yield Destination(_with_scheme(word.text, "http"), start, end, "curl")
         for option, value in _option_values(words, programs.CURL_VALUED):
             if option == "--url":
@@ -477,7 +484,7 @@ def _command_destinations(command: Command) -> Iterator[Destination]:
     elif program in ("wget", "wget2", "aria2c", "lwp-request", "lwp-download", "lynx", "w3m",
                      "links"):  # fmt: skip
         for word in _after_options(words, programs.WGET_VALUED):
-            if word.text:
+            if _names_something(word.text):
                 yield Destination(_with_scheme(word.text, "http"), start, end, program)
         for option, value in _option_values(words, programs.WGET_VALUED):
             if option in ("-e", "--execute"):
@@ -655,3 +662,30 @@ def destinations(analysis: Analysis) -> list[Destination]:
                             f"proxy {assignment.name}"),
             )  # fmt: skip
     return sorted(found.values(), key=lambda d: (d.start, d.end, d.url))
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """A text's analysis with its risks and destinations."""
+
+    analysis: Analysis
+    risks: tuple[Risk, ...]
+    destinations: tuple[Destination, ...]
+
+
+def assess(text: str) -> Assessment:
+    """:func:`~agbom.analysis.shell.analyse` with :func:`risks` and :func:`destinations`,
+    kept for the most recent short texts (an agent repeats its commands)."""
+    if len(text) <= MAX_CACHED_CHARS:
+        return _assessed(text)
+    return _assess(text)
+
+
+@lru_cache(maxsize=1024)
+def _assessed(text: str) -> Assessment:
+    return _assess(text)
+
+
+def _assess(text: str) -> Assessment:
+    analysis = analyse(text)
+    return Assessment(analysis, tuple(risks(analysis)), tuple(destinations(analysis)))

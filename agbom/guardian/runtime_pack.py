@@ -27,14 +27,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from agbom.analysis import Analysis, analyse, destinations, risks
 from agbom.guardian.decision import Decision, DecisionCollector, PolicyReference
 from agbom.guardian.redaction import redact_text
 from agbom.protocol import Disposition
 from agbom.rules.interface import RuleError
+
+if TYPE_CHECKING:
+    from agbom.analysis import Assessment
 
 CHECKS = (
     "destructive-command",
@@ -449,18 +451,21 @@ def _pack_hits(pack: RuntimePack, call: _Call) -> Iterator[Hit]:
     if call.uninspectable is not None:
         yield from hits("uninspectable-command", "", 0, 0, call.tool, call.uninspectable)
     urls = [(path, 0, len(url), url, "") for path, url in call.urls]
+    if call.commands and checks.keys() & _ANALYSED:
+        from agbom.analysis import assess  # the parser loads with the first command
     for path, command in call.commands if checks.keys() & _ANALYSED else ():
-        analysis = analyse(command)
+        assessment = assess(command)
+        analysis = assessment.analysis
         if not analysis.complete:
             yield from hits(
                 "uninspectable-command", path, 0, len(command), command,
                 f"the command cannot be analysed whole: {analysis.problems[0]}",
             )  # fmt: skip
-        found = list(_command_spans(command, analysis, checks))
+        found = list(_command_spans(command, assessment, checks))
         for check, start, end, detail in found:
             yield from hits(check, path, start, end, command[start:end], detail)
         if "egress" in checks or "raw-socket" in checks:
-            urls.extend(_command_urls(path, command, analysis))
+            urls.extend(_command_urls(path, command, assessment))
     if "egress" not in checks and "raw-socket" not in checks:
         return
     for path, start, end, url, how in urls:
@@ -501,10 +506,12 @@ _RISK_CHECK = {
 
 
 def _command_spans(
-    command: str, analysis: Analysis, checks: Mapping[str, object]
+    command: str, assessment: Assessment, checks: Mapping[str, object]
 ) -> Iterator[tuple[str, int, int, str]]:
     """(check, start, end, detail) for one command line: the scanner's patterns first (their
     spans are the exact text), then what the parse finds that no pattern did."""
+    from agbom.analysis import DEFAULT_LIMITS
+
     reported: dict[str, list[tuple[int, int]]] = {}
     if "destructive-command" in checks:
         from agbom.scan.shell_patterns import destructive_commands
@@ -513,12 +520,13 @@ def _command_spans(
             reported.setdefault("destructive-command", []).append((span.start, span.end))
             yield "destructive-command", span.start, span.end, ""
     if any(check in checks for check in _CONTENT_OF):
-        for name, start, end in _content_spans(command):  # once per command line
+        # once per command line, over the part the analysis reads (a longer one is denied)
+        for name, start, end in _content_spans(command[: DEFAULT_LIMITS.max_bytes]):
             for check, wanted in _CONTENT_OF.items():
                 if check in checks and name in wanted:
                     reported.setdefault(check, []).append((start, end))
                     yield check, start, end, ""
-    for risk in risks(analysis):
+    for risk in assessment.risks:
         check = _RISK_CHECK[risk.check]
         if risk.check == "download-exec" and _vendor_installer(risk.origin):
             check = "vendor-installer"  # as the scanner rates it, whichever shell runs it
@@ -540,7 +548,7 @@ def _vendor_installer(fetch: str) -> bool:
 
 
 def _command_urls(
-    path: str, command: str, analysis: Analysis
+    path: str, command: str, assessment: Assessment
 ) -> Iterator[tuple[str, int, int, str, str]]:
     """(path, start, end, URL, how) for each destination of a command line: the URLs written in
     it, then those the parse finds (curl's default scheme, proxies, ssh hosts, sockets).
@@ -553,7 +561,7 @@ def _command_urls(
         url = command[span.start : span.end]
         seen.add(url)
         yield path, span.start, span.end, url, ""
-    for destination in destinations(analysis):
+    for destination in assessment.destinations:
         if destination.url in seen:
             continue
         seen.add(destination.url)

@@ -158,10 +158,10 @@ class Normalised:
 # Markdown emphasis and strike-through markers, and inline HTML formatting tags, where they
 # can split or wrap a word: a run of * or _ (or ~~) touching a letter, or a tag.
 _EMPHASIS = re.compile(
-    r"(?<=\w)[*_]{1,3}(?=\w)|(?<![\w*_])[*_]{1,3}(?=\w)|(?<=\w)[*_]{1,3}(?![\w*_])"
-    r"|~~|</?(?:b|i|u|s|em|strong|del|ins|mark|sup|sub|span|code|kbd)(?:\s[^<>\n]{0,200})?>",
+    r"(?=[*_~<])(?:(?<=\w)[*_]{1,3}(?=\w)|(?<![\w*_])[*_]{1,3}(?=\w)|(?<=\w)[*_]{1,3}(?![\w*_])"
+    r"|~~|</?(?:b|i|u|s|em|strong|del|ins|mark|sup|sub|span|code|kbd)(?:\s[^<>\n]{0,200})?>)",
     re.IGNORECASE,
-)
+)  # the lookahead first: a position without one of * _ ~ < is passed over at once
 
 
 class ProseView:

@@ -348,7 +348,7 @@ class _Text:
                 seen[word] = word in self.lower
             if seen[word]:
                 return True
-        if prose and self.prose.text is not self.norm:
+        if prose and any(mark in self.norm for mark in "*_~<") and self.prose.text is not self.norm:
             lower = self.prose.text.translate(_ASCII_LOWER)
             return any(word in lower for word in words)
         return False

@@ -36,8 +36,8 @@ _SHELL_INFO = frozenset(
      "terminal", "command", "commands", "cli", "bash-session", "sh-session"}
 )  # fmt: skip
 _PROMPT = re.compile(r"^([ \t]*)[$%](?=[ \t])", re.MULTILINE)  # console prompts
-# A skill's files are up to 1 MiB; the analysis is bounded in work below that.
-LIMITS = Limits(max_bytes=1024 * 1024, max_nodes=400_000, max_commands=20_000)
+# A skill's files are up to 1 MiB: read whole, with more work allowed than a tool call gets.
+LIMITS = Limits(max_bytes=1024 * 1024, max_nodes=200_000, max_commands=10_000, max_parse_ms=1000)
 _CHECK_OF = {
     "download-exec": "download-to-shell",
     "decode-exec": "decode-and-execute",
