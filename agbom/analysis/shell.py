@@ -202,14 +202,6 @@ def _walk_source(
 
 # -- the walker ------------------------------------------------------------------------------------
 
-_STATEMENTS = frozenset(
-    {"program", "list", "compound_statement", "subshell", "if_statement", "elif_clause",
-     "else_clause", "while_statement", "do_group", "case_statement", "case_item",
-     "negated_command", "c_style_for_statement", "ERROR"}
-)  # fmt: skip
-_EXPANDING = frozenset({"simple_expansion", "expansion", "command_substitution",
-                        "process_substitution", "arithmetic_expansion"})  # fmt: skip
-
 
 class _Walker(Evaluator):
     def statement(

@@ -245,31 +245,29 @@ def split_ifs(value: str, ifs: str) -> list[str]:
 
 
 def unescape_word(raw: str) -> str:
-    if "\\" not in raw:
-        return raw
-    out: list[str] = []
-    index = 0
-    while index < len(raw):
-        ch = raw[index]
-        if ch == "\\" and index + 1 < len(raw):
-            nxt = raw[index + 1]
-            if nxt != "\n":
-                out.append(nxt)
-            index += 2
-            continue
-        out.append(ch)
-        index += 1
-    return "".join(out)
+    """An unquoted word's text: a backslash quotes the next character, and a backslash
+    before a newline joins the lines."""
+    return _unescape(raw, None)
 
 
 def unescape_double(raw: str) -> str:
+    """Text inside double quotes: a backslash quotes only ``"``, ``\\``, ``$``, a backquote
+    and a newline; before anything else it is itself."""
+    return _unescape(raw, '"\\$`\n')
+
+
+def _unescape(raw: str, escapable: str | None) -> str:
     if "\\" not in raw:
         return raw
     out: list[str] = []
     index = 0
     while index < len(raw):
         ch = raw[index]
-        if ch == "\\" and index + 1 < len(raw) and raw[index + 1] in '"\\$`\n':
+        if (
+            ch == "\\"
+            and index + 1 < len(raw)
+            and (escapable is None or raw[index + 1] in escapable)
+        ):
             if raw[index + 1] != "\n":
                 out.append(raw[index + 1])
             index += 2

@@ -399,13 +399,15 @@ def _shell(doc: _Text, lines_of: dict[str, set[int]]) -> None:
     on that line."""
     from agbom.scan.content_shell import shell_findings
 
+    covered: set[tuple[str, int]] = set()  # (check, line) the patterns' findings span
+    for found in doc.found:
+        last = max(found.end_line or found.line, found.line)
+        covered.update((found.check, n) for n in range(found.line, min(last, found.line + 64) + 1))
     for check, start, end in shell_findings(doc.norm, doc.file, _vendor_installer):
         seen = lines_of.setdefault(check, set())
         line = doc.line_bounds(start)[0]
         first, _ = doc.position(doc.folded.origin(start))
-        if line in seen or any(
-            f.check == check and f.line <= first <= (f.end_line or f.line) for f in doc.found
-        ):
+        if line in seen or (check, first) in covered:
             continue  # the patterns found it already
         seen.add(line)
         doc.add(check, start, end)
