@@ -2,25 +2,32 @@
 
 Run: ``python benchmarks/bench_runtime_pack.py [--requests R] [--rounds N]``.
 
-Two Guardians in the same run, each with the default pack over a SQLite store, take turns
-deciding the same requests (rounds interleaved, so machine load falls on both alike):
+Guardians in the same run, each with the default pack over a SQLite store, take turns
+deciding the same requests (rounds interleaved, so machine load falls on all alike):
 
 * the anchor: no runtime pack;
-* the pack Guardian: ``--pack baseline`` with one allowed host.
+* ``--pack baseline`` with one allowed host, judging commands with the string matcher only
+  (the shell parse switched off for its rounds: the pack as it was before issue 38);
+* the same pack with the shell parse (agbom/analysis/), each command new to it, so the
+  parse's cache never answers (``parse, cold``);
+* the same, the commands repeating as an agent's often do (``parse, warm``: the cache answers).
 
 The requests are ``Bash`` toolCallRequests of everyday shape: a short command, a command
-with a URL on the allowlist piped into ``jq``, and a 2 KB script of twenty lines. Printed:
-the median milliseconds per request of each, and the ratio to the anchor.
+with a URL on the allowlist piped into ``jq``, and a 2 KB script of twenty lines; in the cold
+rounds each carries a different argument. Printed: the median milliseconds per request of
+each, and the ratio to the anchor and to the string matcher, in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +62,19 @@ def _guardian(folder: Path, config: GuardianConfig) -> tuple[Guardian, str]:
     return g, sid
 
 
-def _round(g: Guardian, sid: str, requests: int) -> float:
+_SERIAL = iter(range(10**9))
+
+
+def _round(g: Guardian, sid: str, requests: int, *, fresh: bool = False) -> float:
     bodies: list[dict[str, Any]] = []
     for i in range(requests):
         command = COMMANDS[i % len(COMMANDS)]
+        if fresh:  # a command the parse cache has not seen
+            command = (
+                command.replace("-la", f"-la src/{next(_SERIAL)}", 1)
+                .replace("jq '", f"jq --arg n {next(_SERIAL)} '", 1)
+                .replace("# step 0", f"# step 0 run {next(_SERIAL)}", 1)
+            )
         payload = {"tool": {"name": "Bash"}, "arguments": {"command": {"value": command}}}
         bodies.append(bench_guardian.envelope("steps/toolCallRequest", payload, session_id=sid))
     began = time.perf_counter()
@@ -82,18 +98,47 @@ def main() -> None:
             root / "b",
             GuardianConfig(runtime_packs=("baseline",), egress_allow=("docs.example.com",)),
         )
-        _round(*anchor, 30)  # warm: imports, compiled patterns
+        _round(*anchor, 30)  # warm: imports, compiled patterns, the parser
         _round(*packed, 30)
-        base: list[float] = []
-        pack: list[float] = []
+        _round(*packed, 30, fresh=True)
+        names = ("anchor", "strings", "cold", "warm")
+        medians: dict[str, list[float]] = {name: [] for name in names}
         for _ in range(args.rounds):
-            base.append(_round(*anchor, args.requests))
-            pack.append(_round(*packed, args.requests))
-        a, b = statistics.median(base), statistics.median(pack)
-        print(f"anchor (no runtime pack): {a:.3f} ms/request (median of {args.rounds} rounds)")
-        print(f"--pack baseline:          {b:.3f} ms/request, {b / a:.2f}x the anchor")
+            medians["anchor"].append(_round(*anchor, args.requests))
+            with _strings_only():
+                medians["strings"].append(_round(*packed, args.requests, fresh=True))
+            medians["cold"].append(_round(*packed, args.requests, fresh=True))
+            medians["warm"].append(_round(*packed, args.requests))
+        m = {name: statistics.median(values) for name, values in medians.items()}
+        a, s_ = m["anchor"], m["strings"]
+        print(f"anchor (no runtime pack):        {a:.3f} ms/request (median of {args.rounds})")
+        print(f"--pack baseline, strings only:   {s_:.3f} ms/request, {s_ / a:.2f}x the anchor")
+        for name in ("cold", "warm"):
+            v = m[name]
+            print(
+                f"--pack baseline, parse, {name}:    {v:.3f} ms/request, {v / a:.2f}x the "
+                f"anchor, {v / s_:.2f}x strings only"
+            )
         for g, _ in (anchor, packed):
             g.store.close()
+
+
+@contextlib.contextmanager
+def _strings_only() -> Iterator[None]:
+    """The pack without the shell parse: every command assessed as having no commands."""
+    import agbom.analysis as analysis
+
+    real = analysis.assess
+
+    def empty(text: str) -> Any:
+        nothing = analysis.Analysis(text, (), (), (), True, (), False)
+        return analysis.Assessment(nothing, (), ())
+
+    analysis.assess = empty  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        analysis.assess = real  # type: ignore[assignment]
 
 
 if __name__ == "__main__":

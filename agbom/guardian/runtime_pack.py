@@ -27,13 +27,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from agbom.guardian.decision import Decision, DecisionCollector, PolicyReference
 from agbom.guardian.redaction import redact_text
 from agbom.protocol import Disposition
 from agbom.rules.interface import RuleError
+
+if TYPE_CHECKING:
+    from agbom.analysis import Assessment
 
 CHECKS = (
     "destructive-command",
@@ -43,6 +46,7 @@ CHECKS = (
     "egress",
     "unknown-tool",
     "uninspectable-command",
+    "raw-socket",
 )
 # The scanner's content checks each runtime check runs (agbom/scan/content.py names).
 _CONTENT_OF = {
@@ -446,39 +450,37 @@ def _pack_hits(pack: RuntimePack, call: _Call) -> Iterator[Hit]:
         )
     if call.uninspectable is not None:
         yield from hits("uninspectable-command", "", 0, 0, call.tool, call.uninspectable)
-    urls = list(call.urls)
-    for path, command in call.commands:
-        if "destructive-command" in checks:
-            from agbom.scan.shell_patterns import destructive_commands
-
-            for span in destructive_commands(command):
-                yield from hits(
-                    "destructive-command",
-                    path,
-                    span.start,
-                    span.end,
-                    command[span.start : span.end],
-                )
-        if any(check in checks for check in _CONTENT_OF):
-            found = list(_content_spans(command))  # the checks run once per command line
-            for check, wanted in _CONTENT_OF.items():
-                for name, start, end in found if check in checks else ():
-                    if name in wanted:
-                        yield from hits(check, path, start, end, command[start:end])
-        if "egress" in checks:
-            from agbom.scan.shell_patterns import urls as urls_in
-
-            urls.extend((f"{path}#{s.start}", command[s.start : s.end]) for s in urls_in(command))
-    if "egress" not in checks:
-        return
-    for where, url in urls:
-        path, _, offset = where.partition("#")
-        start = int(offset) if offset else 0
-        host, problem = _destination(url)
-        if host is None:
+    urls = [(path, 0, len(url), url, "") for path, url in call.urls]
+    if call.commands and checks.keys() & _ANALYSED:
+        from agbom.analysis import assess  # the parser loads with the first command
+    for path, command in call.commands if checks.keys() & _ANALYSED else ():
+        assessment = assess(command)
+        analysis = assessment.analysis
+        if not analysis.complete:
             yield from hits(
-                "egress", path, start, start + len(url), url, f"destination unknown: {problem}"
-            )
+                "uninspectable-command", path, 0, len(command), command,
+                f"the command cannot be analysed whole: {analysis.problems[0]}",
+            )  # fmt: skip
+        found = list(_command_spans(command, assessment, checks))
+        for check, start, end, detail in found:
+            yield from hits(check, path, start, end, command[start:end], detail)
+        if "egress" in checks or "raw-socket" in checks:
+            urls.extend(_command_urls(path, command, assessment))
+    if "egress" not in checks and "raw-socket" not in checks:
+        return
+    for path, start, end, url, how in urls:
+        raw = how.startswith("raw:")
+        check = "raw-socket" if raw else "egress"
+        if check not in checks:
+            continue
+        always = how.split(":", 2)[2] if raw and how.count(":") >= 2 else ""
+        host, problem = _destination(url)
+        what = how.split(":", 2)[1] if raw else how
+        via = f" ({what})" if what else ""
+        if always:
+            yield from hits(check, path, start, end, url, f"{always}{via}")
+        elif host is None:
+            yield from hits(check, path, start, end, url, f"destination unknown: {problem}{via}")
         elif not _allowed(host, pack.egress_allow):
             listed = (
                 f"not in the egress allowlist ({len(pack.egress_allow)} host(s))"
@@ -486,9 +488,87 @@ def _pack_hits(pack: RuntimePack, call: _Call) -> Iterator[Hit]:
                 else "the egress allowlist is empty (the pack ships none: add hosts with "
                 "--egress-allow)"
             )
-            yield from hits(
-                "egress", path, start, start + len(url), url, f"destination {host}: {listed}"
-            )
+            yield from hits(check, path, start, end, url, f"destination {host}{via}: {listed}")
+
+
+# The checks that read a shell command line.
+_ANALYSED = frozenset(
+    {"destructive-command", "pipe-to-shell", "credential-exfiltration", "vendor-installer",
+     "egress", "raw-socket", "uninspectable-command"}
+)  # fmt: skip
+# The shell analysis's judgments and the runtime check each is reported under.
+_RISK_CHECK = {
+    "destructive": "destructive-command",
+    "download-exec": "pipe-to-shell",
+    "decode-exec": "pipe-to-shell",
+    "exfiltration": "credential-exfiltration",
+}
+
+
+def _command_spans(
+    command: str, assessment: Assessment, checks: Mapping[str, object]
+) -> Iterator[tuple[str, int, int, str]]:
+    """(check, start, end, detail) for one command line: the scanner's patterns first (their
+    spans are the exact text), then what the parse finds that no pattern did."""
+    from agbom.analysis import DEFAULT_LIMITS
+
+    reported: dict[str, list[tuple[int, int]]] = {}
+    if "destructive-command" in checks:
+        from agbom.scan.shell_patterns import destructive_commands
+
+        for span in destructive_commands(command):
+            reported.setdefault("destructive-command", []).append((span.start, span.end))
+            yield "destructive-command", span.start, span.end, ""
+    if any(check in checks for check in _CONTENT_OF):
+        # once per command line, over the part the analysis reads (a longer one is denied)
+        for name, start, end in _content_spans(command[: DEFAULT_LIMITS.max_bytes]):
+            for check, wanted in _CONTENT_OF.items():
+                if check in checks and name in wanted:
+                    reported.setdefault(check, []).append((start, end))
+                    yield check, start, end, ""
+    for risk in assessment.risks:
+        check = _RISK_CHECK[risk.check]
+        if risk.check == "download-exec" and _vendor_installer(risk.origin):
+            check = "vendor-installer"  # as the scanner rates it, whichever shell runs it
+        if check not in checks:
+            continue
+        spans = reported.setdefault(check, [])
+        if check == "pipe-to-shell":
+            spans = spans + reported.get("vendor-installer", [])
+        if any(start < risk.end and risk.start < end for start, end in spans):
+            continue  # the same command, already reported
+        reported[check].append((risk.start, risk.end))
+        yield check, risk.start, max(risk.end, risk.start + 1), risk.detail
+
+
+def _vendor_installer(fetch: str) -> bool:
+    from agbom.scan.content import is_vendor_installer
+
+    return bool(fetch) and is_vendor_installer(fetch)
+
+
+def _command_urls(
+    path: str, command: str, assessment: Assessment
+) -> Iterator[tuple[str, int, int, str, str]]:
+    """(path, start, end, URL, how) for each destination of a command line: the URLs written in
+    it, then those the parse finds (curl's default scheme, proxies, ssh hosts, sockets).
+    ``how`` starts with ``raw:`` for a raw socket, then what opened it and, for one denied
+    whatever its host, why."""
+    from agbom.scan.shell_patterns import urls as urls_in
+
+    seen: set[str] = set()
+    for span in urls_in(command):
+        url = command[span.start : span.end]
+        seen.add(url)
+        yield path, span.start, span.end, url, ""
+    for destination in assessment.destinations:
+        if destination.url in seen:
+            continue
+        seen.add(destination.url)
+        how = (
+            f"raw:{destination.how}:{destination.always}" if destination.raw else (destination.how)
+        )
+        yield path, destination.start, destination.end, destination.url, how
 
 
 def combine(base: Decision, runtime: Decision | None) -> Decision:

@@ -3,11 +3,17 @@ mapped to the Latin letter they imitate, invisible formatting characters dropped
 line continuations joined. Every offset of the result maps back to the original text, so a
 finding still points at the line and columns a reader sees.
 
-The look-alike table is a small hand-made subset of Unicode's confusables (UTS #39) for the
-Latin letters: the Cyrillic and Greek letters that render like them in common fonts, plus a
-few Latin variants. Fullwidth letters need no entry: NFKC folds them. Combining marks are
-dropped after decomposition, so ``ìgnore`` reads as ``ignore``. No maintained PyPI package
-for UTS #39 skeletons was available here; the table is documented in docs/rules.md.
+Look-alikes come from Unicode's confusables (UTS #39, ``confusables.txt``) as the
+``confusable-homoglyphs`` package ships it: every character that Unicode lists as
+confusable with one ASCII letter reads as that letter (Armenian ``օ``, Cherokee, Cyrillic,
+Greek, mathematical and other look-alikes, 1,200 or so). A small hand-made table goes
+first: it keeps capital I-like letters as ``I`` (UTS #39 skeletons read them as ``l``, which
+would hide "Ignore") and adds Cyrillic and Greek letters that look like small capitals of a
+Latin letter (``в м т к``). Fullwidth letters need no entry: NFKC folds them. Combining marks
+are dropped after decomposition, so ``ìgnore`` reads as ``ignore``.
+
+:class:`ProseView` is a second, prose-only reading: markdown emphasis and inline HTML
+formatting removed (``**Ig**nore``, ``prev*ious*``, ``<b>ig</b>nore``), for the phrase checks.
 """
 
 from __future__ import annotations
@@ -30,9 +36,31 @@ _LOOKALIKES = {
     "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "γ": "y", "ω": "w",
     "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M",
     "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
-    # Latin variants
-    "ı": "i", "ɡ": "g", "ʟ": "L", "ɩ": "i", "ո": "n", "ս": "u",
+    # Latin variants, Armenian
+    "ı": "i", "ɡ": "g", "ʟ": "L", "ɩ": "i", "ո": "n", "ս": "u", "օ": "o",
 }  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def _confusables() -> dict[str, str]:
+    """Unicode's confusables (UTS #39) that read as one ASCII letter, loaded on first use."""
+    from confusable_homoglyphs.confusables import confusables_data
+
+    table: dict[str, str] = {}
+    for char, homoglyphs in confusables_data.items():
+        if len(char) != 1 or char.isascii():
+            continue
+        letters = {h["c"] for h in homoglyphs if len(h["c"]) == 1 and h["c"].isascii()}
+        letters = {c for c in letters if c.isalpha()}
+        if len(letters) != 1:
+            continue
+        letter = letters.pop()
+        if letter == "l" and "CAPITAL" in unicodedata.name(char, ""):
+            letter = "I"  # an I-like capital, read as I (UTS #39 reads I itself as l)
+        table[char] = letter
+    return table
+
+
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _CONTINUATION = re.compile(r"\\\r?\n")  # a shell line continuation
 
@@ -46,11 +74,12 @@ def _fold(ch: str) -> str:
     if unicodedata.category(ch) == "Cf":
         return ""  # zero-width and bidi controls, soft hyphen: shown by their own check
     folded = unicodedata.normalize("NFKC", ch)
+    confusables = _confusables()
     out = []
     for part in unicodedata.normalize("NFKD", folded):
         if unicodedata.combining(part):
             continue
-        out.append(_LOOKALIKES.get(part, part))
+        out.append(_LOOKALIKES.get(part) or confusables.get(part, part))
     result = "".join(out)
     if not result.isascii():
         return folded if len(folded) == 1 else ch  # not a Latin look-alike: kept as written
@@ -124,3 +153,41 @@ class Normalised:
         if offset < self._ends[index]:  # inside an expansion: its one original character
             return self._ends[index] + self._shift[index] - 1
         return offset + self._shift[index]
+
+
+# Markdown emphasis and strike-through markers, and inline HTML formatting tags, where they
+# can split or wrap a word: a run of * or _ (or ~~) touching a letter, or a tag.
+_EMPHASIS = re.compile(
+    r"(?=[*_~<])(?:(?<=\w)[*_]{1,3}(?=\w)|(?<![\w*_])[*_]{1,3}(?=\w)|(?<=\w)[*_]{1,3}(?![\w*_])"
+    r"|~~|</?(?:b|i|u|s|em|strong|del|ins|mark|sup|sub|span|code|kbd)(?:\s[^<>\n]{0,200})?>)",
+    re.IGNORECASE,
+)  # the lookahead first: a position without one of * _ ~ < is passed over at once
+
+
+class ProseView:
+    """``text`` with markdown emphasis and inline formatting tags removed, and
+    :meth:`origin` mapping an offset of the result back to ``text``."""
+
+    __slots__ = ("_removed", "_starts", "text")
+
+    def __init__(self, text: str) -> None:
+        self._starts: list[int] = []  # result offsets where a removal happened
+        self._removed: list[int] = []  # characters removed up to and including it
+        pieces: list[str] = []
+        done = 0
+        removed = 0
+        for marker in _EMPHASIS.finditer(text):
+            pieces.append(text[done : marker.start()])
+            removed += marker.end() - marker.start()
+            self._starts.append(marker.start() - (removed - (marker.end() - marker.start())))
+            self._removed.append(removed)
+            done = marker.end()
+        pieces.append(text[done:])
+        self.text = "".join(pieces) if self._starts else text
+
+    def origin(self, offset: int, *, end: bool = False) -> int:
+        """The offset in the original text of ``offset`` (``end``: an exclusive end)."""
+        if end and offset > 0:
+            return self.origin(offset - 1) + 1
+        index = bisect.bisect_right(self._starts, offset) - 1
+        return offset if index < 0 else offset + self._removed[index]

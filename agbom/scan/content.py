@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from agbom.inventory.signals import CONTENT_CHECKS
-from agbom.scan._normalise import Normalised
+from agbom.scan._normalise import Normalised, ProseView
 
 CHECKS = CONTENT_CHECKS
 MAX_FILE_BYTES = 1024 * 1024  # larger files are not read (listed as unchecked)
 MAX_SKILL_BYTES = 16 * 1024 * 1024  # per skill
 MAX_FINDINGS = 50  # per skill; the count of the rest is kept
-MAX_LINE_CHARS = 8192  # a longer line is checked in its first part only
+MAX_LINE_CHARS = 8192  # of a line kept as a finding's context (every line is checked whole)
 MAX_TEXT = 160
 BLANK_RUN = 40  # consecutive blank lines that hide what follows
 _SNIFF = 8192  # a NUL byte in the first bytes: binary, not read as text
@@ -53,8 +53,8 @@ _L = r"[^|\n]{0,400}"
 _DOWNLOAD_TO_SHELL: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     # curl URL | sh: something to fetch (a URL, a variable, host/path) must stand between,
     # so that prose such as "never run curl | sh" is not read as doing it.
-    (
-        re.compile(rf"(?im)\b{_FETCH}{_L}?(?:://|\$|\w\.\w+/){_L}\|\s*{_RUNNER}"),
+    (  # the lookahead keeps the work per start linear (nested {0,400}s were quadratic)
+        re.compile(rf"(?im)\b{_FETCH}(?={_L}?(?:://|\$|\w\.\w+/))[^|\n]{{0,800}}\|\s*{_RUNNER}"),
         ("curl", "wget", "fetch", "iwr", "irm", "invoke-"),
     ),
     (  # bash <(curl URL)
@@ -137,7 +137,7 @@ _URL = re.compile(r"(?i)\bhttps?://[^\s'\"|;)&>]+")
 # Credential files and whole-environment dumps (a single token in an auth header is the
 # normal use of a token, and not flagged; a token as the request body is).
 _SECRET_SOURCE = re.compile(
-    r"(?im)\.ssh/(?:id_[a-z0-9]+|authorized_keys)\b"
+    r"(?im)\.ssh/(?:id_[a-z0-9]+(?!\.pub\b)|authorized_keys)\b"
     r"|\.aws/credentials\b|\.netrc\b|\.git-credentials\b|\.pypirc\b|\.docker/config\.json"
     r"|\.kube/config\b|/etc/shadow\b|(?:^|[\s'\"=/@<])\.env(?:\.local|\.production)?(?![\w.])"
     r"|\bprintenv\b|(?:^|[\s;&(|])env\s*(?:\||>)|\bos\.environ\b(?!\s*(?:\[|\.get\b|\.setdefault\b))"
@@ -176,12 +176,24 @@ _INSTRUCTION_OVERRIDE = re.compile(
     r"|\byou\s+are\s+no\s+longer\s+(?:bound|restricted)"
     r"|\bnew\s+system\s+prompt\s*:"
 )
-_WHO = r"(?:the\s+|your\s+)?(?:user|human|operator|owner)s?\b(?!['’]s)"
+_WHO = (
+    r"(?:the\s+|your\s+|this\s+|that\s+)?"
+    r"(?:user|human|operator|owner|person|people|requester)s?\b(?!['’]s)"
+)
+_KEPT_BACK = (
+    r"(?:this|that|it|these|them|anything|any\s+of\s+(?:this|these|it)"
+    r"|what\s+you(?:['’]ve|\s+have|\s+are)?\s+\w+"
+    r"|(?:the|these|this|those|your)\s+(?:instructions?|steps?|actions?|changes?|commands?"
+    r"|files?|uploads?|requests?|skill|task|scripts?))"
+)
 _HIDE_FROM_USER = re.compile(
     rf"(?i)\b(?:do\s+not|don'?t|never|without)\s+(?:tell|inform|notify|alert)(?:ing)?\s+{_WHO}"
     # "do not tell the user to ...", "... how to": advice; "of / for every retry": noise control
     r"(?!\s+(?:to|how|what|which|name|id|(?:of|about|for)\s+(?:every|each|all))\b)"
     rf"|\b(?:do\s+not|don'?t|never|without)\s+let(?:ting)?\s+{_WHO}\s+know\b"
+    # "never mention this to the person": what is kept back, then who from
+    rf"|\b(?:do\s+not|don'?t|never|without)\s+(?:mention|reveal|disclose|report|admit)(?:ing)?"
+    rf"\s+{_KEPT_BACK}\s+(?:to|with)\s+{_WHO}"
     rf"|\b(?:hide|conceal)\s+(?:[\w-]+\s+){{0,4}}from\s+{_WHO}"
     rf"|\bkeep\s+(?:this|it|them)\s+(?:secret|hidden)\s+from\s+{_WHO}"
     r"|\b(?:the\s+)?user\s+(?:must|should)\s+(?:not|never)\s+(?:know|notice|find\s+out)\b"
@@ -206,18 +218,18 @@ _NEEDS: dict[str, tuple[str, ...]] = {
                "shadow"),
     "instruction-override": ("ignore", "disregard", "forget", "override", "bypass", "longer",
                              "system"),
-    "hide-from-user": ("user", "human", "operator", "owner"),
+    "hide-from-user": ("user", "human", "operator", "owner", "person", "people", "requester"),
     "send": ("curl", "wget", "post", "put", "request", "session", "client", "fetch", "nc",
              "scp", "/dev/tcp", "urlopen", "send", "upload", "transmit", "forward", "exfiltrate",
              "mail", "paste", "submit"),
 }  # fmt: skip
-_LONG_LINE = re.compile(rf"(?m)^([^\n]{{{MAX_LINE_CHARS}}})([^\n]+)")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # Starting on a literal newline lets the engine skip to candidates instead of trying a line
 # start at every character (the run itself is group 1); a run at the very start is matched
 # by _LEADING_BLANKS.
 _BLANK_RUN = re.compile(rf"\n((?:[^\S\n]*\n){{{BLANK_RUN},}})")
 _LEADING_BLANKS = re.compile(rf"(?:[^\S\n]*\n){{{BLANK_RUN},}}")
+_PROSE_CHECKS = frozenset({"instruction-override", "hide-from-user"})  # read on ProseView
 _PHRASES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     *(("download-to-shell", pattern, words) for pattern, words in _DOWNLOAD_TO_SHELL),
     *(("decode-and-execute", pattern, words) for pattern, words in _DECODE_AND_EXECUTE),
@@ -283,16 +295,19 @@ class _Text:
         self.original = original
         self.file = file
         self.folded = Normalised(original)
-        norm = self.folded.text
-        if len(norm) > MAX_LINE_CHARS and max(map(len, norm.split("\n"))) > MAX_LINE_CHARS:
-            # A line is checked in its first MAX_LINE_CHARS characters (the rest is blanked,
-            # offsets kept): one hostile line cannot make every pattern scan a megabyte.
-            norm = _LONG_LINE.sub(lambda m: m.group(1) + " " * len(m.group(2)), norm)
-        self.norm = norm
+        self.norm = self.folded.text  # every line whole: a long line costs what many do
         self.lower = self.norm.translate(_ASCII_LOWER)
         self._starts: list[int] | None = None
         self._words: dict[str, bool] = {}
+        self._prose: ProseView | None = None
         self.found: list[ContentFinding] = []
+
+    @property
+    def prose(self) -> ProseView:
+        """:attr:`norm` with markdown emphasis removed, for the phrase checks."""
+        if self._prose is None:
+            self._prose = ProseView(self.norm)
+        return self._prose
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based line and column of an original offset."""
@@ -318,20 +333,24 @@ class _Text:
             lo = self.original.rfind("\n", 0, begin) + 1
             hi = self.original.find("\n", stop)
             hi = len(self.original) if hi < 0 else hi
-            text = self.original[max(lo, begin - 20) : min(hi, stop + 40, lo + MAX_LINE_CHARS)]
+            text = self.original[max(lo, begin - 20) : min(hi, stop + 40)]
             text = " ⏎ ".join(part.strip() for part in text.splitlines())
         self.found.append(
             ContentFinding(check, self.file, line, shown(text), column, end_line, end_column)
         )
 
-    def needs(self, words: tuple[str, ...]) -> bool:
-        """One of ``words`` is in the lower-cased text (each word looked up once)."""
+    def needs(self, words: tuple[str, ...], *, prose: bool = False) -> bool:
+        """One of ``words`` is in the lower-cased text (each word looked up once), or, for
+        ``prose``, in the text without markdown emphasis."""
         seen = self._words
         for word in words:
             if word not in seen:
                 seen[word] = word in self.lower
             if seen[word]:
                 return True
+        if prose and any(mark in self.norm for mark in "*_~<") and self.prose.text is not self.norm:
+            lower = self.prose.text.translate(_ASCII_LOWER)
+            return any(word in lower for word in words)
         return False
 
 
@@ -345,27 +364,53 @@ def check_text(text: str, file: str) -> Iterator[ContentFinding]:
     norm = doc.norm
     lines_of: dict[str, set[int]] = {}  # one finding per check and line, as before
     for check, pattern, words in _PHRASES:
-        if not doc.needs(words):
+        if not doc.needs(words, prose=check in _PROSE_CHECKS):
             continue
         seen = lines_of.setdefault(check, set())
-        for match in pattern.finditer(norm):
+        prose = doc.prose if check in _PROSE_CHECKS else None
+        text = norm if prose is None else prose.text
+        for match in pattern.finditer(text):
             start = match.start()
-            while norm[start] in " \t\n" and start < match.end() - 1:
+            while text[start] in " \t\n" and start < match.end() - 1:
                 start += 1  # a pattern's leading separator is not part of what it found
+            end = match.end()
+            if prose is not None:
+                start, end = prose.origin(start), prose.origin(end, end=True)
             line = doc.line_bounds(start)[0]
-            if line in seen or _teaching(norm, match):
+            if line in seen or _teaching(text, match):
                 continue
             seen.add(line)
             name = check
             if check == "download-to-shell" and _vendor_installer(match.group()):
                 name = "vendor-installer"
-            doc.add(name, start, match.end())
+            doc.add(name, start, end)
     if doc.needs(_NEEDS["saved"]):
         _saved_then_run(doc)
     if doc.needs(_NEEDS["secret"]) and doc.needs(_NEEDS["send"]):
         _exfiltration(doc)
+    _shell(doc, lines_of)
     doc.found.sort(key=lambda f: (f.line, CHECKS.index(f.check), f.column))
     return iter(doc.found)
+
+
+def _shell(doc: _Text, lines_of: dict[str, set[int]]) -> None:
+    """What the shell analysis finds in the file's scripts and shell blocks
+    (:mod:`agbom.scan.content_shell`), where the patterns did not already report the check
+    on that line."""
+    from agbom.scan.content_shell import shell_findings
+
+    covered: set[tuple[str, int]] = set()  # (check, line) the patterns' findings span
+    for found in doc.found:
+        last = max(found.end_line or found.line, found.line)
+        covered.update((found.check, n) for n in range(found.line, min(last, found.line + 64) + 1))
+    for check, start, end in shell_findings(doc.norm, doc.file, _vendor_installer):
+        seen = lines_of.setdefault(check, set())
+        line = doc.line_bounds(start)[0]
+        first, _ = doc.position(doc.folded.origin(start))
+        if line in seen or (check, first) in covered:
+            continue  # the patterns found it already
+        seen.add(line)
+        doc.add(check, start, end)
 
 
 def _blank_runs(doc: _Text) -> None:
@@ -421,6 +466,12 @@ def _teaching(norm: str, match: re.Match[str]) -> bool:
         sentence = re.split(r"[.!?\n]\s", before)[-1]
         return _EXAMPLE_CUE.search(sentence) is not None
     return False
+
+
+def is_vendor_installer(matched: str) -> bool:
+    """``matched`` fetches exactly one URL, over HTTPS, and it is a vendor's documented
+    installer (:data:`_VENDOR_INSTALLERS`)."""
+    return _vendor_installer(matched)
 
 
 def _vendor_installer(matched: str) -> bool:
@@ -510,6 +561,9 @@ def _exfiltration(doc: _Text) -> None:
         doc.add("secret-exfiltration", found[0], found[1], text=_two(doc, found[0], found[1]))
 
 
+_KEY_OPTION = re.compile(r"\s-i\s*[\"']?\$\{?$")
+
+
 def _lines_after(norm: str, pos: int) -> int:
     """Where the :data:`_RUN_AFTER`-th line after ``pos`` ends (the text's end if sooner)."""
     stop = pos
@@ -545,8 +599,9 @@ def _sent_later(
         if send >= stop:
             break
         s_lo, s_hi = doc.line_bounds(send)
-        if uses.search(norm, s_lo, s_hi) is not None:
-            return lo, s_hi
+        for use in uses.finditer(norm, s_lo, s_hi):
+            if not _KEY_OPTION.search(norm, max(s_lo, use.start() - 8), use.start()):
+                return lo, s_hi  # (a key given to ssh -i logs in with it, and sends nothing)
     return None
 
 

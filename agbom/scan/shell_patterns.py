@@ -75,16 +75,10 @@ def destructive_commands(text: str) -> Iterator[Span]:
         yield Span("destructive-command", match.start(), match.end())
 
 
-# A URL in a command line: scheme, "://", then everything up to a character that ends a
-# shell word or a quoted string. A URL inside another's query (?next=https://...) is part
-# of the first one: the destination is the first URL's host.
-_URL = re.compile(r"(?i)(?<![\w+.-])([a-z][a-z0-9+.-]{0,15})://[^\s'\"<>|;&)`\\]{0,2048}")
-NETWORK_SCHEMES = frozenset({"http", "https", "ftp", "ftps", "ws", "wss", "sftp"})
-
-
 def urls(text: str) -> Iterator[Span]:
-    """The URLs of a network scheme (:data:`NETWORK_SCHEMES`, any case) in ``text``."""
-    text = text[:MAX_COMMAND_CHARS]
-    for match in _URL.finditer(text):
-        if match.group(1).lower() in NETWORK_SCHEMES:
-            yield Span("url", match.start(), match.end())
+    """The URLs of a network scheme (http, https, ftp, ftps, ws, wss, sftp; any case) in
+    ``text`` (:func:`agbom.analysis.shell_risks.url_spans`)."""
+    from agbom.analysis.shell_risks import url_spans
+
+    for start, end in url_spans(text[:MAX_COMMAND_CHARS]):
+        yield Span("url", start, end)

@@ -43,7 +43,7 @@ def test_a_wrong_expectation_fails_the_suite(tmp_path: Path) -> None:
 def test_rules_check_reads_a_runtime_pack_and_says_the_allowlist_is_empty(tmp_path: Path) -> None:
     done = run_agbom("rules", "check", str(builtin_packs()["baseline"]), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "runtime pack baseline, 7 rule(s)" in done.stdout
+    assert "runtime pack baseline, 8 rule(s)" in done.stdout
     assert "egress allowlist: empty" in done.stdout
 
 

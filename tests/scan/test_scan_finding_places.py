@@ -42,7 +42,8 @@ CONTENT_TEXT = {
     "decode-and-execute": r"(base64|xxd|openssl|atob|b64decode|fromhex|decompress|eval|exec)",
     "secret-exfiltration": r"(\.ssh|\.aws|\.env|printenv|environ|token|secret|\.netrc|credential)",
     "instruction-override": r"^(ignore|disregard|forget|override|bypass|you are no longer|new)",
-    "hide-from-user": r"(tell|inform|notify|alert|let|hide|conceal|keep|know|notice)",
+    "hide-from-user": r"(tell|inform|notify|alert|let|hide|conceal|keep|know|notice|mention"
+    r"|reveal|disclose|report|admit)",
 }
 CHECK_OF_RULE = {
     "AGB-CONTENT-001": {"download-to-shell"},
@@ -201,14 +202,18 @@ def _text(path: Path, region: dict[str, int]) -> str:
     return "\n".join([lines[first][start:], *lines[first + 1 : last], lines[last][:end]])
 
 
-# Cyrillic and Greek letters that read as Latin ones (the planted look-alike cases use them).
+# Cyrillic, Greek, Armenian and Cherokee letters that read as Latin ones (the planted
+# look-alike cases use them).
 LOOK_ALIKE = str.maketrans(
-    "аеіорсухѕјһԁɡАЕІОРСХΑΒΕΙΚΜΝΟΡΤΧαοριεντκυ", "aeiopcyxsjhdgaeiopcxabeikmnoptxaopievtku"
+    "аеіорсухѕјһԁɡАЕІОРСХΑΒΕΙΚΜΝΟΡΤΧαοριεντκυօᎥ", "aeiopcyxsjhdgaeiopcxabeikmnoptxaopievtkuoi"
 )
+# Markdown emphasis and inline formatting tags that split a word (``**Ig**nore``).
+EMPHASIS = re.compile(r"[*_]+|~~|</?[a-z]+>")
 
 
 def _fold(text: str) -> str:
-    return unicodedata.normalize("NFKC", INVISIBLE.sub("", text)).translate(LOOK_ALIKE).lower()
+    text = EMPHASIS.sub("", INVISIBLE.sub("", text))
+    return unicodedata.normalize("NFKC", text).translate(LOOK_ALIKE).lower()
 
 
 def _cited(message: str) -> set[str]:

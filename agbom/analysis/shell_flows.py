@@ -1,0 +1,84 @@
+"""What flows out of a command: its stdin and arguments, and what it brings in itself (a
+download, decoded data, a credential file's content, the environment)."""
+
+from __future__ import annotations
+
+from agbom.analysis import shell_programs as programs
+from agbom.analysis.shell_model import Command, Flow, Word
+
+
+def output_flows(command: Command) -> frozenset[Flow]:
+    """What flows out of a command: its stdin and arguments, plus what it fetches, decodes
+    or reads from a credential file."""
+    flows = set(command.stdin)
+    for word in command.words[1:]:
+        flows |= word.flows
+    for redirect in command.redirects:
+        if redirect.op in ("<", "<>", "<<<"):
+            flows |= redirect.target.flows
+    flows |= command_sources(command)
+    return frozenset(flows)
+
+
+def _shown(command: Command) -> str:
+    return " ".join(w.text for w in command.words)[:120]
+
+
+def credential_in(word: Word) -> str | None:
+    """The credential path a word names: as itself, or after ``@`` / ``<`` / ``=`` (curl's
+    ``-d @FILE``, ``-F name=@FILE``, ``--post-file=FILE``)."""
+    value = word.bare
+    if not value:
+        return None
+    candidates = [value]
+    candidates.extend(value.rsplit(mark, 1)[-1] for mark in ("@", "<", "=") if mark in value)
+    return next((c for c in candidates if programs.is_credential_path(c)), None)
+
+
+def command_sources(command: Command) -> frozenset[Flow]:
+    """What a command brings in: a download (a fetcher's output), decoded data, a
+    credential file's content, the whole environment, a secret-named variable."""
+    program = command.program
+    words = command.words
+    values = [w.bare for w in words[1:]]
+    found: set[Flow] = set()
+    start, end = command.start, command.end
+    if program in programs.FETCHERS and (program != "openssl" or "s_client" in values):
+        found.add(Flow("download", start, end, _shown(command)))
+    decode = programs.DECODERS.get(program)
+    if decode is not None and (
+        not decode
+        or any(v in decode for v in values)
+        or (
+            program in ("base64", "base32", "basenc")
+            and any(v.startswith("-") and not v.startswith("--") and "d" in v for v in values)
+        )
+    ):
+        if program != "openssl" or any(v in ("base64", "enc", "-base64", "-a") for v in values):
+            found.add(Flow("decoded", start, end, _shown(command)))
+    if program not in programs.NAMES_ONLY:
+        for word in words[1:]:
+            path = credential_in(word)
+            if path is not None:
+                found.add(Flow("secret", word.start, word.end, path))
+    for redirect in command.redirects:
+        if redirect.op in ("<", "<>") and programs.is_credential_path(redirect.target.bare):
+            found.add(Flow("secret", redirect.target.start, redirect.target.end,
+                           redirect.target.bare))  # fmt: skip
+    operands = [v for v in values if not v.startswith("-")]
+    if (
+        program in ("env", "printenv")
+        and not operands
+        or (program == "set" and not values)
+        or (
+            program in ("export", "declare", "typeset")
+            and values
+            and all(v.startswith("-") and ("p" in v or "x" in v) for v in values)
+        )
+    ):
+        found.add(Flow("secret", start, end, "the environment"))
+    if program == "printenv":
+        for name in operands:
+            if programs.is_secret_name(name):
+                found.add(Flow("secret-variable", start, end, "$" + name))
+    return frozenset(found)
