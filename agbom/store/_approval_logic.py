@@ -38,7 +38,7 @@ from agbom.store.interface import (
     Digest,
     SkillRecord,
     SkillStatus,
-    StoreError,
+    StoreValueError,
     Verdict,
     as_utc,
     check_patterns,
@@ -259,7 +259,7 @@ def check_pair(skill_id: Any, digest: Any) -> None:
     """Refuse a pair that is not a bounded skill id and a :class:`Digest`."""
     check_text(skill_id, "skill_id", MAX_SKILL_ID)
     if not isinstance(digest, Digest):
-        raise StoreError("digest must be a Digest (use Digest.parse or Digest.from_wire)")
+        raise StoreValueError("digest must be a Digest (use Digest.parse or Digest.from_wire)")
 
 
 def skill_status(status: SkillStatus | str) -> SkillStatus:
@@ -268,7 +268,7 @@ def skill_status(status: SkillStatus | str) -> SkillStatus:
         return SkillStatus(status)
     except ValueError:
         known = ", ".join(s.value for s in SkillStatus)
-        raise StoreError(f"unknown status {status!r} (known: {known})") from None
+        raise StoreValueError(f"unknown status {status!r} (known: {known})") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -495,7 +495,7 @@ def check_skill_event(session_id: Any, skill_id: Any, event: Any) -> None:
     _check_id(session_id, "session_id")
     check_text(skill_id, "skill_id", MAX_SKILL_ID)
     if event not in ("load", "unload"):
-        raise StoreError(f"skill event must be 'load' or 'unload', not {event!r}")
+        raise StoreValueError(f"skill event must be 'load' or 'unload', not {event!r}")
 
 
 def churn_entry(row: Sequence[Any]) -> dict[str, Any]:

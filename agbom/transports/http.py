@@ -36,6 +36,7 @@ from starlette.routing import BaseRoute, Route
 from agbom._identifiers import identifier_problem, invisible_character
 from agbom.adapters.headers import MAX_EVENT_BYTES, RUNTIME_HEADER, TOO_LARGE_CODE, too_large_reason
 from agbom.adapters.interface import HookReply
+from agbom.display import visible
 from agbom.errors import AgbomError
 from agbom.guardian import Guardian
 from agbom.guardian.core import on_database_server
@@ -81,6 +82,26 @@ def _bad_identifier(field: str, value: str) -> Response | None:
     if problem is None:
         return None
     return _json({"error": "invalid_identifier", "field": field, "message": problem}, 400)
+
+
+async def _store_value_refused(request: Request, exc: Exception) -> Response:
+    return _json({"error": "invalid_value", "message": str(exc)}, 400)
+
+
+async def _store_failed(request: Request, exc: Exception) -> Response:
+    # One line for the operator, no traceback; the path escaped (it may hold control bytes).
+    print(f"agbom: store error on {visible(request.url.path)}: {exc}", file=sys.stderr)
+    return _json({"error": "store_unavailable", "message": "the store cannot answer now"}, 503)
+
+
+def store_error_handlers() -> dict[Any, Callable[..., Any]]:
+    """Where a store error that a route let through becomes a response, for every route of
+    the app: a value the store refuses (:class:`StoreValueError`: an id that is blank, a
+    time, a digest) is ``400 invalid_value`` with the store's reason; any other store error
+    is ``503 store_unavailable``. Neither is a 500 or a traceback in the log."""
+    from agbom.store import StoreError, StoreValueError
+
+    return {StoreValueError: _store_value_refused, StoreError: _store_failed}
 
 
 class _Disconnected(Exception):
@@ -565,7 +586,7 @@ def create_app(
             bundles.stop()
             await decisions.stop()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=store_error_handlers())
 
     async def read_api(scope: Any, receive: Any, send: Any) -> None:
         # starlette's routes never match a path holding a line break (their patterns stop at
