@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import hmac
 import ipaddress
@@ -43,7 +44,7 @@ from agbom.guardian.core import on_database_server
 from agbom.guardian.precheck import precheck_body
 from agbom.protocol import INTERNAL_ERROR
 from agbom.store import Store, open_store
-from agbom.transports.bundle import BundleService, BundleSource, bundle_route
+from agbom.transports.bundle import BundleService, BundleSource, bundle_route, waiter_bound
 from agbom.transports.connections import connection_cap, guarded_protocol
 from agbom.transports.decision_wire import (
     IDLE_PROBE_S,
@@ -554,7 +555,11 @@ def create_app(
         except AgbomError as exc:
             return _json({"error": "bad_format", "message": str(exc)}, 400)
 
-    bundles = BundleService(lambda: decisions.store, bundle_source or BundleSource())
+    bundles = BundleService(
+        lambda: decisions.store,
+        bundle_source or BundleSource(),
+        max_waiters=waiter_bound(policy.max_connections),
+    )
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/hooks/{runtime}", hooks, methods=["POST"]),
@@ -694,6 +699,14 @@ def serve_http(
 
     sock = bind_socket(host, port)
     policy = policy or FrontPolicy.for_address(host, port)
+    cap = connection_cap(policy.max_connections)
+    if cap < policy.max_connections:
+        print(
+            f"agbom: at most {cap} connections (the file descriptor limit allows no more)",
+            file=sys.stderr,
+        )
+        # What the app bounds by the cap (the bundle's waiting long polls) sees the real one.
+        policy = dataclasses.replace(policy, max_connections=cap)
     app = create_app(
         decisions,
         limits=limits,
@@ -704,12 +717,6 @@ def serve_http(
         bundle_source=bundle_source,
         published_keys=published_keys,
     )
-    cap = connection_cap(policy.max_connections)
-    if cap < policy.max_connections:
-        print(
-            f"agbom: at most {cap} connections (the file descriptor limit allows no more)",
-            file=sys.stderr,
-        )
     # No proxy-header rewriting (agbom is not behind a proxy by default; a deployment that is
     # should terminate there), no per-response Server/Date headers (less work per decision),
     # no WebSocket upgrades (no route takes them).
