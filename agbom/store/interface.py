@@ -46,6 +46,13 @@ class StoreValueError(StoreError):
     as a bad request (400 ``invalid_value``) with this message."""
 
 
+class UntrustedStoreError(StoreError):
+    """Another user could have written the store: the file, a file SQLite keeps beside it, or
+    a folder leading to it belongs to someone else or is writable by others
+    (:mod:`agbom._ownership`). Never opened; a hook denies, even in fail-open mode, since
+    whoever planted the store would otherwise choose the answer."""
+
+
 class ChainConflict(StoreError):
     """``previous_hash`` does not name the current head of the session's audit chain."""
 
