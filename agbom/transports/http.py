@@ -767,13 +767,21 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+MAX_TOKEN_FILE_BYTES = 4096
+
+
 def read_token_file(path: Path) -> str:
+    """The read API's bearer token from ``path``, read as every file holding a secret is
+    (agbom/_private_files.py: yours, 0600, no link, bounded); a :class:`TransportError`
+    saying why not."""
+    from agbom._private_files import read_private_file
     from agbom.transports.interface import TransportError
 
+    raw = read_private_file(path, "token file", MAX_TOKEN_FILE_BYTES, TransportError)
     try:
-        token = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise TransportError(f"cannot read token file {path}: {exc.strerror or exc}") from exc
+        token = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise TransportError(f"token file {path} is not UTF-8 text") from None
     if len(token) < 16:
         raise TransportError(f"token in {path} is shorter than 16 characters")
     return token

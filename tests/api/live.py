@@ -48,6 +48,7 @@ def seeded_server(folder: Path) -> Served:
     """A started ``agbom serve`` over a seeded store in ``folder``, needing :data:`TOKEN`."""
     seed_store(folder / "s.db")
     (folder / "token").write_text(TOKEN + "\n")
+    (folder / "token").chmod(0o600)  # a secret: the owner's alone
     return Served(
         db=folder / "s.db",
         log=folder / "serve.log",

@@ -32,6 +32,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with open_store(folder / "s.db"):
         pass
     (folder / "token").write_text(TOKEN + "\n")
+    (folder / "token").chmod(0o600)
     server = Served(
         db=folder / "s.db",
         log=folder / "serve.log",
