@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from agbom.store import open_store
-from tests.adapters.hook_helpers import agbom_command
+from tests.adapters.hook_helpers import agbom_command, denial_reason, skill_event
 
 OTHER = 65534  # nobody / nogroup
 SKILL_MD = "---\nname: deploy-helper\n---\nDeploys the app.\n"
@@ -51,18 +51,6 @@ def _run(args: list[str], env: dict[str, str], cwd: Path, stdin: bytes | None = 
     )
 
 
-def _event(cwd: Path) -> bytes:
-    return json.dumps(
-        {
-            "session_id": "2b7f3c1e-0d4a-4c55-9f0e-1a2b3c4d5e6f",
-            "hook_event_name": "PreToolUse",
-            "cwd": str(cwd),
-            "tool_name": "Skill",
-            "tool_input": {"skill": "deploy-helper"},
-        }
-    ).encode()
-
-
 def _project(tmp_path: Path) -> Path:
     project = tmp_path / "project"
     folder = project / ".claude" / "skills" / "deploy-helper"
@@ -72,14 +60,9 @@ def _project(tmp_path: Path) -> Path:
 
 
 def _hook(project: Path, env: dict[str, str], *extra: str) -> tuple[dict, str]:
-    done = _run(["hook", "claude-code", *extra], env, project, _event(project))
+    event = skill_event(project, "deploy-helper", "2b7f3c1e-0d4a-4c55-9f0e-1a2b3c4d5e6f")
+    done = _run(["hook", "claude-code", *extra], env, project, event)
     return json.loads(done.stdout), done.stderr.decode()
-
-
-def _denied(doc: dict) -> str:
-    hook = doc["hookSpecificOutput"]
-    assert hook["permissionDecision"] == "deny", doc
-    return str(hook["permissionDecisionReason"])
 
 
 def _plant(tmp_path: Path, project: Path, db: Path) -> None:
@@ -87,7 +70,7 @@ def _plant(tmp_path: Path, project: Path, db: Path) -> None:
     comes from a hook run against a scratch store (its deny names the approve command)."""
     scratch = tmp_path / "scratch-home"
     scratch.mkdir()
-    reason = _denied(_hook(project, _env(scratch))[0])
+    reason = denial_reason(_hook(project, _env(scratch))[0])
     command = re.search(r"agbom skills approve (\S+) --digest (sha256:[0-9a-f]{64})", reason)
     assert command is not None, reason
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -98,6 +81,18 @@ def _plant(tmp_path: Path, project: Path, db: Path) -> None:
         tmp_path,
     )
     assert approve.returncode == 0, approve.stderr
+
+
+def _planted(tmp_path: Path) -> tuple[Path, Path, Path, dict[str, str]]:
+    """``(home, project, db, env)``: the default store ``$XDG_DATA_HOME/agbom/agbom.db``
+    (``XDG_DATA_HOME`` = HOME/data) holding an approval of the project's skill."""
+    home = tmp_path / "home"
+    home.mkdir()
+    data = home / "data"
+    db = data / "agbom" / "agbom.db"
+    project = _project(tmp_path)
+    _plant(tmp_path, project, db)
+    return home, project, db, _env(home, data)
 
 
 def _give(path: Path, mode: int, uid: int = OTHER, gid: int = OTHER) -> None:
@@ -174,18 +169,12 @@ def test_a_planted_approval_in_a_store_another_user_could_write_is_refused(
     tmp_path: Path, name: str
 ) -> None:
     planting, words = PLANTINGS[name]
-    home = tmp_path / "home"
-    home.mkdir()
-    data = home / "data"
-    db = data / "agbom" / "agbom.db"
-    project = _project(tmp_path)
-    _plant(tmp_path, project, db)
+    home, project, db, env = _planted(tmp_path)
     planting(home, db)
-    env = _env(home, data)
 
     for extra in ((), ("--fail-open",)):
         doc, stderr = _hook(project, env, *extra)
-        reason = _denied(doc)
+        reason = denial_reason(doc)
         assert f"store {db}: " in reason, reason
         assert words in reason, reason
         assert "Traceback" not in stderr and "\n" not in reason
@@ -201,15 +190,10 @@ def test_the_same_store_when_only_its_owner_can_write_it_is_used(tmp_path: Path)
     """The control: the planted approval is found (so the refusals above are what denies),
     in a store made with the default umask (folders 0755, file 0644), whose folder root's
     private group may also write."""
-    home = tmp_path / "home"
-    home.mkdir()
-    data = home / "data"
-    db = data / "agbom" / "agbom.db"
-    project = _project(tmp_path)
-    _plant(tmp_path, project, db)
+    home, project, db, env = _planted(tmp_path)
     os.chown(db.parent, 0, 0)
     os.chmod(db.parent, 0o770)  # root's own group: no other member
-    doc, stderr = _hook(project, _env(home, data))
+    doc, stderr = _hook(project, env)
     assert doc == {}, (doc, stderr)
 
 
