@@ -174,11 +174,14 @@ def run(
     except Exception as exc:  # noqa: BLE001 - the runtime must get an answer in its format
         from agbom.adapters import replies
         from agbom.errors import AgbomError
+        from agbom.store.interface import UntrustedStoreError
 
         why = exc.diagnostics() if isinstance(exc, AgbomError) else f"{type(exc).__name__}: {exc}"
         reply = adapter.malformed(
             f"cannot start the Guardian: {why}",
-            fail_open=fail_open,
+            # A store another user could have written is a deny even in fail-open mode:
+            # otherwise planting one would choose the answer.
+            fail_open=fail_open and not isinstance(exc, UntrustedStoreError),
             event=replies.event_name(runtime, raw[:MAX_STDIN_BYTES]),
             code="agbom_error",
         )

@@ -30,7 +30,7 @@ def keys_file_option() -> Any:
         None,
         "--keys-file",
         help='Several keys for a rotation: a JSON object {"KEY_ID": "MATERIAL", ...}; a request '
-        "signed with any of them verifies and is answered with the same key.",
+        "signed with any of them verifies and is answered with the same key. Yours, mode 0600.",
     )
 
 

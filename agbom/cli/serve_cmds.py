@@ -62,7 +62,8 @@ def serve(
         None,
         "--secret-file",
         metavar="FILE",
-        help="Deployment key material; session keys are derived from it (HKDF-SHA256).",
+        help="Deployment key material; session keys are derived from it (HKDF-SHA256). "
+        "Yours, mode 0600.",
     ),
     key_id: str | None = key_id_option(),
     keys_file: Path | None = keys_file_option(),
@@ -103,7 +104,9 @@ def serve(
         help="What ASK becomes for those clients: defer (default) or deny.",
     ),
     api_token_file: Path | None = typer.Option(
-        None, "--api-token-file", help="Bearer token protecting the /v1 read API."
+        None,
+        "--api-token-file",
+        help="Bearer token protecting the /v1 read API (a file of yours, mode 0600).",
     ),
     stdio: bool = typer.Option(
         False,

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agbom._private_files import read_private_file
 from agbom.protocol.canonical import canonical_bytes
 from agbom.protocol.errors import SIGNATURE_INVALID, AcsError
 from agbom.protocol.interface import ProtocolError
@@ -236,11 +237,10 @@ def key_file_notice(file: Path, encoding: str) -> str | None:
     if encoding != "raw":
         return None
     try:
-        with file.open("rb") as handle:
-            raw = handle.read(MAX_KEY_FILE_BYTES + 1)
-    except OSError:
+        raw = _read_secret(file)
+    except KeyMaterialError:
         return None
-    if len(raw) > MAX_KEY_FILE_BYTES or _HEX_TEXT.fullmatch(raw) is None:
+    if _HEX_TEXT.fullmatch(raw) is None:
         return None
     return (
         f"key file {file} holds hex text; it is used as its {len(raw)} raw bytes, as the "
@@ -249,13 +249,8 @@ def key_file_notice(file: Path, encoding: str) -> str | None:
 
 
 def _read_secret(file: Path) -> bytes:
-    try:
-        size = file.stat().st_size
-        if size > MAX_KEY_FILE_BYTES:
-            raise KeyMaterialError(f"key file {file} is {size} bytes; the limit is 64 KiB")
-        raw = file.read_bytes()
-    except OSError as exc:
-        raise KeyMaterialError(f"cannot read key file {file}: {exc.strerror}") from exc
+    # The rule of every file holding a secret: no link, a regular file, yours, 0600, bounded.
+    raw = read_private_file(file, "key file", MAX_KEY_FILE_BYTES, KeyMaterialError)
     if not raw.strip():
         raise KeyMaterialError(f"key file {file} is empty")
     return raw
@@ -324,8 +319,9 @@ class KeyRing:
         """Read one key's material from a secret file, decoded as ``encoding`` says
         (:func:`parse_key_material`; by default the raw bytes, as the reference tools do)."""
         file = Path(path)
+        raw = _read_secret(file)  # its messages name the file already
         try:
-            material = parse_key_material(_read_secret(file), encoding)
+            material = parse_key_material(raw, encoding)
         except KeyMaterialError as exc:
             raise KeyMaterialError(
                 f"key file {file}: {exc} (--secret-encoding {encoding})"

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from agbom.store._shared import _check_id, _dumps, _stamp
-from agbom.store.interface import StoreError, check_text, format_timestamp
+from agbom.store.interface import StoreValueError, check_text, format_timestamp
 
 SESSION_COLUMNS = (
     "session_id, agent_id, tenant_id, parent_session_id, status, started_at, ended_at, "
@@ -78,7 +78,7 @@ def signed_head_params(session_id: str, statement: Mapping[str, Any]) -> tuple[A
         or not isinstance(sealed_at, str)
         or statement.get("session_id") != session_id
     ):
-        raise StoreError("not a signed head statement of this session")
+        raise StoreValueError("not a signed head statement of this session")
     return (
         _check_id(session_id, "session_id"),
         key_id,

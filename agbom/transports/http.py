@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import hmac
 import ipaddress
@@ -36,13 +37,14 @@ from starlette.routing import BaseRoute, Route
 from agbom._identifiers import identifier_problem, invisible_character
 from agbom.adapters.headers import MAX_EVENT_BYTES, RUNTIME_HEADER, TOO_LARGE_CODE, too_large_reason
 from agbom.adapters.interface import HookReply
+from agbom.display import visible
 from agbom.errors import AgbomError
 from agbom.guardian import Guardian
 from agbom.guardian.core import on_database_server
 from agbom.guardian.precheck import precheck_body
 from agbom.protocol import INTERNAL_ERROR
 from agbom.store import Store, open_store
-from agbom.transports.bundle import BundleService, BundleSource, bundle_route
+from agbom.transports.bundle import BundleService, BundleSource, bundle_route, waiter_bound
 from agbom.transports.connections import connection_cap, guarded_protocol
 from agbom.transports.decision_wire import (
     IDLE_PROBE_S,
@@ -81,6 +83,26 @@ def _bad_identifier(field: str, value: str) -> Response | None:
     if problem is None:
         return None
     return _json({"error": "invalid_identifier", "field": field, "message": problem}, 400)
+
+
+async def _store_value_refused(request: Request, exc: Exception) -> Response:
+    return _json({"error": "invalid_value", "message": str(exc)}, 400)
+
+
+async def _store_failed(request: Request, exc: Exception) -> Response:
+    # One line for the operator, no traceback; the path escaped (it may hold control bytes).
+    print(f"agbom: store error on {visible(request.url.path)}: {exc}", file=sys.stderr)
+    return _json({"error": "store_unavailable", "message": "the store cannot answer now"}, 503)
+
+
+def store_error_handlers() -> dict[Any, Callable[..., Any]]:
+    """Where a store error that a route let through becomes a response, for every route of
+    the app: a value the store refuses (:class:`StoreValueError`: an id that is blank, a
+    time, a digest) is ``400 invalid_value`` with the store's reason; any other store error
+    is ``503 store_unavailable``. Neither is a 500 or a traceback in the log."""
+    from agbom.store import StoreError, StoreValueError
+
+    return {StoreValueError: _store_value_refused, StoreError: _store_failed}
 
 
 class _Disconnected(Exception):
@@ -533,7 +555,11 @@ def create_app(
         except AgbomError as exc:
             return _json({"error": "bad_format", "message": str(exc)}, 400)
 
-    bundles = BundleService(lambda: decisions.store, bundle_source or BundleSource())
+    bundles = BundleService(
+        lambda: decisions.store,
+        bundle_source or BundleSource(),
+        max_waiters=waiter_bound(policy.max_connections),
+    )
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/hooks/{runtime}", hooks, methods=["POST"]),
@@ -565,7 +591,7 @@ def create_app(
             bundles.stop()
             await decisions.stop()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=store_error_handlers())
 
     async def read_api(scope: Any, receive: Any, send: Any) -> None:
         # starlette's routes never match a path holding a line break (their patterns stop at
@@ -711,6 +737,14 @@ def serve_http(
     if callable(policy):
         policy = policy(bound_port)
     policy = policy or FrontPolicy.for_address(host, bound_port)
+    cap = connection_cap(policy.max_connections)
+    if cap < policy.max_connections:
+        print(
+            f"agbom: at most {cap} connections (the file descriptor limit allows no more)",
+            file=sys.stderr,
+        )
+        # What the app bounds by the cap (the bundle's waiting long polls) sees the real one.
+        policy = dataclasses.replace(policy, max_connections=cap)
     app = create_app(
         decisions,
         limits=limits,
@@ -721,12 +755,6 @@ def serve_http(
         bundle_source=bundle_source,
         published_keys=published_keys,
     )
-    cap = connection_cap(policy.max_connections)
-    if cap < policy.max_connections:
-        print(
-            f"agbom: at most {cap} connections (the file descriptor limit allows no more)",
-            file=sys.stderr,
-        )
     # No proxy-header rewriting (agbom is not behind a proxy by default; a deployment that is
     # should terminate there), no per-response Server/Date headers (less work per decision),
     # no WebSocket upgrades (no route takes them).
@@ -789,13 +817,21 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+MAX_TOKEN_FILE_BYTES = 4096
+
+
 def read_token_file(path: Path) -> str:
+    """The read API's bearer token from ``path``, read as every file holding a secret is
+    (agbom/_private_files.py: yours, 0600, no link, bounded); a :class:`TransportError`
+    saying why not."""
+    from agbom._private_files import read_private_file
     from agbom.transports.interface import TransportError
 
+    raw = read_private_file(path, "token file", MAX_TOKEN_FILE_BYTES, TransportError)
     try:
-        token = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise TransportError(f"cannot read token file {path}: {exc.strerror or exc}") from exc
+        token = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise TransportError(f"token file {path} is not UTF-8 text") from None
     if len(token) < 16:
         raise TransportError(f"token in {path} is shorter than 16 characters")
     return token
