@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
@@ -124,3 +126,19 @@ def find_python(minor: str) -> str | None:
         if done.returncode == 0 and done.stdout.strip() == minor:
             return str(candidate)
     return None
+
+
+def deploy_block(first_line: str) -> str:
+    """The ```yaml block of docs/deploying.md whose first line is ``first_line``."""
+    doc = (REPO / "docs" / "deploying.md").read_text("utf-8")
+    (found,) = re.findall(r"```yaml\n(" + re.escape(first_line) + r"\n.*?)```", doc, flags=re.S)
+    return str(found)
+
+
+def deployment_args() -> list[str]:
+    """The container arguments of docs/deploying.md's Kubernetes Deployment."""
+    documents = list(yaml.safe_load_all(deploy_block("# agbom-guardian.yaml")))
+    (deployment,) = [d for d in documents if d["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    args: list[str] = container["args"]
+    return args

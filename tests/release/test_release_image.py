@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import agbom
 from tests.pgcluster import PgCluster
-from tests.release.release_tools import REPO, SAMPLES, free_port
+from tests.release.release_tools import REPO, SAMPLES, deployment_args, free_port
 
 BASE = "docker.io/library/debian:bookworm-slim"
 IMAGE = "localhost/agbom:release-test"
@@ -187,3 +189,44 @@ def test_inside_the_guardian_runs_on_postgresql(
         assert out.strip() == "healthy-then-gone", out
     finally:
         pg_cluster.drop_database(name)
+
+
+def test_inside_serve_starts_with_the_kubernetes_deployment_s_arguments(
+    container: str, image: dict[str, Any], pg_cluster: PgCluster, tmp_path: Path
+) -> None:
+    """docs/deploying.md's Deployment arguments (network address, token file, allowed hosts,
+    memory bound), on a free port, with its Secret's database URL: the health check passes."""
+    port = free_port()
+    args = [re.sub(r"^--port=\d+$", f"--port={port}", a) for a in deployment_args()]
+    token_option = next(a for a in args if a.startswith("--api-token-file="))
+    token = tmp_path / "token"
+    token.write_text("0" * 64)
+    copied = _run(
+        "buildah", "copy", "--chown", "agbom:agbom", "--chmod", "0400", container,
+        str(token), token_option.split("=", 1)[1],
+    )  # fmt: skip
+    assert copied.returncode == 0, copied.stderr
+    health = shlex.join(image["Healthcheck"]["Test"][1:])
+    name = pg_cluster.create_database()
+    script = f"""
+agbom {shlex.join(args)} >/tmp/serve.log 2>&1 &
+pid=$!
+for i in $(seq 1 300); do
+  if {health}; then echo healthy; break; fi
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.3
+done
+kill $pid; wait $pid || true
+cat /tmp/serve.log
+"""
+    try:
+        out = inside(
+            container,
+            script,
+            f"AGBOM_DB={pg_cluster.url(name)}",
+            f"AGBOM_HEALTH_URL=http://127.0.0.1:{port}/healthz",
+            timeout=240,
+        )
+    finally:
+        pg_cluster.drop_database(name)
+    assert out.startswith("healthy\n"), out
