@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import email.parser
+import re
 import subprocess
 import sys
 import tarfile
 import zipfile
+
+import yaml
 
 import agbom
 from tests.release.release_tools import REPO, Dist, tracked_files
@@ -145,3 +148,20 @@ def test_the_sdist_holds_the_licence_tests_docs_and_samples(dist: Dist) -> None:
         assert expected in names
     assert [f for f in tracked_files("agbom") if f not in names] == []
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".db"))]
+
+
+def test_the_version_is_written_once_and_its_copies_are_checked() -> None:
+    """agbom/__init__.py holds the version; pyproject reads it; the two files that must name
+    a release by value (the Action's pinned install, the image's label default) say the same."""
+    pyproject = (REPO / "pyproject.toml").read_text("utf-8")
+    assert 'dynamic = ["version"]' in pyproject
+    assert 'version = { attr = "agbom.__version__" }' in pyproject
+    assert not re.search(r'^version = "', pyproject, flags=re.M)
+    action = yaml.safe_load((REPO / "action.yml").read_text("utf-8"))
+    assert action["inputs"]["version"]["default"] == agbom.__version__
+    containerfile = (REPO / "Containerfile").read_text("utf-8")
+    assert f"ARG VERSION={agbom.__version__}\n" in containerfile
+    done = subprocess.run(
+        [sys.executable, "-m", "agbom", "--version"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout == f"agbom {agbom.__version__}\n"
