@@ -31,6 +31,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from agbom.display import visible
+from agbom.invisible import escape
 from agbom.review import queries
 from agbom.review.auth import (
     LOGIN_COOKIE,
@@ -154,12 +155,13 @@ def _environment() -> Any:
     import jinja2
 
     def shown(value: Any) -> Any:
-        # Every value a page shows has its invisible characters written as escapes (a bidi
-        # override in a SKILL.md or a zero-width space in a name would otherwise mislead the
-        # reviewer); line breaks and tabs stay, so file contents keep their lines. Ids go
-        # through the ``id`` filter, which escapes line breaks too.
-        if isinstance(value, str) and not hasattr(value, "__html__") and not value.isprintable():
-            return "".join(c if c.isprintable() or c in " \n\t\r" else visible(c) for c in value)
+        # Every value a page shows has each character that renders as nothing or as blank
+        # written as an escape (agbom/invisible.py: a bidi override in a SKILL.md, a zero-width
+        # space in a name, variation selectors carrying text after an emoji, a no-break space
+        # would otherwise mislead the reviewer); line breaks and tabs stay, so file contents
+        # keep their lines. Ids go through the ``id`` filter, which escapes line breaks too.
+        if isinstance(value, str) and not hasattr(value, "__html__"):
+            return escape(value, keep=" \n\t\r")
         return value
 
     env = jinja2.Environment(
