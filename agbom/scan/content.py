@@ -17,13 +17,13 @@ from __future__ import annotations
 import bisect
 import os
 import re
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agbom.inventory.signals import CONTENT_CHECKS
+from agbom.inventory.skill_digest import open_skill_file
 from agbom.scan._normalise import Normalised
 
 CHECKS = CONTENT_CHECKS
@@ -603,12 +603,13 @@ def check_skill(folder: Path, files: Iterable[Any]) -> ContentReport:
 def _read(path: Path) -> bytes | None:
     """The file's bytes, never through a link swapped in since the digest listed it."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        opened = open_skill_file(path)  # O_NONBLOCK: a FIFO swapped in does not block
     except OSError:
         return None
+    if opened is None:
+        return None
+    fd = opened[0]
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         with os.fdopen(fd, "rb") as handle:
             fd = -1
             return handle.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]
