@@ -179,6 +179,30 @@ def _environment() -> Any:
     return env
 
 
+REVIEWED_ELSEWHERE = "reviewed_elsewhere"
+"""The decision form's checkbox: the approver read elsewhere what the page cannot show."""
+
+
+def _confirmed(reason: str, unseen: list[Any], fields: dict[str, str]) -> str:
+    """The reason an approval is recorded with. When the page cannot show the digest's
+    SKILL.md or a script, the approver must have ticked :data:`REVIEWED_ELSEWHERE`, and the
+    history says so, naming the files; otherwise the approval is refused."""
+    paths = [u.path for u in unseen if u.blocking]
+    if not paths:
+        return reason
+    if fields.get(REVIEWED_ELSEWHERE) != "yes":
+        raise BadInput(
+            400,
+            f"the page cannot show {', '.join(paths[:5])}{' and more' if len(paths) > 5 else ''}"
+            ": approve only after reading them elsewhere, and confirm so on the form",
+        )
+    named = ", ".join(paths)
+    if len(named) > 512:
+        named = named[:511] + "…"
+    note = f" [reviewed elsewhere, not shown on the page: {named}]"
+    return reason[: MAX_REASON - len(note)] + note
+
+
 def when(value: Any) -> Any:
     """A time as a reader wants it (``2026-12-02 13:05:16 UTC``) in a ``<time>`` element whose
     ``datetime`` and ``title`` keep the exact ISO 8601 value; text that is no time is shown
@@ -590,6 +614,8 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
                 409,
                 f"a {current.status} registration cannot be {ACTIONS[action]} from this page",
             )
+        if status is SkillStatus.APPROVED:
+            reason = _confirmed(reason, queries.cannot_show(db, current), fields)
         db.set_status(
             skill_id,
             digest,
