@@ -51,6 +51,13 @@ def _sparse_skill(project: Path, name: str = "bloat", files: int = 64) -> Path:
     return folder
 
 
+def _home(tmp_path: Path) -> Path:
+    """The hook user's HOME (no skills of their own)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
 def _deny_reason(body: bytes) -> str:
     doc = json.loads(body)
     hook = doc["hookSpecificOutput"]
@@ -275,10 +282,7 @@ def test_a_file_swapped_for_a_fifo_never_blocks_the_server(
 def test_the_thin_hook_never_blocks_on_a_fifo_swapped_in(
     serve: Callable[..., Served], tmp_path: Path
 ) -> None:
-    served = serve()
-    home = tmp_path / "home"
-    home.mkdir()
-    project = tmp_path / "project"
+    served, home, project = serve(), _home(tmp_path), tmp_path / "project"
     folder, notes, watched = _fifo_skill(project)
     proc = subprocess.Popen(
         [*agbom_command(), "hook", "claude-code", "--server", served.url, "--timeout", "20"],
@@ -315,10 +319,7 @@ def digest_of_listing(folder: Path, fifo: Path) -> str:
 def test_the_thin_hooks_timeout_covers_the_read_of_the_skill(
     serve: Callable[..., Served], tmp_path: Path
 ) -> None:
-    served = serve()
-    home = tmp_path / "home"
-    home.mkdir()
-    project = tmp_path / "project"
+    served, home, project = serve(), _home(tmp_path), tmp_path / "project"
     _sparse_skill(project)
     args = ["claude-code", "--server", served.url, "--timeout", "1"]
     # The anchor: the same hook answering an event that loads no skill, in this run.

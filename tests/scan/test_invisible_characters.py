@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 
 from agbom.display import visible
 from agbom.invisible import BLANK, NOTHING, escape, hidden, kind
+from tests.cli_process import run_agbom
 
 LAYOUT = " \t\n\r"
 # Unicode White_Space controls: drawn as blank (a gap or a break), not as nothing.
@@ -138,18 +138,6 @@ def test_the_smuggled_payload_is_one_run_of_nothing() -> None:
         assert "\\U000e0139" in shown  # "I" is 0x49: U+E0100 + 0x49 - 16
 
 
-def _agbom(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agbom", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "AGBOM_DEBUG": "0"},
-        timeout=300,
-        check=False,
-    )
-
-
 def _findings(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for finding in report["findings"]:
@@ -177,7 +165,7 @@ def test_scan_and_check_report_hidden_text_and_blank_characters_not_emoji(tmp_pa
         "1\ufe0f\u20e3\n",
         encoding="utf-8",
     )
-    scan = _agbom("scan", "skills", "-f", "json", cwd=tmp_path)
+    scan = run_agbom("scan", "skills", "-f", "json", cwd=tmp_path)
     assert scan.returncode in (0, 1), scan.stderr
     report = json.loads(scan.stdout)
     by_name = {c["name"]: c for c in report["agbom"]["components"] if c["type"] == "skill"}
@@ -203,7 +191,7 @@ def test_scan_and_check_report_hidden_text_and_blank_characters_not_emoji(tmp_pa
     )
 
     (tmp_path / "agbom.json").write_text(json.dumps(report["agbom"]))
-    check = _agbom("check", "agbom.json", "-f", "json", "--fail-on", "high", cwd=tmp_path)
+    check = run_agbom("check", "agbom.json", "-f", "json", "--fail-on", "high", cwd=tmp_path)
     assert check.returncode == 1, check.stderr
     checked = _findings(json.loads(check.stdout))
     assert [f["components"] for f in checked["AGB-CONTENT-004"]] == [[party]]
