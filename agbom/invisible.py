@@ -69,6 +69,32 @@ def _patterns() -> tuple[regex.Pattern[str], regex.Pattern[str], regex.Pattern[s
     return nothing, blank, exempt
 
 
+def _without(text: str, chars: str) -> str:
+    """``text`` without ``chars`` (str.replace: C speed, where translate is not)."""
+    for char in chars:
+        if char in text:
+            text = text.replace(char, "")
+    return text
+
+
+@cache
+def _printable_but_hidden() -> regex.Pattern[str]:
+    """The characters of either kind that :meth:`str.isprintable` lets through: every other
+    one (Cc, Cf, Zs, Zl, Zp) it refuses, which makes the common case one C-level scan."""
+    import regex
+
+    return regex.compile(rf"[\p{{Default_Ignorable_Code_Point}}{BLANK_GLYPHS}]")
+
+
+def _clean(text: str) -> bool:
+    """No character of either kind in ``text``: cheap, and never True when there is one
+    (it may say False for a character this Python does not know, which callers then read
+    closely)."""
+    if not _without(text, ORDINARY).isprintable():
+        return False
+    return text.isascii() or _printable_but_hidden().search(text) is None
+
+
 def kind(char: str) -> str | None:
     """:data:`NOTHING`, :data:`BLANK` or None for one character."""
     nothing, blank, _ = _patterns()
@@ -81,10 +107,8 @@ def kind(char: str) -> str | None:
 
 def has_hidden(text: str) -> bool:
     """Whether ``text`` holds a character of either kind (emoji sequences included)."""
-    if text.isascii():
-        return not text.isprintable() and any(
-            c not in ORDINARY and not c.isprintable() for c in text
-        )
+    if _clean(text):
+        return False
     nothing, blank, _ = _patterns()
     return nothing.search(text) is not None or blank.search(text) is not None
 
@@ -102,21 +126,33 @@ def escape_char(char: str) -> str:
     return f"\\U{point:08x}"
 
 
+@cache
+def _escaper(keep: str) -> regex.Pattern[str]:
+    """Every character :func:`escape` writes out but those in ``keep``: the two kinds, and
+    what :meth:`str.isprintable` refuses (C: controls, format, surrogates, private use,
+    unassigned; Z: separators, the ASCII space among them)."""
+    import regex
+
+    written = rf"\p{{C}}\p{{Z}}\p{{Default_Ignorable_Code_Point}}{BLANK_GLYPHS}"
+    if not keep:
+        return regex.compile(f"[{written}]")
+    kept = "".join(f"\\x{ord(c):02x}" if ord(c) < 0x100 else regex.escape(c) for c in keep)
+    return regex.compile(f"[[{written}]--[{kept}]]", regex.V1)
+
+
 def escape(text: str, *, keep: str = " ") -> str:
     """``text`` with every character of either kind, and every other character that is not
     printable (:meth:`str.isprintable`: private-use, unassigned, lone surrogates), written
     with :func:`escape_char`; the characters in ``keep`` stay as they are."""
     if text.isascii() and text.isprintable():
         return text
-    nothing, blank, _ = _patterns()
-    if text.isprintable() and nothing.search(text) is None and blank.search(text) is None:
-        return text
-    return "".join(
-        c
-        if c in keep or (c.isprintable() and not nothing.match(c) and not blank.match(c))
-        else escape_char(c)
-        for c in text
-    )
+    if _clean(text) and _without(text, keep).isprintable():
+        return text  # nothing to write out but layout characters ``keep`` keeps
+    out = _escaper(keep).sub(lambda m: escape_char(m.group()), text)
+    if _without(out, keep).isprintable():
+        return out
+    # A character this Python's Unicode tables do not know yet, and the regex module's do.
+    return "".join(c if c in keep or c.isprintable() else escape_char(c) for c in out)
 
 
 def hidden(text: str) -> Iterator[tuple[int, int, str]]:
@@ -124,9 +160,7 @@ def hidden(text: str) -> Iterator[tuple[int, int, str]]:
     outside well-formed emoji and ideographic variation sequences and but for a leading
     byte-order mark. A run holding any character drawn as nothing is of kind
     :data:`NOTHING`."""
-    if text.isascii() and (
-        text.isprintable() or all(c in ORDINARY or c.isprintable() for c in text)
-    ):
+    if _clean(text):
         return
     nothing, blank, exempt = _patterns()
     found = sorted(

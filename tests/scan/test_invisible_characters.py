@@ -96,6 +96,10 @@ def test_the_classification_is_the_unicode_properties(icu: dict[str, set[str]]) 
             expected = None
         if kind(char) != expected:
             wrong.append(f"U+{ord(char):04X} {unicodedata.name(char, category)}: {kind(char)}")
+        # What a person reads: written out exactly when it is of a kind or not printable.
+        written = escape(char, keep=" ") != char
+        if written != (char != " " and (expected is not None or not char.isprintable())):
+            wrong.append(f"U+{ord(char):04X} {unicodedata.name(char, category)}: escape")
     assert wrong == []
 
 
