@@ -416,12 +416,19 @@ def serve(
         from agbom.transports.http import (
             InProcessDecisions,
             ProcessDecisions,
+            is_loopback_host,
             read_token_file,
             serve_http,
         )
 
         token = read_token_file(api_token_file) if api_token_file is not None else None
         hook_token = read_token_file(hook_token_file) if hook_token_file is not None else None
+        if hook_token is None and not is_loopback_host(host):
+            typer.echo(
+                f"agbom: note: the hook endpoints on {visible(host)} take events from anyone who "
+                "reaches them; --hook-token-file makes them require a token",
+                err=True,
+            )
         project_skills = None
         if skill_roots:
             from agbom.adapters.project_skills import ProjectSkills

@@ -375,3 +375,19 @@ def test_the_hook_endpoints_can_require_a_token(
     mine.chmod(0o644)
     loose = run_hook([*args, "--token-file", str(mine)], json.dumps(prompt))
     assert loose.code == 2 and "readable or writable by others" in loose.stderr
+
+
+def test_the_new_serve_options_are_checked_before_the_server_starts(tmp_path: Path) -> None:
+    from tests.transports.served import run_cli
+
+    missing = run_cli("serve", "--db", str(tmp_path / "a.db"), "--read-project-skills",
+                      str(tmp_path / "nowhere"))  # fmt: skip
+    assert missing.returncode == 2 and b"not a folder" in missing.stderr
+    stdio = run_cli("serve", "--stdio", "--db", str(tmp_path / "a.db"),
+                    "--read-project-skills", str(tmp_path))  # fmt: skip
+    assert stdio.returncode == 2 and b"not --stdio" in stdio.stderr
+    short = tmp_path / "short-token"
+    short.write_text("tiny\n")
+    too_short = run_cli("serve", "--db", str(tmp_path / "a.db"), "--port", "0",
+                        "--hook-token-file", str(short))  # fmt: skip
+    assert too_short.returncode != 0 and b"shorter than 16 characters" in too_short.stderr
