@@ -352,6 +352,9 @@ def main(args: list[str]) -> int:
             return fail(reason, "skill_unreadable", open_on_failure=False)
         return fail(f"no answer from {opts['server']} within {timeout:g} s", "timeout")
     except OSError as exc:
+        if stage == "read":  # never the server's fault: no fail-open for it
+            reason = f"cannot read the skill's folder: {exc.strerror or exc}"
+            return fail(reason, "skill_unreadable", open_on_failure=False)
         return fail(
             f"server {opts['server']} unreachable: {exc.strerror or exc}; is 'agbom serve' "
             "running there? (or drop --server to decide in this process)",
