@@ -18,15 +18,15 @@ than replacing them (an explicit ``permissionDecision: allow`` would skip the us
 An ASK becomes ``permissionDecision: ask`` with the Guardian's question, so the user is the
 approver; so does a DEFER, which Claude Code cannot resume. MCP tools arrive as
 ``mcp__<server>__<tool>`` and are recorded as that server's tool; the ``Skill`` tool is a skill
-load, checked against the approvals by ``(skill_id, digest)`` with the digest computed from the
-skill's folder on disk.
+load, checked against the approvals by ``(skill_id, digest)`` with the digest that the hook
+process computed from the skill's folder and attached to the event
+(agbom/adapters/skill_files.py): the adapter itself reads no folder.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from agbom.adapters import _base, replies, skill_files
@@ -47,29 +47,6 @@ def split_mcp_name(name: str) -> tuple[str, str] | None:
     if not sep or not server or not tool:
         return None
     return server, tool
-
-
-def skill_folder_digest(folder: Path) -> str | None:
-    """The ``agbom-skill-digest/2`` value of a skill folder (as ``agbom scan`` and
-    ``agbom skills digest`` compute it), or None when the folder is refused."""
-    from agbom.inventory.skill_digest import SkillDigestError, digest_skill_folder
-
-    try:
-        return digest_skill_folder(folder).value
-    except SkillDigestError:
-        return None
-
-
-def find_skill(name: str, *, cwd: str | None, env: Mapping[str, str]) -> Path | None:
-    """The folder of skill ``name``: the project's ``.claude/skills`` first, then the user's
-    (the HOME of ``env``, the hook's own environment; never the server's)."""
-    if not skill_files.valid_name(name):
-        return None
-    for _, root in skill_files.skill_roots(cwd, env.get("HOME")):
-        candidate = root / name
-        if (candidate / "SKILL.md").is_file():
-            return candidate
-    return None
 
 
 def _attached(event: Mapping[str, Any], name: str) -> dict[str, Any] | None:
@@ -233,9 +210,19 @@ class ClaudeCodeAdapter(_base.BaseAdapter):
         skill_id = f"skill:{skill}"
         info = _attached(event, skill)
         if info is None:
-            info = skill_files.local_skill(
-                skill, cwd=_base.opt_str(event, "cwd"), home=env.get("HOME")
-            )
+            # Never read here: on a server the event's cwd names a path of the client's
+            # choosing. The hook process reads the folder and attaches what it found
+            # (agbom/adapters/skill_files.py); so does a server whose operator turned on
+            # --read-project-skills, before the event reaches the decision process.
+            info = {
+                "name": skill,
+                "found": False,
+                "looked_in": [],
+                "error": "the event carries no report of the skill's folder: the server reads "
+                "no folder an event names; use the command hook 'agbom hook claude-code "
+                "--server URL', which reads it as the user, or start the server with "
+                "--read-project-skills DIR",
+            }
         before, digest, note = skill_steps(skill_id, info, runtime=self.name)
         payload = {
             "skill_id": skill_id,

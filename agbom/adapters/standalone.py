@@ -159,6 +159,17 @@ def run(
             too_large_reason(), fail_open=False, code=TOO_LARGE_CODE, hook_id=hook_id or "agbom"
         )
         return answer(too_large)
+    if runtime == "claude-code":
+        # The skill a Skill call loads is read here, bounded, as in thin mode; the adapter
+        # decides on that report and reads no folder itself.
+        from agbom.adapters import skill_files
+
+        raw = skill_files.with_local_skill(
+            raw,
+            home=env.get("HOME"),
+            limits=skill_files.ReadLimits.within(skill_files.READ_SECONDS),
+            limit=MAX_STDIN_BYTES,
+        )
     guardian: Any = None
     try:
         from agbom.guardian import build_guardian

@@ -73,7 +73,20 @@ def hook_cmd(
         metavar="URL",
         help="Forward to a running 'agbom serve' at URL (thin mode).",
     ),
-    timeout: float = typer.Option(3.0, "--timeout", help="Thin mode: seconds to wait."),
+    timeout: float = typer.Option(
+        3.0,
+        "--timeout",
+        help="Thin mode: seconds for the whole exchange, the read of the skill a Claude Code "
+        "Skill call loads included.",
+    ),
+    token_file: Path | None = typer.Option(
+        None,
+        "--token-file",
+        metavar="FILE",
+        envvar="AGBOM_HOOK_TOKEN_FILE",
+        help="Thin mode: the bearer token of 'agbom serve --hook-token-file', in a file only "
+        "its owner can read.",
+    ),
 ) -> None:
     """Decide one hook event in process and answer it in the runtime's format."""
     from agbom.adapters import ADAPTERS
@@ -102,6 +115,8 @@ def hook_cmd(
             args += ["--agent-id", agent_id]
         if hook_id:
             args += ["--hook-id", hook_id]
+        if token_file is not None:
+            args += ["--token-file", str(token_file)]
         raise typer.Exit(thin_main(args))
     from agbom.adapters.standalone import run
 

@@ -157,6 +157,21 @@ def serve(
     fail_open_hooks: bool = typer.Option(
         False, "--hooks-fail-open", help="Runtime hook endpoints allow on malformed input."
     ),
+    hook_token_file: Path | None = typer.Option(
+        None,
+        "--hook-token-file",
+        metavar="FILE",
+        help="Bearer token the /hooks endpoints require (thin hooks: --token-file; Claude "
+        "Code HTTP hooks: an Authorization header). Use it on a host other users share.",
+    ),
+    read_project_skills: list[Path] = typer.Option(
+        [],
+        "--read-project-skills",
+        metavar="DIR",
+        help="Read the skill a Claude Code hook event names from <cwd>/.claude/skills/NAME on "
+        "this server's disk when the event carries no report of it (HTTP hooks) and its cwd "
+        "is inside DIR. Off by default: the server reads no path a client names. Repeatable.",
+    ),
     skew_window_ms: int = typer.Option(
         300_000, "--skew-window-ms", help="Accepted clock skew of request timestamps."
     ),
@@ -325,6 +340,7 @@ def serve(
         if stdio:
             raise typer.BadParameter("is for HTTP; not with --stdio", param_hint="--ready-file")
         _clear_ready_file(ready_file)
+    skill_roots = _project_skill_roots(read_project_skills, stdio, hook_token_file)
     policy = None
     if not stdio:  # (usage errors first, before the store is opened)
         policy = _front_policy(
@@ -416,11 +432,29 @@ def serve(
         from agbom.transports.http import (
             InProcessDecisions,
             ProcessDecisions,
+            is_loopback_host,
             read_token_file,
             serve_http,
         )
 
         token = read_token_file(api_token_file) if api_token_file is not None else None
+        hook_token = read_token_file(hook_token_file) if hook_token_file is not None else None
+        if hook_token is None and not is_loopback_host(host):
+            typer.echo(
+                f"agbom: note: the hook endpoints on {visible(host)} take events from anyone who "
+                "reaches them; --hook-token-file makes them require a token",
+                err=True,
+            )
+        project_skills = None
+        if skill_roots:
+            from agbom.adapters.project_skills import ProjectSkills
+
+            project_skills = ProjectSkills(skill_roots)
+            typer.echo(
+                "agbom: hook events' skills are read from this server's disk under "
+                + ", ".join(visible(str(r)) for r in skill_roots),
+                err=True,
+            )
         decisions: InProcessDecisions | ProcessDecisions
         if single_process:
             decisions = InProcessDecisions(factory, limits)
@@ -477,6 +511,8 @@ def serve(
             bundle_source=BundleSource(rules=rules, with_default=with_default),
             on_ready=ready,
             on_stop=None if ready_file is None else lambda: ready_file.unlink(missing_ok=True),
+            hook_token=hook_token,
+            project_skills=project_skills,
         )
     finally:
         if early is not None:
@@ -535,6 +571,24 @@ def _decision_process(
         db, rules, mode=mode, config=config, limits=limits, with_default_rules=with_default, **keys
     )
     return ProcessDecisions(spec, limits, deadline_s=decision_timeout)
+
+
+def _project_skill_roots(
+    folders: list[Path], stdio: bool, hook_token_file: Path | None
+) -> tuple[Path, ...]:
+    """``--read-project-skills`` checked: existing folders, absolute; usage errors otherwise
+    (and with --stdio, which has no hook endpoints)."""
+    if stdio and (folders or hook_token_file is not None):
+        hint = "--read-project-skills" if folders else "--hook-token-file"
+        raise typer.BadParameter("applies to the HTTP hook endpoints, not --stdio", param_hint=hint)
+    roots = []
+    for folder in folders:
+        if not folder.is_dir():
+            raise typer.BadParameter(
+                f"not a folder: {visible(str(folder))}", param_hint="--read-project-skills"
+            )
+        roots.append(folder.absolute())
+    return tuple(roots)
 
 
 def _runtime_pack_settings(

@@ -82,14 +82,26 @@ class SkillPolicies(PolicyBase):
             agent_id=session.agent_id,
             tenant_id=session.tenant_id,
         )
+        not_text = None
         if "body" in definition:  # for the review page; never part of the decision
-            from agbom.review.definition import remember
+            from agbom.review.definition import remember, skill_md_problem
 
             remember(store, skill_id, digest, definition["body"])
+            # ... but for a SKILL.md the body says is not text: refused, as no reviewer can
+            # read it on the page and the model reads it as text all the same.
+            not_text = skill_md_problem(definition["body"])
         skill = self._skill_component(skill_id, definition, declared, composition, session)
         graph = self._graph_with(session, skill)
         self._pending_graph(graph)
         collector = DecisionCollector()
+        if not_text is not None:
+            collector.denials.append(
+                Decision.deny(
+                    f"skill {skill_id} {digest}: {not_text}",
+                    "skill_md_not_text",
+                    references=[PolicyReference(policy_id="agbom", rule_id="skill-definition")],
+                )
+            )
         if previously_approved:
             collector.codes.append("artifact_changed")
         verdict = store.verdict(

@@ -10,6 +10,7 @@ CONTENT_CHECKS: tuple[str, ...] = (
     "secret-exfiltration",
     "hidden-after-blank-lines",
     "invisible-characters",
+    "blank-characters",
     "instruction-override",
     "hide-from-user",
     "executable-outside-scripts",

@@ -31,6 +31,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from agbom.display import visible
+from agbom.invisible import escape
 from agbom.review import queries
 from agbom.review.auth import (
     LOGIN_COOKIE,
@@ -158,12 +159,13 @@ def _environment() -> Any:
     import jinja2
 
     def shown(value: Any) -> Any:
-        # Every value a page shows has its invisible characters written as escapes (a bidi
-        # override in a SKILL.md or a zero-width space in a name would otherwise mislead the
-        # reviewer); line breaks and tabs stay, so file contents keep their lines. Ids go
-        # through the ``id`` filter, which escapes line breaks too.
-        if isinstance(value, str) and not hasattr(value, "__html__") and not value.isprintable():
-            return "".join(c if c.isprintable() or c in " \n\t\r" else visible(c) for c in value)
+        # Every value a page shows has each character that renders as nothing or as blank
+        # written as an escape (agbom/invisible.py: a bidi override in a SKILL.md, a zero-width
+        # space in a name, variation selectors carrying text after an emoji, a no-break space
+        # would otherwise mislead the reviewer); line breaks and tabs stay, so file contents
+        # keep their lines. Ids go through the ``id`` filter, which escapes line breaks too.
+        if isinstance(value, str) and not hasattr(value, "__html__"):
+            return escape(value, keep=" \n\t\r")
         return value
 
     env = jinja2.Environment(
@@ -179,6 +181,30 @@ def _environment() -> Any:
     env.filters["ts"] = lambda value: format_timestamp(value) or ""
     env.filters["when"] = when
     return env
+
+
+REVIEWED_ELSEWHERE = "reviewed_elsewhere"
+"""The decision form's checkbox: the approver read elsewhere what the page cannot show."""
+
+
+def _confirmed(reason: str, unseen: list[Any], fields: dict[str, str]) -> str:
+    """The reason an approval is recorded with. When the page cannot show the digest's
+    SKILL.md or a script, the approver must have ticked :data:`REVIEWED_ELSEWHERE`, and the
+    history says so, naming the files; otherwise the approval is refused."""
+    paths = [u.path for u in unseen if u.blocking]
+    if not paths:
+        return reason
+    if fields.get(REVIEWED_ELSEWHERE) != "yes":
+        raise BadInput(
+            400,
+            f"the page cannot show {', '.join(paths[:5])}{' and more' if len(paths) > 5 else ''}"
+            ": approve only after reading them elsewhere, and confirm so on the form",
+        )
+    named = ", ".join(paths)
+    if len(named) > 512:
+        named = named[:511] + "…"
+    note = f" [reviewed elsewhere, not shown on the page: {named}]"
+    return reason[: MAX_REASON - len(note)] + note
 
 
 def when(value: Any) -> Any:
@@ -597,6 +623,8 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
                 409,
                 f"a {current.status} registration cannot be {ACTIONS[action]} from this page",
             )
+        if status is SkillStatus.APPROVED:
+            reason = _confirmed(reason, queries.cannot_show(db, current), fields)
         db.set_status(
             skill_id,
             digest,

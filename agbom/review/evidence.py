@@ -43,7 +43,9 @@ class FindingView:
     def anchor(self) -> str | None:
         if self.file is None:
             return None
-        return f"{file_anchor(self.file)}-L{self.line or 1}"
+        if self.line is None:
+            return file_anchor(self.file)  # about the whole file (one the page cannot show)
+        return f"{file_anchor(self.file)}-L{self.line}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +67,7 @@ class FileView:
     sha256: str
     executable: bool
     target: str | None
-    kind: str  # text, binary, oversize, link, not-carried
+    kind: str  # text, binary, oversize, link, not-carried, mismatched
     text_matches: bool | None  # the shown text hashes to the listed SHA-256
     change: str | None  # added, changed, unchanged; None: no approved digest to compare
     lines: list[LineView] = field(default_factory=list)
@@ -100,6 +102,8 @@ def _kind(f: DefinitionFile) -> str:
         return "binary"
     if f.oversize:
         return "oversize"
+    if f.mismatched:
+        return "mismatched"
     return "not-carried"
 
 
@@ -167,6 +171,82 @@ def removed_files(new: Definition, old: Definition | None) -> list[DefinitionFil
         return []
     kept = {f.path for f in new.files}
     return [f for f in old.files if f.path not in kept]
+
+
+# -- what the page cannot show ----------------------------------------------------------------
+
+NOT_SHOWN = "not-shown"
+"""The page's own finding for content it cannot show (it names no rule of a pack)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unshown:
+    """A file of the digest whose content the page cannot show, and why. ``blocking``: it
+    is SKILL.md or a script, so Approve is offered only to an approver who confirms having
+    reviewed it elsewhere."""
+
+    path: str
+    why: str
+    blocking: bool
+    listed: bool = True  # False: no verified file list names it (the whole folder is unseen)
+
+
+def unshown(covered: Definition) -> list[Unshown]:
+    """What of the digest ``covered`` (:meth:`Definition.covered`) the page cannot show."""
+    from agbom.inventory.skill_digest import is_script
+
+    if covered.files is None:
+        why = "the registration carried no file list that matches the digest, so no file of it"
+        return [Unshown("SKILL.md", f"{why} can be shown", True, listed=False)]
+    out = []
+    for f in covered.files:
+        if f.target is not None or f.text is not None:
+            continue
+        if f.mismatched:
+            why = "the text carried for it does not match its SHA-256"
+        elif f.binary:
+            why = "the registration marked it binary"
+        elif f.oversize:
+            why = "it was too large to carry or keep"
+        else:
+            why = "the registration did not carry its content"
+        blocking = f.path == "SKILL.md" or is_script(f.path, f.executable)
+        out.append(Unshown(f.path, why, blocking))
+    return out
+
+
+def unshown_findings(items: list[Unshown]) -> list[FindingView]:
+    """One finding per file the page cannot show: high for SKILL.md and scripts (what the
+    agent reads and runs), low for the rest."""
+    out = []
+    for item in items:
+        kind = "SKILL.md" if item.path == "SKILL.md" else "script" if item.blocking else "file"
+        out.append(
+            FindingView(
+                rule_id=NOT_SHOWN,
+                severity="high" if item.blocking else "low",
+                action="confirm" if item.blocking else "warn",
+                message=f"{item.path} ({kind}) cannot be shown here: {item.why}",
+                remediation=(
+                    "Read it in the skill's folder before approving, and confirm so on the form"
+                    if item.blocking
+                    else "Read it in the skill's folder if it matters to the skill"
+                ),
+                file=item.path if item.listed else None,
+                line=None,
+                check=NOT_SHOWN,
+            )
+        )
+    return out
+
+
+def ranked(findings: list[FindingView]) -> list[FindingView]:
+    """Most severe first, then by file and line; at most :data:`MAX_FINDINGS`."""
+    rank = {"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
+    findings.sort(
+        key=lambda v: (rank.get(v.severity, 5), v.file or "\uffff", v.line or 0, v.rule_id)
+    )
+    return findings[:MAX_FINDINGS]
 
 
 # -- findings --------------------------------------------------------------------------------
@@ -342,6 +422,4 @@ def rule_findings(
             out.append(_view(f, str(entry["file"]), int(entry["line"]), str(entry["check"])))
         if len(out) >= MAX_FINDINGS:
             break
-    rank = {"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
-    out.sort(key=lambda v: (rank.get(v.severity, 5), v.file or "\uffff", v.line or 0, v.rule_id))
-    return out[:MAX_FINDINGS]
+    return ranked(out)

@@ -59,6 +59,7 @@ from agbom.transports.openapi import openapi_route
 from agbom.transports.worker import DEADLINE_S, DecisionProcess, DecisionUnavailable
 
 if TYPE_CHECKING:
+    from agbom.adapters.project_skills import ProjectSkills
     from agbom.review.app import ReviewConfig
 
 JSON = "application/json"
@@ -407,25 +408,33 @@ def create_app(
     review: ReviewConfig | None = None,
     bundle_source: BundleSource | None = None,
     published_keys: Mapping[str, Any] | None = None,
+    hook_token: str | None = None,
+    project_skills: ProjectSkills | None = None,
 ) -> Any:
     """Build the ASGI app around where decisions are made (this process or its own).
 
     ``review`` turns on the reviewers' page under ``/ui/`` (agbom/review). ``bundle_source``
     names the rule packs whose bans the OPA bundle carries (agbom/transports/bundle.py).
+    ``hook_token`` makes ``/hooks/*`` require that bearer token; ``project_skills`` reads the
+    skill a Claude Code event names from this server's disk, off the loop
+    (agbom/adapters/project_skills.py).
 
     ``policy`` defaults to a server on 127.0.0.1:8787 (``agbom serve``'s defaults).
     """
     limits = limits or Limits()
     policy = policy or FrontPolicy.for_address("127.0.0.1", 8787)
 
-    def authorized(request: Request) -> bool:
-        if api_token is None:
+    def bearer(request: Request, expected: str | None) -> bool:
+        if expected is None:
             return True
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(
-            token.strip().encode(), api_token.encode()
+            token.strip().encode(), expected.encode()
         )
+
+    def authorized(request: Request) -> bool:
+        return bearer(request, api_token)
 
     def unauthorized() -> Response:
         return _json(
@@ -460,7 +469,22 @@ def create_app(
             if not await _drain(declared, request.receive):
                 headers["Connection"] = "close"
             reply = adapter.malformed(too_large_reason(), fail_open=False, code=TOO_LARGE_CODE)
+        elif not bearer(request, hook_token):
+            # Also a deny in both modes, and HTTP 200 for the same reason: nothing is decided
+            # or recorded for a caller without the token.
+            from agbom.adapters.replies import event_name
+
+            headers["WWW-Authenticate"] = "Bearer"
+            reply = adapter.malformed(
+                "a valid hook token is required (Authorization: Bearer, the token of "
+                "serve --hook-token-file; thin mode: --token-file)",
+                fail_open=False,
+                event=event_name(name, body),
+                code="unauthorized",
+            )
         else:
+            if project_skills is not None:
+                body = await project_skills.attach(name, body)
             env = dict(env_from_headers(request.headers))
             reply = await decisions.hook(name, body, env=env, fail_open=fail_open)
         headers["X-Agbom-Exit-Code"] = str(reply.exit_code)
@@ -718,6 +742,8 @@ def serve_http(
     published_keys: Mapping[str, Any] | None = None,
     on_ready: Callable[[], None] | None = None,
     on_stop: Callable[[], None] | None = None,
+    hook_token: str | None = None,
+    project_skills: ProjectSkills | None = None,
 ) -> None:
     """Run the app with uvicorn (uvloop + httptools when installed).
 
@@ -754,6 +780,8 @@ def serve_http(
         review=review,
         bundle_source=bundle_source,
         published_keys=published_keys,
+        hook_token=hook_token,
+        project_skills=project_skills,
     )
     # No proxy-header rewriting (agbom is not behind a proxy by default; a deployment that is
     # should terminate there), no per-response Server/Date headers (less work per decision),
