@@ -388,6 +388,7 @@ def test_the_new_serve_options_are_checked_before_the_server_starts(tmp_path: Pa
     assert stdio.returncode == 2 and b"not --stdio" in stdio.stderr
     short = tmp_path / "short-token"
     short.write_text("tiny\n")
+    short.chmod(0o600)  # (a token file others can read is refused before its length is read)
     too_short = run_cli("serve", "--db", str(tmp_path / "a.db"), "--port", "0",
                         "--hook-token-file", str(short))  # fmt: skip
     assert too_short.returncode != 0 and b"shorter than 16 characters" in too_short.stderr
