@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.config import GuardianConfig
 from agbom.guardian.decision import Decision, clamp
-from agbom.guardian.handshake import read_client_hello, server_hello
+from agbom.guardian.handshake import PROVENANCE_PROFILE, read_client_hello, server_hello
 from agbom.guardian.memory import RestorePoint, SessionMemory
 from agbom.guardian.pipelined import (
     MAX_QUEUED,
@@ -848,6 +848,8 @@ class Guardian(PipelinedCommits, SessionMemory):
             )
         session.negotiated = offer.negotiated
         session.origin = "acs"
+        # acs-provenance (guardian/flow.py): on the session's record, so a restore holds it.
+        session.provenance_profile = offer.deterministic and PROVENANCE_PROFILE in offer.profiles
         session.signed_key = key_id
         # What the client can apply: the operator's declaration, narrowed (never widened) by
         # what the ClientHello says of itself.
@@ -861,7 +863,6 @@ class Guardian(PipelinedCommits, SessionMemory):
             # the store has it, not the offer this answer turned down.
             self._forget(session.session_id)
             raise
-        self.policies.flow.hello(session.session_id, hello)  # acs-provenance (guardian/flow.py)
         answer = server_hello(
             offer, self.config, signing=self.keyring is not None, can_ask=session.can_ask
         )
