@@ -506,14 +506,18 @@ def _node_of(fact: Any, entry: Mapping[str, Any]) -> ProvenanceNode | None:
     pid, origin = fact.get("id"), fact.get("origin")
     if not isinstance(pid, str) or not isinstance(origin, str):
         return None
-    parents = fact.get("derived_from") or []
+    parents = fact.get("derived_from") or ()
+    if not isinstance(parents, list | tuple):
+        parents = ()
+    elif not all(type(p) is str for p in parents):
+        parents = [p for p in parents if isinstance(p, str)]
     source = fact.get("source_id")
     hint = fact.get("trust")
     return ProvenanceNode(
         provenance_id=pid,
         origin=origin,
         source_id=source if isinstance(source, str) else None,
-        derived_from=tuple(p for p in parents if isinstance(p, str)),
+        derived_from=tuple(parents),
         trust_hint=hint if isinstance(hint, str) else None,
         step_id=str(fact.get("step_id") or entry.get("step_id") or ""),
         method=str(entry.get("step_type") or ""),

@@ -177,22 +177,29 @@ class Lineage:
         self.nodes[pid] = node
         self.bytes += cost
         value = self._value
-        parents = dict.fromkeys(node.derived_from)
+        parents = node.derived_from
         self.work += len(parents) + 1
         unsettled = [p for p in parents if p not in value]
         if not unsettled:
             self._settle(pid, node)
         else:
+            if len(unsettled) > 1:
+                unsettled = list(dict.fromkeys(unsettled))  # an id named twice counts once
             self._pending[pid] = len(unsettled)
-            waiting = self._waiting
+            waiting, opened = self._waiting, self._open
             for parent in unsettled:
                 waiting.setdefault(parent, []).append(pid)
             trust, via = self.policy.base(node)[0], None
             for parent in parents:
-                got = self._trust_of(parent)
+                settled = value.get(parent)
+                if settled is not None:
+                    got = settled[0]
+                else:
+                    held = opened.get(parent)
+                    got = held[0] if held is not None else Trust.UNKNOWN
                 if got < trust:
                     trust, via = got, parent
-            self._open[pid] = (min(trust, Trust.UNKNOWN), via)
+            opened[pid] = (min(trust, Trust.UNKNOWN), via)
         if pid in self._waiting:
             self._propagate(pid)
         return True
@@ -422,7 +429,8 @@ def _text_bytes(node: ProvenanceNode) -> int:
     return (
         len(node.provenance_id)
         + len(node.source_id or "")
-        + sum(len(p) + 8 for p in node.derived_from)
+        + sum(map(len, node.derived_from))
+        + 8 * len(node.derived_from)
         + len(node.step_id)
         + len(node.field)
     )
