@@ -173,7 +173,12 @@ class Guardian(PipelinedCommits, SessionMemory):
                 self.keyring.verify(request, metadata["session_id"])
             elif self.config.require_signatures:
                 return None  # refused by the pipeline: not worth the work
+            self._check_clock(params, self.clock())
         except AcsError:
+            return None
+        if not _may_take_snapshot(store.get_session(str(metadata["session_id"]))):
+            # Refused by the pipeline (no handshake, not negotiated, ended, a hook's): the
+            # component bodies a prepared snapshot writes ahead must not be written for it.
             return None
         return self.policies.prepare_snapshot(
             params, str(metadata["agent_id"]), params.get("tenant_id"), store
@@ -903,6 +908,20 @@ class Guardian(PipelinedCommits, SessionMemory):
             # Signed with the key the request used (a rotation keeps both keys in the ring).
             response = self._sign(response, params["metadata"]["session_id"], key_id)
         return response
+
+
+def _may_take_snapshot(stored: Mapping[str, Any] | None) -> bool:
+    """Whether a session row says an ``agbom/snapshot`` can be decided in it: negotiated by
+    an ACS handshake with the method, and not closed."""
+    negotiated = stored.get("negotiated") if stored is not None else None
+    if not isinstance(negotiated, Mapping) or stored is None or stored.get("status") == "closed":
+        return False
+    methods = negotiated.get("methods")
+    return (
+        negotiated.get("origin") != "hook"
+        and isinstance(methods, list)
+        and "agbom/snapshot" in methods
+    )
 
 
 def _internal_error(exc: Exception) -> AcsError:

@@ -166,9 +166,20 @@ class FlowGuard:
             # is not judged on the lineage.)
             self._catch_up(session, state)
         extra: dict[str, Any] = {}
+        absent: list[str] = []
+        if strict and call is not None and call is not payload:
+            # A wrapped MCP tools/call: no schema gives its arguments a place for provenance,
+            # so it is not refused as provenance_missing; an argument without one (no _meta,
+            # a misspelt key, not an object) is named on the record, and a deny rule whose
+            # sink it is cannot pass it unjudged (below).
+            absent = [name for name, item in call["arguments"].items() if "provenance" not in item]
         if call is not None and self._rules:
             decision, extra = self._check_call(
-                method, call, payload, step_id, session, state, decision, found
+                method, call, payload, step_id, session, state, decision, found, absent
+            )
+        if absent and "provenance_absent" not in decision.reason_codes:
+            decision = replace(
+                decision, reason_codes=(*decision.reason_codes, "provenance_absent")
             )
         if strict and not state.recorded and not method.startswith(_OWN_ENTRY):
             extra["acs_provenance"] = True  # the chain's own word, beside the session's record
@@ -295,8 +306,11 @@ class FlowGuard:
         state: _SessionFlow,
         decision: Decision,
         found: StepProvenance,
+        absent: Sequence[str] = (),
     ) -> tuple[Decision, dict[str, Any]]:
-        """``payload``: the call as a toolCallRequest payload; ``sent``: the step's own."""
+        """``payload``: the call as a toolCallRequest payload; ``sent``: the step's own;
+        ``absent``: arguments of a wrapped call that carry no provenance in an acs-provenance
+        session (a ``deny`` flow rule whose sink the call is refuses them)."""
         tool = payload.get("tool")
         tool = tool if isinstance(tool, Mapping) else {}
         name = str(tool.get("name") or tool.get("id") or "")
@@ -317,6 +331,9 @@ class FlowGuard:
             self._sinks[key] = sinks
         if not sinks:
             return decision, {}
+        strict = [rule for rule in sinks if rule.action is Action.DENY]
+        if absent and strict:
+            return _unjudged(decision, name, absent, strict), {}
         cost = _work(call, sinks)
         if cost > FLOW_WORK_BUDGET:
             return _over_budget(decision, name, cost), {
@@ -459,6 +476,25 @@ def _over_budget(decision: Decision, tool: str, cost: int) -> Decision:
             "or derived_from edges)",
             "flow_budget_exceeded",
             references=[PolicyReference(policy_id="agbom", rule_id="flow-work-budget")],
+        ),
+    )
+
+
+def _unjudged(
+    decision: Decision, tool: str, absent: Sequence[str], rules: Sequence[FlowRule]
+) -> Decision:
+    """A wrapped call whose arguments carry no provenance in an acs-provenance session, into
+    the sink of a deny rule: it cannot be judged, so it is denied (fail closed)."""
+    names = ", ".join(absent[:8])
+    return combine(
+        decision,
+        Decision.deny(
+            f"argument(s) {names} of {tool!r} carry no provenance (params._meta"
+            f'["acs/provenance"]) in this acs-provenance session: {rules[0].id} cannot judge '
+            "them, so the call is denied",
+            "provenance_absent",
+            *(rule.id for rule in rules),
+            references=[PolicyReference(policy_id=rules[0].pack or "agbom", rule_id=rules[0].id)],
         ),
     )
 

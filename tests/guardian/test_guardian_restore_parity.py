@@ -296,3 +296,80 @@ def test_a_lineage_that_never_settles_does_not_stall_a_plain_server(tmp_path: Pa
         assert answers["bystander"]["result"]["decision"] == "allow"
     finally:
         server.stop()
+
+
+# -- D8: a refused snapshot writes nothing -------------------------------------------------------
+
+
+def _component_bodies(db: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM agbom_components").fetchone()[0])
+
+
+def test_a_refused_big_snapshot_writes_no_component_body(tmp_path: Path) -> None:
+    server = Served(tmp_path / "s.db", tmp_path / "serve.log").start()
+    try:
+        before = _component_bodies(server.db)
+        for n in range(3):
+            # Big enough for the decision process to prepare it off its lock (256 KB).
+            tools = [
+                {
+                    "id": f"tool-{n}-{i}",
+                    "type": "tool",
+                    "name": f"tool-{n}-{i}",
+                    "version": "1",
+                    "provider": "local",
+                    "capability": "fs.read",
+                    "description": "x" * 200,
+                }
+                for i in range(1500)
+            ]
+            snapshot = request(
+                "agbom/snapshot",
+                {"agbom": {"agent": {"id": "agent-1"}, "components": tools}},
+                session_id=f"no-handshake-{n}",
+            )
+            assert len(orjson.dumps(snapshot)) > 256 * 1024
+            refused = post(server.url, snapshot)
+            assert refused["error"]["data"]["reason"] == "no_handshake", refused
+        assert _component_bodies(server.db) == before
+        # An accepted one still writes its bodies (ahead, off the lock).
+        sid = _open(server.url)
+        tools = [
+            {"id": f"ok-{i}", "type": "tool", "name": f"ok-{i}", "version": "1",
+             "provider": "local", "capability": "fs.read", "description": "y" * 200}
+            for i in range(1500)
+        ]  # fmt: skip
+        snapshot = request(
+            "agbom/snapshot", {"agbom": {"agent": {"id": "agent-1"}, "components": tools}},
+            session_id=sid,
+        )  # fmt: skip
+        accepted = post(server.url, snapshot)
+        assert "result" in accepted, accepted
+        assert _component_bodies(server.db) >= before + 1500
+    finally:
+        server.stop()
+
+
+def test_a_call_over_the_work_budget_is_denied_unjudged(tmp_path: Path) -> None:
+    server = Served(tmp_path / "s.db", tmp_path / "serve.log").start()  # the default pack
+    try:
+        sid = _open(server.url)
+        # 300 arguments of 256 parents: over FLOW_WORK_BUDGET (1,000,000 steps).
+        arguments = {
+            f"a{k}": prov(f"c{k}", "agent_generated", *(f"x{j}" for j in range(256)))
+            for k in range(300)
+        }
+        result = post(server.url, bash(sid, **arguments))["result"]
+        assert result["decision"] == "deny", result
+        assert "flow_budget_exceeded" in result["reason_codes"]
+        # Within it, the same call is judged (a warning: unknown lineage).
+        few = dict(list(arguments.items())[:20])
+        for k, item in enumerate(few.values()):
+            item["provenance_id"] = f"d{k}"
+        judged = post(server.url, bash(sid, **few))["result"]
+        assert judged["decision"] == "allow" and "warn:AGB-FLOW-001" in judged["reason_codes"]
+    finally:
+        server.stop()
