@@ -178,9 +178,7 @@ class FlowGuard:
                 method, call, payload, step_id, session, state, decision, found, absent
             )
         if absent and "provenance_absent" not in decision.reason_codes:
-            decision = replace(
-                decision, reason_codes=(*decision.reason_codes, "provenance_absent")
-            )
+            decision = replace(decision, reason_codes=(*decision.reason_codes, "provenance_absent"))
         if strict and not state.recorded and not method.startswith(_OWN_ENTRY):
             extra["acs_provenance"] = True  # the chain's own word, beside the session's record
         if method == "steps/postCompact" and any(n.origin != "agent_generated" for n in nodes):
