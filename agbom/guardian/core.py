@@ -295,7 +295,10 @@ class Guardian(PipelinedCommits, SessionMemory):
         response = codes.error_response(_response_id(request), err)
         if self.signer is not None:
             signed = self.signer.sign(
-                response, session_id=context.session_id, hmac_key_id=context.key_id
+                response,
+                session_id=context.session_id,
+                hmac_key_id=context.key_id,
+                request_id=context.request_id or _request_id_of(request),
             )
             if signed is not None:
                 return signed
@@ -442,6 +445,10 @@ class Guardian(PipelinedCommits, SessionMemory):
                 # is signed like the answer it replaces.
                 signed_key = key_id
                 pipelined.signer = lambda response: self._sign(response, session_id, signed_key)
+            if self.signer is not None and method != "handshake/hello":
+                # An acs-crypto session whose key this Guardian was not started with (a restart
+                # without it) is refused, never answered with another key (issue 39 D4).
+                self.signer.require_key(session_id)
         # (3) method
         if spec is None:
             raise AcsError(codes.METHOD_NOT_FOUND, "method_not_found", f"unknown method {method}")
@@ -901,6 +908,7 @@ class Guardian(PipelinedCommits, SessionMemory):
                 session_id=params["metadata"]["session_id"],
                 hmac_key_id=key_id,
                 hello=request["method"] == "handshake/hello",
+                request_id=params.get("request_id"),
             )
             if signed is not None:
                 return signed
@@ -949,6 +957,12 @@ def _chain_conflict() -> AcsError:
         f"the session's chain moved on another replica {STALE_ATTEMPTS} times while this "
         "request was decided; nothing was recorded, send it again",
     )
+
+
+def _request_id_of(request: Any) -> str | None:
+    params = request.get("params") if isinstance(request, dict) else None
+    request_id = params.get("request_id") if isinstance(params, dict) else None
+    return request_id if isinstance(request_id, str) else None
 
 
 def _session_of(request: Any) -> str | None:
