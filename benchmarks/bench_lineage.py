@@ -36,18 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_guardian  # noqa: E402
 
 from agbom.guardian import Guardian, build_guardian  # noqa: E402
+from tests.guardian.acs import FILTERED_PACK  # noqa: E402
 
-FILTERED = """
-pack: filtered
-rules:
-  - id: F-001
-    kind: flow
-    severity: high
-    action: deny
-    message: "{argument} of {tool.name}: {lineage}"
-    sink: {tool: Bash}
-    source: {origin: [tool_output, retrieved]}
-"""
+FILTERED = FILTERED_PACK.replace("SINK", "Bash")
 BATCH = 5_000  # objects per toolCallResult
 ARGUMENTS, PARENTS = 20, 256
 

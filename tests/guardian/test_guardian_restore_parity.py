@@ -16,7 +16,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.guardian.acs import SAMPLE_AGBOM, digest, hello, request
+from tests.guardian.acs import FILTERED_PACK, SAMPLE_AGBOM, digest, hello, request
 from tests.transports.served import Served, post, run_cli
 
 pytestmark = pytest.mark.network
@@ -25,17 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 STRICT = REPO / "agbom" / "rules" / "packs" / "flow-strict.yaml"
 PROFILES = ["acs-core", "acs-provenance"]
 
-FILTERED = """
-pack: filtered
-rules:
-  - id: F-001
-    kind: flow
-    severity: high
-    action: deny
-    message: "{argument} of {tool.name} from {origin}: {lineage}"
-    sink: {tool: Bash}
-    source: {origin: [tool_output, retrieved]}
-"""
+FILTERED = FILTERED_PACK.replace("SINK", "Bash")
 
 
 def prov(pid: str, origin: str, *parents: str) -> dict[str, Any]:

@@ -44,33 +44,15 @@ from hypothesis.stateful import (
 from agbom.guardian import Guardian, GuardianConfig, build_guardian
 from agbom.protocol.signatures import sign_envelope
 from agbom.store import Digest
-from tests.guardian.acs import ALL_METHODS, digest, request
+from tests.guardian.acs import ALL_METHODS, FILTERED_PACK, digest, one_tool_agbom, request
 
 REPO = Path(__file__).resolve().parents[2]
 STRICT = REPO / "agbom" / "rules" / "packs" / "flow-strict.yaml"
-FILTERED = """
-pack: filtered
-rules:
-  - id: F-001
-    kind: flow
-    severity: high
-    action: deny
-    message: "{argument} of {tool.name} from {origin}: {lineage}"
-    sink: {tool: deploy}
-    source: {origin: [tool_output, retrieved]}
-"""
+FILTERED = FILTERED_PACK.replace("SINK", "deploy")
 AGBOM = {
     "agent": {"id": "agent-1"},
     "components": [
-        {
-            "id": name,
-            "type": "tool",
-            "name": name,
-            "version": "1",
-            "provider": "local",
-            "capability": capability,
-            "registration_provenance": {"origin": "system"},
-        }
+        one_tool_agbom(name, capability)["components"][0]
         for name, capability in (
             ("Bash", "process.execute"),
             ("fetch_url", "net.http"),
