@@ -248,8 +248,8 @@ class FlowGuard:
             found = step_provenance(method, payload, step_id=step_id, strict=strict)
         except ProvenanceProblem as exc:
             raise AcsError(codes.INVALID_PARAMS, "provenance_invalid", str(exc)) from None
-        if not found.nodes:
-            return found
+        if not any(n.source_id for n in found.nodes):
+            return found  # nothing a record would redact or cut
         return replace(found, nodes=tuple(_as_recorded(n) for n in found.nodes))
 
     def _catch_up(self, session: SessionState, state: _SessionFlow) -> None:
