@@ -106,30 +106,56 @@ def audit_seal(
     write_output(_pretty(seal_chain(session_id, entries, key)), output)
 
 
-def export_bundle(session_id: str, db: str, bundle: Path, key_file: Path | None) -> None:
-    """``audit export SESSION --bundle OUT --signing-key K``."""
-    from agbom.evidence import SigningKey, build_bundle
+def export_bundle(
+    session_id: str, db: str, bundle: Path, key_file: Path | None, head_key_file: Path | None
+) -> None:
+    """``audit export SESSION --bundle OUT --signing-key K [--head-key G]``."""
+    from agbom.evidence import KeyFileError, SigningKey, build_bundle
     from agbom.store import open_store, redact_location
 
     if key_file is None:
         raise typer.BadParameter("a bundle is signed: give --signing-key", param_hint="--bundle")
     key = SigningKey.from_file(key_file)
+    head_key = SigningKey.from_file(head_key_file) if head_key_file is not None else None
+    if head_key is not None and head_key.key_id == key.key_id:
+        raise typer.BadParameter(
+            "is the bundle's --signing-key: a key has one role (the Guardian signs heads, an "
+            "exporter signs bundles)",
+            param_hint="--head-key",
+        )
     with open_store(db, create=False) as store:
         if not store.chain_entries(session_id):
             raise InputError(f"no audit chain for session {session_id} in {redact_location(db)}")
-        document = build_bundle(store, session_id, key)
+        try:
+            document = build_bundle(store, session_id, key, head_key=head_key)
+        except KeyFileError as exc:  # pragma: no cover - refused above already
+            raise typer.BadParameter(str(exc), param_hint="--head-key") from None
     write_output(_pretty(document), bundle)
     typer.echo(f"agbom: wrote {bundle} (signed with {key.algorithm} key {key.key_id})", err=True)
 
 
-def verify_bundle_file(bundle: Path, public_keys: list[Path]) -> None:
-    """``audit verify --bundle FILE --public-key K``: offline, no store, no secret."""
-    from agbom.evidence import KeySet, verify_bundle
+def verify_bundle_file(
+    bundle: Path,
+    guardian_keys: list[Path],
+    exporter_keys: list[Path],
+    *,
+    open_session: bool = False,
+) -> None:
+    """``audit verify --bundle FILE --guardian-key G --exporter-key E``: offline, no store,
+    no secret; each key in its role."""
+    from agbom.evidence import BundleKeys, KeyFileError, KeySet, verify_bundle
 
-    if not public_keys:
-        raise typer.BadParameter("give the Guardian's --public-key", param_hint="--bundle")
-    keys = KeySet.from_files(public_keys)
-    for line in verify_bundle(read_json(bundle), keys):
+    if not guardian_keys or not exporter_keys:
+        raise typer.BadParameter(
+            "give the Guardian's public key (--guardian-key, for the chain head) and the "
+            "exporter's (--exporter-key, for the bundle)",
+            param_hint="--bundle",
+        )
+    try:
+        keys = BundleKeys(KeySet.from_files(guardian_keys), KeySet.from_files(exporter_keys))
+    except KeyFileError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--guardian-key/--exporter-key") from None
+    for line in verify_bundle(read_json(bundle), keys, open_session=open_session):
         typer.echo(f"ok      {visible(line)}")
     typer.echo(f"agbom: {visible(str(bundle))}: evidence bundle verified", err=True)
 

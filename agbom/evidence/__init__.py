@@ -7,7 +7,7 @@ by ``export`` and ``cli``.
 """
 
 from agbom.evidence.bom import dsse_sign, dsse_verify, jsf_sign, jsf_verify
-from agbom.evidence.bundle import build_bundle, verify_bundle
+from agbom.evidence.bundle import BundleKeys, build_bundle, verify_bundle
 from agbom.evidence.head import seal_chain, sign_head, verify_head, verify_sealed_chain
 from agbom.evidence.interface import (
     ALGORITHMS,
@@ -22,6 +22,7 @@ from agbom.evidence.signed import sign_envelope, sign_object, verify_envelope, v
 from agbom.evidence.verify import kind_of, verify_document
 
 __all__ = [
+    "BundleKeys",
     "ALGORITHMS",
     "ED25519",
     "ML_DSA_65",

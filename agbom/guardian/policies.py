@@ -129,6 +129,7 @@ class Policies(InventoryPolicies, SkillPolicies):
         self, method: str, params: dict[str, Any], session: SessionState, decision: Decision
     ) -> None:
         pending, self._pending = self._pending, None
+        self.flow.commit(session, pending.entry if pending is not None else None)
         allowed = decision.disposition is not Disposition.DENY
         if pending is not None and pending.undo is not None and not allowed:
             pending.undo.undo()

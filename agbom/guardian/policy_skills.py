@@ -269,7 +269,7 @@ class SkillPolicies(PolicyBase):
 
         # A load stands on the registration of its pair: one this session saw denied (over-broad,
         # beyond its approval, ...) cannot be loaded, whatever the load message itself carries.
-        if session.registrations.get((skill_id, digest.algorithm, digest.value)) is False:
+        if session.registration_denied((skill_id, digest.algorithm, digest.value)):
             deny(
                 f"the registration of skill {skill_id} {digest} in this session was denied; "
                 "a load cannot stand on it (register the skill again once it is approved)",
