@@ -3,9 +3,11 @@
 ``agbom serve --signing-key FILE`` (repeatable) gives the Guardian private keys from
 ``agbom keys generate``. With them:
 
-* the ServerHello's ``signature_algorithms_supported`` also lists the keys' algorithms, and
-  ``profiles_accepted`` holds ``acs-crypto`` when the client offered it and an ML-DSA-65 key
-  is configured (the profile requires ML-DSA-65);
+* the ServerHello's ``profiles_accepted`` holds ``acs-crypto`` when the client offered it
+  and an ML-DSA-65 key is configured (the profile requires ML-DSA-65), and its extension
+  member ``agbom_signatures`` says which algorithm signs the answers. The standard
+  ``signature_algorithms_supported`` is left as it is: the handshake schema defines it as
+  what the Guardian verifies on requests, which is HMAC-SHA256 only (issue 42 N2, N3);
 * responses carry ``{algorithm, value, key_id}`` by that key over the §10 input
   (:func:`agbom.evidence.sign_envelope`), so a third party with the published public key can
   check them; the HMAC baseline cannot give that, since the client holds the same secret;
@@ -110,10 +112,6 @@ class WireSigner:
         :meth:`agbom.evidence.SigningKey.from_file`)."""
         return cls([SigningKey.from_file(f) for f in files], scope=scope, store=store)
 
-    @property
-    def algorithms(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(k.algorithm for k in self.keys))
-
     def jwks(self, retired: Iterable[PublicKey] = ()) -> dict[str, Any]:
         """The public keys, for ``GET /v1/keys`` (no private material), then ``retired``
         ones whose private halves are gone but whose signatures must still verify."""
@@ -124,13 +122,14 @@ class WireSigner:
     def hello(
         self, session_id: str, offered: Sequence[str], hello: dict[str, Any]
     ) -> dict[str, Any]:
-        """The ServerHello with this signer's algorithms, and ``acs-crypto`` accepted when
-        the client offered it and an ML-DSA-65 key signs."""
+        """The ServerHello with ``acs-crypto`` accepted when the client offered it and an
+        ML-DSA-65 key signs, and what signs the answers in ``agbom_signatures``.
+
+        ``signature_algorithms_supported`` is not touched: it lists what this Guardian
+        verifies on requests (the handshake schema's definition), and these keys only sign
+        answers. A client that read ML-DSA-65 there would sign with it and be refused on
+        every step; Ed25519 is not even a registered name (§10.1)."""
         listed = list(hello.get("signature_algorithms_supported") or [])
-        hello["signature_algorithms_supported"] = [
-            *listed,
-            *(a for a in self.algorithms if a not in listed),
-        ]
         crypto = self.crypto_key is not None and CRYPTO_PROFILE in offered
         if crypto:
             accepted = set(hello.get("profiles_accepted") or ()) | {CRYPTO_PROFILE}

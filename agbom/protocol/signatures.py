@@ -51,8 +51,8 @@ class SignatureInvalid(AcsError):
     and ``signature_mismatch``.
     """
 
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(SIGNATURE_INVALID, reason, message)
+    def __init__(self, reason: str, message: str, data: Mapping[str, Any] | None = None) -> None:
+        super().__init__(SIGNATURE_INVALID, reason, message, data)
 
 
 class KeyMaterialError(ProtocolError):
@@ -122,6 +122,23 @@ def sign_envelope(envelope: Mapping[str, Any], key: bytes, key_id: str) -> dict[
     return unsigned
 
 
+def _check_algorithm(sig: Mapping[str, Any]) -> None:
+    """Refuse a signature whose algorithm this side does not verify on requests, before its
+    key is looked up: an ML-DSA-65 request names a key id no HMAC key ring holds, and the
+    client must be told the algorithm is the problem (with what is verified), not the key."""
+    algorithm = sig.get("algorithm")
+    if not isinstance(algorithm, str):
+        raise SignatureInvalid("signature_malformed", "signature.algorithm is not a string")
+    if algorithm not in SUPPORTED_SIGNATURE_ALGORITHMS:
+        raise SignatureInvalid(
+            "signature_algorithm_unsupported",
+            f"signature algorithm {algorithm[:40]!r} is not verified on requests (verified: "
+            f"{', '.join(SUPPORTED_SIGNATURE_ALGORITHMS)}, as the ServerHello's "
+            "signature_algorithms_supported says)",
+            {"signature_algorithms_supported": list(SUPPORTED_SIGNATURE_ALGORITHMS)},
+        )
+
+
 def signature_of(envelope: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The signature object an envelope carries, or ``None`` when it has none."""
     slot = _slot(envelope)
@@ -139,15 +156,7 @@ def verify_envelope(envelope: Mapping[str, Any], key: bytes) -> None:
     sig = signature_of(envelope)
     if sig is None:
         raise SignatureInvalid("signature_missing", "the envelope carries no signature")
-    algorithm = sig.get("algorithm")
-    if not isinstance(algorithm, str):
-        raise SignatureInvalid("signature_malformed", "signature.algorithm is not a string")
-    if algorithm not in SUPPORTED_SIGNATURE_ALGORITHMS:
-        raise SignatureInvalid(
-            "signature_algorithm_unsupported",
-            f"signature algorithm {algorithm[:40]!r} is not supported "
-            f"(supported: {', '.join(SUPPORTED_SIGNATURE_ALGORITHMS)})",
-        )
+    _check_algorithm(sig)
     value = sig.get("value")
     if not isinstance(value, str):
         raise SignatureInvalid("signature_malformed", "signature.value is not a string")
@@ -416,6 +425,7 @@ class KeyRing:
         sig = signature_of(envelope)
         if sig is None:
             raise SignatureInvalid("signature_missing", "the envelope carries no signature")
+        _check_algorithm(sig)
         kid = sig.get("key_id")
         if not isinstance(kid, str) or kid not in self._ikm:
             raise SignatureInvalid("signature_key_unknown", "signature names an unknown key_id")
