@@ -247,10 +247,15 @@ class WireSigner:
         """
         if head is None or seq < 1:
             return
+        statement = self.seal(session_id, chain_hash=head, entry_count=seq)
         try:
-            store.save_signed_head(
-                session_id, self.seal(session_id, chain_hash=head, entry_count=seq)
-            )
+            store.save_signed_head(session_id, statement)
+            stored = store.signed_head(session_id)
+            count = stored.get("entry_count") if stored is not None else None
+            if stored is not None and type(count) is int and count < seq:
+                # A checkpoint 'agbom audit seal' stored while the session was open: the
+                # head of its end takes its place (the first seal of the end stands).
+                store.replace_signed_head(session_id, statement, stored)
         except StoreError as exc:
             print(
                 f"agbom: could not store the signed head of session {ascii(session_id[:80])}: "
