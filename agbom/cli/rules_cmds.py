@@ -361,11 +361,31 @@ def _lineage_lines(lineage: Any, own: Any) -> list[str]:
         lines.append(
             f"  {fact.get('id')} {fact.get('origin')}{source}{below}"
             + (f" [from {where}]" if where else "")
+            + _trust_note(fact)
         )
     overrides = lineage.get("trust_overrides") or []
     if overrides:
         lines.append(f"  trust overrides: {', '.join(map(str, overrides))}")
     return lines
+
+
+def _trust_note(fact: dict[str, Any]) -> str:
+    """`` trust untrusted (claimed trusted; §7.2 says trusted: lineage via p3)``: what agbom
+    derived, what the client claimed, and the override of the §7.2 default if there was one
+    (entries before issue 42 hold only the claim, as ``trust``)."""
+    derived = fact.get("derived_trust")
+    claimed = fact.get("claimed_trust", fact.get("trust"))
+    parts = [f"claimed {claimed}"] if claimed else []
+    override = fact.get("trust_override")
+    if isinstance(override, dict):
+        via = override.get("via") or override.get("override")
+        parts.append(
+            f"§7.2 says {override.get('default')}: {override.get('reason')}"
+            + (f" via {via}" if via else "")
+        )
+    if derived is None:
+        return f" ({'; '.join(parts)})" if parts else ""
+    return f" trust {derived}" + (f" ({'; '.join(parts)})" if parts else "")
 
 
 @rules_app.command("check")

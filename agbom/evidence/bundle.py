@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agbom.evidence.head import seal_chain, verify_sealed_chain
+from agbom.evidence.head import seal_chain, stored_head_is_earlier, verify_sealed_chain
 from agbom.evidence.interface import EvidenceInvalid, KeyFileError
 from agbom.evidence.keys import KeySet, PublicKey, SigningKey
 from agbom.evidence.signed import sign_object, verify_object
@@ -100,6 +100,17 @@ def build_bundle(
         )
     entries = [_hashed(e) for e in source.chain_entries(session_id)]
     sealed = source.signed_head(session_id)
+    if sealed is not None and entries and stored_head_is_earlier(entries, sealed):
+        # A checkpoint ('agbom audit seal' of the open session) that the session went on
+        # past: it attests less than the chain holds, so it is not the bundle's head.
+        if head_key is None:
+            raise EvidenceInvalid(
+                "head_unsigned",
+                f"session {session_id}'s stored head is a checkpoint of "
+                f"{sealed.get('entry_count')} of its {len(entries)} entries: seal it again "
+                "(agbom audit seal) or give the Guardian's key as --head-key",
+            )
+        sealed = None
     if sealed is None and head_key is None:
         seal_chain(session_id, entries, key, sealed_at=created_at)  # checks the chain first
         raise EvidenceInvalid(

@@ -50,7 +50,7 @@ from agbom.protocol.provenance import (
 )
 from agbom.rules import Action, Finding
 from agbom.rules.flow import FlowCall, FlowRule, evaluate_call, flow_rules, source_filters
-from agbom.rules.lineage import Lineage, TrustPolicy
+from agbom.rules.lineage import DEFAULT_TRUST, Lineage, Trust, TrustPolicy
 from agbom.store import StoreError
 
 if TYPE_CHECKING:
@@ -190,8 +190,12 @@ class FlowGuard:
             )
         if nodes:
             # Every object goes on the step's entry, so the lineage is rebuilt from the chain
-            # exactly as it is held here.
-            extra["provenance"] = [_fact(n, edges=MAX_DERIVED_FROM) for n in nodes]
+            # exactly as it is held here, with the trust agbom derived for it beside the one
+            # the client claimed.
+            extra["provenance"] = [
+                _fact(node, edges=MAX_DERIVED_FROM, judged=judged)
+                for node, judged in zip(nodes, _judged(state.lineage, nodes), strict=True)
+            ]
         self._staged = _Staged(session.session_id, state, nodes, ends=method == "steps/sessionEnd")
         return decision, extra
 
@@ -346,7 +350,7 @@ class FlowGuard:
         for pid in cited[:MAX_CITED_FACTS]:
             node = state.lineage.nodes.get(pid)
             if node is not None:
-                facts.append(_fact(node))
+                facts.append(_fact(node, judged=_judged(state.lineage, (node,))[0]))
         extra: dict[str, Any] = {"lineage": {"cited": list(cited), "nodes": facts}}
         if result.overrides:
             extra["lineage"]["trust_overrides"] = list(result.overrides)
@@ -506,7 +510,50 @@ def _as_recorded(node: ProvenanceNode) -> ProvenanceNode:
     return node if source == node.source_id else replace(node, source_id=source)
 
 
-def _fact(node: ProvenanceNode, *, edges: int = 16) -> dict[str, Any]:
+Judged = tuple[Trust, dict[str, str] | None]
+"""The trust agbom derived for an object, and the override record when that is not the
+§7.2 default of its origin (:func:`_judged`)."""
+
+
+def _judged(lineage: Lineage, nodes: Sequence[ProvenanceNode]) -> list[Judged]:
+    """The trust agbom derives for each of a step's objects as the step arrives (from the
+    session's lineage and the step's earlier objects; a parent not delivered counts as
+    ``unknown``), and, where that is not §7.2's default for its origin, why: §7.2 lets a
+    deployment override the table and says the override SHOULD be recorded in audit
+    metadata. agbom takes the minimum over the whole ancestry for every origin (the table
+    does so for ``agent_generated`` only), so a ``user_input`` object derived from a tool's
+    output is ``untrusted`` where the table says ``trusted``: reason ``lineage``, via the
+    parent. Other reasons: ``policy`` (a rule pack's trust override), ``claimed`` (the
+    client's own ``trust`` lowered it; it can never raise it), ``ancestor_missing`` and
+    ``redeclared`` (the id was delivered before with other facts; the weaker stands)."""
+    earlier: dict[str, Trust] = {}
+    judged: list[Judged] = []
+    for node in nodes:
+        default = DEFAULT_TRUST.get(node.origin)
+        trust, override = lineage.policy.base(node)
+        why: dict[str, str] = {}
+        if override is not None:
+            why = {"reason": "policy", "override": override.id}
+        elif default is not None and trust < default:
+            why = {"reason": "claimed"}
+        for parent in node.derived_from:
+            known = parent in earlier or parent in lineage
+            value = earlier[parent] if parent in earlier else lineage.trust(parent)
+            if value < trust:
+                trust = value
+                why = {"reason": "lineage" if known else "ancestor_missing", "via": parent}
+        pid = node.provenance_id
+        if lineage.nodes.get(pid, node) != node and lineage.trust(pid) < trust:
+            trust, why = lineage.trust(pid), {"reason": "redeclared", "via": pid}
+        earlier[pid] = min(trust, earlier.get(pid, trust))
+        record = None
+        if default is not None and trust != default:
+            record = {"default": str(default), **(why or {"reason": "policy"})}
+        judged.append((trust, record))
+    return judged
+
+
+def _fact(node: ProvenanceNode, *, edges: int = 16, judged: Judged | None = None) -> dict[str, Any]:
     fact: dict[str, Any] = {"id": node.provenance_id, "origin": node.origin}
     if node.source_id:
         # A source id is often a URL: a token in it must not reach the audit record.
@@ -514,7 +561,12 @@ def _fact(node: ProvenanceNode, *, edges: int = 16) -> dict[str, Any]:
     if node.derived_from:
         fact["derived_from"] = list(node.derived_from[:edges])
     if node.trust_hint:
-        fact["trust"] = node.trust_hint
+        # What the client said (§7.1: a hint); entries before issue 42 named it "trust".
+        fact["claimed_trust"] = node.trust_hint
+    if judged is not None:
+        fact["derived_trust"] = str(judged[0])
+        if judged[1] is not None:
+            fact["trust_override"] = judged[1]
     if node.step_id:
         fact["step_id"] = node.step_id
     if node.field:
@@ -546,7 +598,7 @@ def _node_of(fact: Any, entry: Mapping[str, Any]) -> ProvenanceNode | None:
     elif not all(type(p) is str for p in parents):
         parents = [p for p in parents if isinstance(p, str)]
     source = fact.get("source_id")
-    hint = fact.get("trust")
+    hint = fact.get("claimed_trust", fact.get("trust"))  # "trust": entries before issue 42
     return ProvenanceNode(
         provenance_id=pid,
         origin=origin,

@@ -104,7 +104,10 @@ class Policies(InventoryPolicies, SkillPolicies):
         if self.runtime is not None:  # serve --pack: the tool call as it is about to run
             from agbom.guardian.runtime_pack import combine
 
-            decision = combine(decision, self.runtime.evaluate(method, payload))
+            judged = combine(decision, self.runtime.evaluate(method, payload))
+            # The lineage ids the flow rules relied on stay cited whichever verdict stands
+            # (a runtime denial is merged afresh, without them: issue 42 item 12).
+            decision = replace(judged, cited_provenance_ids=decision.cited_provenance_ids)
         if (
             decision.disposition is Disposition.ALLOW
             and method in _CONTENT_STEPS

@@ -3,9 +3,11 @@
 ``agbom serve --signing-key FILE`` (repeatable) gives the Guardian private keys from
 ``agbom keys generate``. With them:
 
-* the ServerHello's ``signature_algorithms_supported`` also lists the keys' algorithms, and
-  ``profiles_accepted`` holds ``acs-crypto`` when the client offered it and an ML-DSA-65 key
-  is configured (the profile requires ML-DSA-65);
+* the ServerHello's ``profiles_accepted`` holds ``acs-crypto`` when the client offered it
+  and an ML-DSA-65 key is configured (the profile requires ML-DSA-65), and its extension
+  member ``agbom_signatures`` says which algorithm signs the answers. The standard
+  ``signature_algorithms_supported`` is left as it is: the handshake schema defines it as
+  what the Guardian verifies on requests, which is HMAC-SHA256 only (issue 42 N2, N3);
 * responses carry ``{algorithm, value, key_id}`` by that key over the §10 input
   (:func:`agbom.evidence.sign_envelope`), so a third party with the published public key can
   check them; the HMAC baseline cannot give that, since the client holds the same secret;
@@ -110,10 +112,6 @@ class WireSigner:
         :meth:`agbom.evidence.SigningKey.from_file`)."""
         return cls([SigningKey.from_file(f) for f in files], scope=scope, store=store)
 
-    @property
-    def algorithms(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(k.algorithm for k in self.keys))
-
     def jwks(self, retired: Iterable[PublicKey] = ()) -> dict[str, Any]:
         """The public keys, for ``GET /v1/keys`` (no private material), then ``retired``
         ones whose private halves are gone but whose signatures must still verify."""
@@ -124,13 +122,14 @@ class WireSigner:
     def hello(
         self, session_id: str, offered: Sequence[str], hello: dict[str, Any]
     ) -> dict[str, Any]:
-        """The ServerHello with this signer's algorithms, and ``acs-crypto`` accepted when
-        the client offered it and an ML-DSA-65 key signs."""
+        """The ServerHello with ``acs-crypto`` accepted when the client offered it and an
+        ML-DSA-65 key signs, and what signs the answers in ``agbom_signatures``.
+
+        ``signature_algorithms_supported`` is not touched: it lists what this Guardian
+        verifies on requests (the handshake schema's definition), and these keys only sign
+        answers. A client that read ML-DSA-65 there would sign with it and be refused on
+        every step; Ed25519 is not even a registered name (§10.1)."""
         listed = list(hello.get("signature_algorithms_supported") or [])
-        hello["signature_algorithms_supported"] = [
-            *listed,
-            *(a for a in self.algorithms if a not in listed),
-        ]
         crypto = self.crypto_key is not None and CRYPTO_PROFILE in offered
         if crypto:
             accepted = set(hello.get("profiles_accepted") or ()) | {CRYPTO_PROFILE}
@@ -248,10 +247,15 @@ class WireSigner:
         """
         if head is None or seq < 1:
             return
+        statement = self.seal(session_id, chain_hash=head, entry_count=seq)
         try:
-            store.save_signed_head(
-                session_id, self.seal(session_id, chain_hash=head, entry_count=seq)
-            )
+            store.save_signed_head(session_id, statement)
+            stored = store.signed_head(session_id)
+            count = stored.get("entry_count") if stored is not None else None
+            if stored is not None and type(count) is int and count < seq:
+                # A checkpoint 'agbom audit seal' stored while the session was open: the
+                # head of its end takes its place (the first seal of the end stands).
+                store.replace_signed_head(session_id, statement, stored)
         except StoreError as exc:
             print(
                 f"agbom: could not store the signed head of session {ascii(session_id[:80])}: "

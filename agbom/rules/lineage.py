@@ -307,6 +307,11 @@ class Lineage:
             overrides += more
         return Verdict(best[0], tuple(path), missing, tuple(dict.fromkeys(overrides)))
 
+    def trust(self, provenance_id: str) -> Trust:
+        """The trust of a delivered id as it stands (``unknown`` for one never delivered)."""
+        self.work += 1
+        return self._trust_of(provenance_id)
+
     def _trust_of(self, pid: str) -> Trust:
         settled = self._value.get(pid)
         if settled is not None:

@@ -489,6 +489,13 @@ class SessionStore(Protocol):
 
     def signed_head(self, session_id: str) -> dict[str, Any] | None: ...
 
+    def replace_signed_head(
+        self, session_id: str, statement: Mapping[str, Any], previous: Mapping[str, Any]
+    ) -> bool:
+        """Put ``statement`` in place of ``previous`` if that is still the stored head (a
+        later head of the same chain: the caller checks that); True when it was replaced."""
+        ...
+
     def save_response_key(self, session_id: str, key_id: str) -> None:
         """Record the asymmetric key that signs the session's answers (acs-crypto)."""
         ...

@@ -23,12 +23,17 @@ SESSION = ROOT / "samples" / "sessions" / "coding-agent.jsonl"
 SESSION_ID = json.loads(SESSION.read_text().splitlines()[1])["params"]["metadata"]["session_id"]
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("store") / "s.db"
+def _replayed(folder: Path) -> Path:
+    db = folder / "s.db"
     done = run_cli("replay", str(SESSION), "--db", str(db))
     assert done.returncode == 0, done.stderr
     return db
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The replayed session, never sealed (tests that seal it use their own copy)."""
+    return _replayed(tmp_path_factory.mktemp("store"))
 
 
 def keypair(tmp_path: Path, algorithm: str) -> tuple[Path, Path, bytes]:
@@ -50,7 +55,8 @@ def independently_valid(bundle: dict[str, Any], exporter: bytes, guardian: bytes
 
 
 @pytest.mark.parametrize("algorithm", ["ML-DSA-65", "Ed25519"])
-def test_seal_signs_the_stored_chain_head(store: Path, tmp_path: Path, algorithm: str) -> None:
+def test_seal_signs_the_stored_chain_head(tmp_path: Path, algorithm: str) -> None:
+    store = _replayed(tmp_path)  # sealing stores the head: not the shared store
     private, public, raw = keypair(tmp_path, algorithm)
     done = run_cli("audit", "seal", SESSION_ID, "--db", str(store), "--signing-key", str(private))
     assert done.returncode == 0, done.stderr

@@ -109,6 +109,7 @@ class Differential(RuleBasedStateMachine):
         (self.folder / "rules" / "flow-strict.yaml").write_text(STRICT.read_text())
         self.secret = self.folder / "secret"
         self.secret.write_bytes(bytes(range(32)))
+        self.secret.chmod(0o600)  # a key file others can read is refused
         factory = type(self).store_factory or (lambda name: str(self.folder / f"{name}.db"))
         self.stores = {name: factory(name) for name in ("reference", "restarted", "evicted")}
         self.guardians: dict[str, Guardian] = {name: self._build(name) for name in self.stores}
