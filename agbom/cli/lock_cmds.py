@@ -65,6 +65,65 @@ def read_lock_or_exit(path: Path) -> dict[str, Any]:
         raise  # pragma: no cover - _usage exits
 
 
+def is_installer_lock(path: Path) -> bool:
+    """Whether ``path`` is a lock file of the ``skills`` installer (by its name, else by a
+    first look at its content: ``version`` and ``skills`` without ``lock_version``)."""
+    from agbom.scan.lock import is_lock_file
+    from agbom.scan.skills_lock import is_skills_lock
+
+    if is_skills_lock(path):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return b'"skills"' in head and b'"version"' in head and not is_lock_file(path)
+
+
+def read_any_lock_or_exit(path: Path) -> Any:
+    """An agbom lock (a dict) or a skills installer lock (:class:`SkillsLock`), or exit 2."""
+    if not is_installer_lock(path):
+        return read_lock_or_exit(path)
+    from agbom.scan.skills_lock import SkillsLockError, read_skills_lock
+
+    try:
+        return read_skills_lock(path)
+    except SkillsLockError as exc:
+        _usage(f"--locked {exc.diagnostics()}")
+        raise  # pragma: no cover - _usage exits
+
+
+def skills_lock_changes(lock: Any) -> list[Any]:
+    """The drift of the installed skills from a skills installer lock, as :class:`Change`
+    objects (``check --locked`` reports them as the lock pack's findings)."""
+    from agbom.scan.lock import Change
+
+    out = []
+    for check in _verify(lock):
+        cid = f"skill:{check.name}"
+        if check.status == "mismatch":
+            detail = (f"skill {check.name} at {check.folder}: {check.algorithm} "
+                      f"{str(check.locked)[:12]} in the lock, {str(check.computed)[:12]} "
+                      "installed")  # fmt: skip
+            out.append(Change("skills-lock-mismatch", cid, detail))
+        elif check.status == "unlocked":
+            out.append(Change("skills-lock-unlocked", cid, f"skill {check.name}: {check.reason}"))
+        elif check.status == "unverifiable":
+            detail = f"skill {check.name} at {check.folder}: cannot be verified ({check.reason})"
+            out.append(Change("skills-lock-unverifiable", cid, detail))
+        elif check.status == "missing":
+            out.append(Change("skill-removed", cid, f"skill {check.name} of the lock is not "
+                              f"installed under {lock.root}"))  # fmt: skip
+    return out
+
+
+def _verify(lock: Any) -> list[Any]:
+    from agbom.scan.skills_lock import verify_lock
+
+    return verify_lock(lock)
+
+
 def _usage(message: str) -> None:
     typer.echo(f"agbom: error: {visible(message)}", err=True)
     raise typer.Exit(EXIT_USAGE)

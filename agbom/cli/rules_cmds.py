@@ -21,7 +21,14 @@ from agbom.cli.common import (
     with_default_rules,
     write_output,
 )
-from agbom.cli.lock_cmds import attach, read_lock_or_exit, read_snapshots, tools_from_option
+from agbom.cli.lock_cmds import (
+    attach,
+    is_installer_lock,
+    read_any_lock_or_exit,
+    read_snapshots,
+    skills_lock_changes,
+    tools_from_option,
+)
 from agbom.cli.scan_cmds import load_advisories, osv_option
 from agbom.display import to_terminal, visible
 
@@ -66,13 +73,15 @@ def check_cmd(
         "folder). Files outside it keep absolute file:// URIs.",
     ),
     osv: Path | None = osv_option(),
-    locked: Path | None = typer.Option(
+    locked: list[Path] | None = typer.Option(
         None,
         "--locked",
         metavar="LOCK",
         help="Fail (exit 1) on any drift from this lock file (agbom lock): server packages "
         "and versions, tool sets, skill digests; each drift is a finding (AGB-LOCK-001 to "
-        "005) in every format.",
+        "008) in every format. Also a skills installer lock (skills-lock.json, "
+        "~/.agents/.skill-lock.json): installed skills against their recorded hash, skills "
+        "installed but not locked, locked but not installed. Repeatable.",
     ),
     tools_from: list[Path] | None = tools_from_option(),
 ) -> None:
@@ -95,7 +104,7 @@ def check_cmd(
     from agbom.inventory import ComponentGraph
 
     advisories = load_advisories(osv)
-    lock = read_lock_or_exit(locked) if locked is not None else None
+    locks = [read_any_lock_or_exit(path) for path in locked or ()]
     snapshots = read_snapshots(tools_from)
     ruleset = load_rules(rules, with_default=with_default)
     agbom = attach(load_agbom_input(agbom_file), snapshots)
@@ -104,17 +113,22 @@ def check_cmd(
 
         agbom = annotate(agbom, advisories)
     changes: list[Any] = []
-    if lock is not None:
-        from agbom.scan.lock import drift, mark_drift
+    for lock in locks:
+        if isinstance(lock, dict):
+            from agbom.scan.lock import drift, mark_drift
 
-        changes = drift(lock, agbom)
-        agbom = mark_drift(agbom, changes)  # rules see tools_drift (AGB-LOCK-001)
+            drifted = drift(lock, agbom)
+            agbom = mark_drift(agbom, drifted)  # rules see tools_drift (AGB-LOCK-001)
+        else:
+            drifted = skills_lock_changes(lock)
+        changes.extend(drifted)
     findings = list(ruleset.evaluate(ComponentGraph(agbom)))
     infos = dict(describe_rules(ruleset))
-    if locked is not None:
+    if locked:
         # Drift is findings too (pack lock), in every format, not only lines on stderr.
+        names = ", ".join(str(path) for path in locked)
         findings = sorted(
-            [*findings, *drift_findings(changes, findings, str(locked))], key=Finding.sort_key
+            [*findings, *drift_findings(changes, findings, names)], key=Finding.sort_key
         )
         infos.update(lock_rule_infos())
     locate = _check_places(agbom_file, locked)
@@ -136,7 +150,11 @@ def check_cmd(
         f"component(s)"
         + (f"; {len(failing)} at or above {threshold}" if threshold else "")
         + f"; rule packs: {packs_used(ruleset)}"
-        + (f"; {len(changes)} drift(s) from {visible(locked)}" if locked is not None else ""),
+        + (
+            f"; {len(changes)} drift(s) from {', '.join(visible(p) for p in locked)}"
+            if locked
+            else ""
+        ),
         err=True,
     )
     for change in changes[:MAX_DRIFT_SHOWN]:
@@ -147,7 +165,7 @@ def check_cmd(
         raise typer.Exit(1)
 
 
-def _check_places(agbom_file: Path, locked: Path | None) -> Any:
+def _check_places(agbom_file: Path, locked: list[Path] | None) -> Any:
     """``locate(finding, component_id)`` for ``check``: a component's entry in the AgBOM file
     (or scan report), and for the lock pack's findings, else the entry in the lock file (a
     server or skill the inventory no longer has)."""
@@ -162,10 +180,13 @@ def _check_places(agbom_file: Path, locked: Path | None) -> Any:
             read_bytes(agbom_file), str(agbom_file), os.path.realpath(agbom_file)
         )
     in_lock: dict[str, Any] = {}
-    if locked is not None:
+    for path in reversed(locked or []):  # the first lock naming an entry wins
         from agbom.scan.lock import lock_locations
 
-        in_lock = lock_locations(read_bytes(locked), str(locked), os.path.realpath(locked))
+        in_lock.update(
+            lock_locations(read_bytes(path), str(path), os.path.realpath(path),
+                           skill_prefix="skill:" if is_installer_lock(path) else "")
+        )  # fmt: skip
 
     def locate(finding: Any, component_id: str) -> Any:
         here = located.get(component_id, ())

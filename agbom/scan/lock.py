@@ -295,6 +295,27 @@ LOCK_RULES: Mapping[str, LockRule] = {
         "Review what the new version changes (release notes, tool definitions), then update "
         "the lock (`agbom lock`); otherwise pin the locked version again",
     ),
+    # The skills installer's lock files (agbom check --locked skills-lock.json): the same
+    # rules as the default pack's checks of a scanned skill against them.
+    "skills-lock-mismatch": LockRule(
+        "AGB-LOCK-006",
+        "high",
+        "An installed skill no longer matches the hash its skills lock file records.",
+        "Compare the skill with its source (`npx skills update`, or reinstall it) and review "
+        "the difference; if the change is wanted, reinstall so the lock records it",
+    ),
+    "skills-lock-unlocked": LockRule(
+        "AGB-LOCK-007",
+        "medium",
+        "A skill is installed where a skills lock file governs, but the lock does not list it.",
+        "Install the skill with the skills installer so the lock records it, or remove it",
+    ),
+    "skills-lock-unverifiable": LockRule(
+        "AGB-LOCK-008",
+        "medium",
+        "A skills lock entry records no hash agbom can recompute, or its folder cannot be read.",
+        "Reinstall the skill so the lock records a hash of it, or fix the lock file",
+    ),
     "skill-digest": LockRule(
         "AGB-LOCK-005",
         "high",
@@ -317,9 +338,12 @@ def lock_rule(change: Change) -> LockRule:
     return LOCK_RULES[kind]
 
 
-def lock_locations(data: bytes, display: str, file: str) -> dict[str, tuple[Any, ...]]:
+def lock_locations(
+    data: bytes, display: str, file: str, *, skill_prefix: str = ""
+) -> dict[str, tuple[Any, ...]]:
     """Where each entry of a lock file is: the key of its id under ``servers`` or
-    ``skills`` (servers win when both name one id)."""
+    ``skills`` (servers win when both name one id). ``skill_prefix`` turns a skill's key
+    into its component id (``skill:`` for the skills installer's locks, keyed by name)."""
     from agbom.scan._parse import ParseFailure, load_json, positions_of
     from agbom.scan.interface import SourceLocation
 
@@ -334,7 +358,8 @@ def lock_locations(data: bytes, display: str, file: str) -> dict[str, tuple[Any,
         for cid in entries if isinstance(entries, Mapping) else ():
             span = positions.nearest((part, cid))
             if span is not None:
-                out[cid] = (SourceLocation(display, file, span),)
+                key = skill_prefix + cid if part == "skills" else cid
+                out[key] = (SourceLocation(display, file, span),)
     return out
 
 
