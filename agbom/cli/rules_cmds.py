@@ -30,6 +30,7 @@ from agbom.cli.lock_cmds import (
     tools_from_option,
 )
 from agbom.cli.scan_cmds import load_advisories, osv_option
+from agbom.cli.vex_options import apply_statements, load_vex, suppressed_findings, vex_option
 from agbom.display import to_terminal, visible
 
 MAX_DRIFT_SHOWN = 20
@@ -84,6 +85,7 @@ def check_cmd(
         "installed but not locked, locked but not installed. Repeatable.",
     ),
     tools_from: list[Path] | None = tools_from_option(),
+    vex: list[Path] | None = vex_option(),
 ) -> None:
     """Evaluate rules against an AgBOM (for CI); exit 1 with --fail-on when findings reach it,
     or with --locked on any drift."""
@@ -104,6 +106,7 @@ def check_cmd(
     from agbom.inventory import ComponentGraph
 
     advisories = load_advisories(osv)
+    statements = load_vex(vex, osv)
     locks = [read_any_lock_or_exit(path) for path in locked or ()]
     snapshots = read_snapshots(tools_from)
     ruleset = load_rules(rules, with_default=with_default)
@@ -111,7 +114,7 @@ def check_cmd(
     if advisories is not None:
         from agbom.advisories import annotate
 
-        agbom = annotate(agbom, advisories)
+        agbom = apply_statements(annotate(agbom, advisories), statements)
     changes: list[Any] = []
     for lock in locks:
         if isinstance(lock, dict):
@@ -123,6 +126,9 @@ def check_cmd(
             drifted = skills_lock_changes(lock)
         changes.extend(drifted)
     findings = list(ruleset.evaluate(ComponentGraph(agbom)))
+    if statements is not None:  # listed, as suppressed, with who said so
+        findings.extend(suppressed_findings(ruleset, agbom, findings))
+        findings.sort(key=Finding.sort_key)
     infos = dict(describe_rules(ruleset))
     if locked:
         # Drift is findings too (pack lock), in every format, not only lines on stderr.
@@ -144,7 +150,11 @@ def check_cmd(
         places = [_shown(_first_places(f, locate)) for f in findings]
         text = render_table(findings, tty=to_terminal(output), places=places)
     write_output(text, output)
-    failing = [f for f in findings if threshold is not None and f.severity >= threshold]
+    failing = [
+        f
+        for f in findings
+        if threshold is not None and f.severity >= threshold and f.suppression is None
+    ]
     typer.echo(
         f"agbom: {len(findings)} finding(s) from {len(ruleset)} rule(s) on {len(agbom)} "
         f"component(s)"

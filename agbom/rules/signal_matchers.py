@@ -77,6 +77,9 @@ class VulnerabilityIs(Predicate):
             self.aliases = TextMatcher(_strings(value["alias"], "vulnerability.alias"))
 
     def _holds(self, entry: Mapping[str, Any]) -> bool:
+        vex = entry.get("vex")
+        if isinstance(vex, Mapping) and vex.get("suppresses") is True:
+            return False  # a VEX not_affected statement with a justification (docs/vex.md)
         if self.severities is not None and entry.get("severity") not in self.severities:
             return False
         if self.ids is not None:

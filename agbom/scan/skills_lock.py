@@ -450,9 +450,7 @@ def _within(path: Path, roots: Sequence[Path] | None) -> bool:
     return any(real == str(r) or real.startswith(str(r).rstrip(os.sep) + os.sep) for r in roots)
 
 
-def governing_locks(
-    folder: Path, roots: Sequence[Path] | None = None
-) -> list[SkillsLock | str]:
+def governing_locks(folder: Path, roots: Sequence[Path] | None = None) -> list[SkillsLock | str]:
     """The lock files (or why each cannot be read) that cover the skill in ``folder``;
     with ``roots``, only lock files inside them."""
     found: list[SkillsLock | str] = []
@@ -581,9 +579,9 @@ def verify_lock(lock: SkillsLock) -> list[EntryCheck]:
         if real in claimed:
             continue
         name = _skill_name(folder)
-        entry = lock.entry_for(folder.name, name)
-        if entry is not None:  # installed under another folder name than the installer's
-            results.append(check_entry(lock, entry, folder, shown=str(folder)))
+        named = lock.entry_for(folder.name, name)
+        if named is not None:  # installed under another folder name than the installer's
+            results.append(check_entry(lock, named, folder, shown=str(folder)))
             continue
         results.append(EntryCheck("unlocked", str(lock.path), name, folder=str(folder),
                                   reason=f"installed at {folder} but not in the lock"))  # fmt: skip

@@ -247,8 +247,9 @@ def test_the_user_lock_by_git_tree_hash_and_an_unverifiable_entry(tmp_path: Path
     assert status == {"notes": "matches", "digest": "unverifiable"}
     assert _lock_findings(report) == [("AGB-LOCK-008", "skill:digest")]
 
-    (home / ".agents" / "skills" / "notes" / "SKILL.md").write_text("---\nname: notes\n"
-                                                                    "description: x\n---\n")
+    (home / ".agents" / "skills" / "notes" / "SKILL.md").write_text(
+        "---\nname: notes\ndescription: x\n---\n"
+    )
     code, checked = _check(tmp_path, str(lock))
     assert code == 1
     # The drift of notes (pack lock); digest's entry was already reported by the default
