@@ -19,7 +19,7 @@ reachable. Justifications map between the two vocabularies by :data:`TO_OPENVEX`
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -384,6 +384,53 @@ def without_suppression(agbom: AgBOM) -> AgBOM:
     return AgBOM.from_document(document, source="AgBOM without VEX statements")
 
 
+class StatedAdvisories:
+    """An advisory source (``annotate(agbom)``) whose matches then get the statements."""
+
+    def __init__(self, advisories: Any, statements: Sequence[VexStatement]) -> None:
+        self.advisories = advisories
+        self.statements = tuple(statements)
+
+    def annotate(self, agbom: AgBOM) -> AgBOM:
+        return apply_vex(self.advisories.annotate(agbom), self.statements)
+
+
+def suppression_text(said: Mapping[str, Any]) -> str:
+    """``not_affected (JUSTIFICATION) by AUTHOR in DOCUMENT``: a suppression in words."""
+    why = said.get("justification") or "no justification"
+    return f"{said.get('status')} ({why}) by {said.get('author')} in {said.get('document')}"
+
+
+def mark_suppressed(
+    agbom: AgBOM, found: Sequence[Any], evaluate: Callable[[AgBOM], Iterable[Any]]
+) -> list[Any]:
+    """The findings ``evaluate`` makes of ``agbom`` without its statements and not with
+    them (``found``), each with ``suppression`` set to the statement that suppresses it.
+    Findings are taken by shape (``rule_id``, ``components``, ``message``, a dataclass)."""
+    import dataclasses
+
+    stated: dict[str, list[Mapping[str, Any]]] = {}
+    for component in agbom:
+        entries = component.data.get("vulnerabilities")
+        kept = [e for e in entries or () if isinstance(e, Mapping) and is_suppressed(e)]
+        if kept:
+            stated[component.id] = kept
+    if not stated:
+        return []
+    active = {(f.rule_id, tuple(f.components), f.message) for f in found}
+    out = []
+    for finding in evaluate(without_suppression(agbom)):
+        if (finding.rule_id, tuple(finding.components), finding.message) in active:
+            continue
+        entries = stated.get(finding.components[0] if finding.components else "", [])
+        if not entries:
+            continue
+        entry = next((e for e in entries if str(e.get("id")) in finding.message), entries[0])
+        said = {**entry[VEX_FIELD], "vulnerability": entry.get("id")}
+        out.append(dataclasses.replace(finding, suppression=said))
+    return out
+
+
 # -- writing ------------------------------------------------------------------------------------
 
 
@@ -481,6 +528,7 @@ __all__ = [
     "OPENVEX_CONTEXT",
     "OPENVEX_JUSTIFICATIONS",
     "OPENVEX_STATUSES",
+    "StatedAdvisories",
     "TO_CYCLONEDX",
     "TO_OPENVEX",
     "VEX_FIELD",
@@ -489,9 +537,11 @@ __all__ = [
     "apply_vex",
     "cyclonedx_analysis",
     "is_suppressed",
+    "mark_suppressed",
     "parse_vex",
     "read_vex",
     "statement_for",
+    "suppression_text",
     "to_openvex",
     "without_suppression",
 ]

@@ -135,7 +135,12 @@ def drift_table(changes: Sequence[Any], *, tty: bool) -> str:
     rows: list[tuple[str, str, str]] = []
     for change in changes:
         rows.append((change.kind, change.component, change.detail))
-        # under it, what a changed tool said before and says now
+        # under it, which class each change is and why, then what a changed tool said
+        # before and says now
+        rows.extend(
+            ("", "", f"  {c['tool']} {c['change']}: {c['class']}: {'; '.join(c['reasons'])}")
+            for c in change.tools.get("classified", ())
+        )
         rows.extend(("", "", f"  {line}") for line in change.tools.get("differences", ()))
     return table(("DRIFT", "COMPONENT", "DETAIL"), rows, tty=tty) + "\n"
 
@@ -207,8 +212,9 @@ def register(app: typer.Typer) -> None:
 
 def drift_findings(changes: Sequence[Any], found: Sequence[Any], lock_name: str) -> list[Any]:
     """Each drift of ``agbom check --locked`` as a finding (pack ``lock``, rules
-    AGB-LOCK-001 to 005), so that it is in the table, the JSON and the SARIF like any other.
-    A tool set the rule packs already reported (AGB-LOCK-001 in ``found``) is not repeated."""
+    AGB-LOCK-001 to 009), so that it is in the table, the JSON and the SARIF like any other.
+    A drift the rule packs already reported (AGB-LOCK-001 or 009 in ``found``) is not
+    repeated."""
     from agbom.rules import Action, Finding, Severity
     from agbom.scan.lock import lock_rule
 
@@ -223,7 +229,7 @@ def drift_findings(changes: Sequence[Any], found: Sequence[Any], lock_name: str)
             Finding(
                 rule_id=rule.id,
                 severity=Severity.parse(rule.severity),
-                action=Action.DENY,
+                action=Action(rule.action),
                 message=f"{change.detail}{previous}",
                 components=(change.component,),
                 explanation=f"{rule.title} Compared with the lock file {lock_name}.",

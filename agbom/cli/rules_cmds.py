@@ -171,7 +171,10 @@ def check_cmd(
         typer.echo(f"agbom: drift: {visible(change.component)}: {visible(change.detail)}", err=True)
     if len(changes) > MAX_DRIFT_SHOWN:
         typer.echo(f"agbom: ... and {len(changes) - MAX_DRIFT_SHOWN} more (agbom diff)", err=True)
-    if failing or changes:
+    from agbom.scan.lock import unexpanded
+
+    # Any drift fails, except a tool set that changed without expanding (AGB-LOCK-009).
+    if failing or [c for c in changes if not unexpanded(c)]:
         raise typer.Exit(1)
 
 

@@ -54,31 +54,10 @@ def apply_statements(agbom: Any, statements: Sequence[Any] | None) -> Any:
 def suppressed_findings(ruleset: Any, agbom: Any, findings: Sequence[Any]) -> list[Any]:
     """The findings the rules would make without the VEX statements and do not make with
     them, each marked with the statement that suppresses it."""
-    import dataclasses
-
-    from agbom.advisories.vex import VEX_FIELD, is_suppressed, without_suppression
+    from agbom.advisories.vex import mark_suppressed
     from agbom.inventory import ComponentGraph
 
-    said: dict[str, list[Any]] = {}
-    for component in agbom:
-        entries = component.data.get("vulnerabilities")
-        kept = [e for e in entries or () if isinstance(e, dict) and is_suppressed(e)]
-        if kept:
-            said[component.id] = kept
-    if not said:
-        return []
-    active = {(f.rule_id, f.components, f.message) for f in findings}
-    out = []
-    for finding in ruleset.evaluate(ComponentGraph(without_suppression(agbom))):
-        if (finding.rule_id, finding.components, finding.message) in active:
-            continue
-        entries = said.get(finding.components[0] if finding.components else "", [])
-        if not entries:
-            continue
-        entry = next((e for e in entries if str(e["id"]) in finding.message), entries[0])
-        statement = {**entry[VEX_FIELD], "vulnerability": entry["id"]}
-        out.append(dataclasses.replace(finding, suppression=statement))
-    return out
+    return mark_suppressed(agbom, findings, lambda bare: ruleset.evaluate(ComponentGraph(bare)))
 
 
 def openvex_author(author: str | None) -> str:

@@ -102,6 +102,7 @@ class ReviewConfig:
     with_default_rules: bool = True
     allowed_origins: frozenset[str] = field(default_factory=frozenset)
     osv_path: Path | None = None  # serve --osv: the skill page's findings include advisories
+    vex_paths: tuple[Path, ...] = ()  # serve --vex: statements that suppress those findings
 
     def __post_init__(self) -> None:
         if self.identity_header is not None:
@@ -243,15 +244,20 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         # changes; a failed load shows no advisories rather than an error page.
         if config.osv_path is None:
             return None
-        try:
-            stamp = config.osv_path.stat().st_mtime_ns
-        except OSError:
-            stamp = None
+        stamp: list[int | None] = []
+        for path in (config.osv_path, *config.vex_paths):
+            try:
+                stamp.append(path.stat().st_mtime_ns)
+            except OSError:
+                stamp.append(None)
         if not osv_cache or osv_cache[0] != stamp:
             from agbom.advisories.live import LiveAdvisories
+            from agbom.advisories.vex import StatedAdvisories, read_vex
 
             try:
                 live: Any = LiveAdvisories(config.osv_path)
+                if config.vex_paths:  # the page says what --vex says, as the Guardian does
+                    live = StatedAdvisories(live, read_vex(config.vex_paths))
             except Exception:  # noqa: BLE001 - a broken export: the Guardian reports it
                 live = osv_cache[1] if osv_cache else None
             osv_cache[:] = [stamp, live]

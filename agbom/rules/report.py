@@ -166,11 +166,9 @@ def render_table(
 
 def suppressed_line(suppression: Mapping[str, Any]) -> str:
     """``suppressed: not_affected (vulnerable_code_not_present) by AUTHOR in DOCUMENT``."""
-    why = suppression.get("justification") or "no justification"
-    return (
-        f"suppressed: {suppression.get('status')} ({why}) by {suppression.get('author')} "
-        f"in {suppression.get('document')}"
-    )
+    from agbom.advisories.vex import suppression_text
+
+    return "suppressed: " + suppression_text(suppression)
 
 
 # -- SARIF ----------------------------------------------------------------------------------

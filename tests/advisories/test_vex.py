@@ -79,8 +79,11 @@ def _vuln_findings(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_an_openvex_not_affected_statement_suppresses_and_names_its_author(
     project: Path,
 ) -> None:
-    vex = _openvex(project / "acme.openvex.json", StatusLabel.NOT_AFFECTED,
-                   justification=StatusJustification.VULNERABLE_CODE_NOT_IN_EXECUTE_PATH)
+    vex = _openvex(
+        project / "acme.openvex.json",
+        StatusLabel.NOT_AFFECTED,
+        justification=StatusJustification.VULNERABLE_CODE_NOT_IN_EXECUTE_PATH,
+    )
     before = _scan(project, "-f", "json", "--fail-on", "critical")
     assert before.returncode == 1
     proc = _scan(project, "--vex", str(vex), "-f", "json", "--fail-on", "critical")
