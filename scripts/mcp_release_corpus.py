@@ -178,7 +178,12 @@ def main(argv: list[str]) -> int:
         for version in versions:
             try:
                 folder = install(args.cache, package, version)
-                tools = tools_of(folder, package, extra)
+                listed_file = folder / "tools.json"  # what the release listed, kept in the cache
+                if listed_file.exists():
+                    tools = json.loads(listed_file.read_text())
+                else:
+                    tools = tools_of(folder, package, extra)
+                    listed_file.write_text(json.dumps(tools))
             except (OSError, subprocess.SubprocessError, RuntimeError, TimeoutError,
                     ValueError, KeyError) as exc:  # fmt: skip
                 print(f"{package}@{version}: not listed ({exc})", file=sys.stderr)

@@ -226,6 +226,24 @@ def _load_keys(path: Path | None) -> Any:
         raise typer.Exit(EXIT_USAGE) from None
 
 
+def _load_signers(path: Path | None) -> Any:
+    """The signers file at ``path``, or ``None``; a bad one, or a missing library, exits 2."""
+    if path is None:
+        return None
+    from agbom.scan.skill_signatures import EXTRA, SignersError, available, load_signers
+
+    try:
+        signers = load_signers(path)
+    except SignersError as exc:
+        typer.echo(f"agbom: error: --skill-signers {visible(exc.diagnostics())}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    if not available():
+        typer.echo(f"agbom: error: --skill-signers needs the model-signing library: pip "
+                   f"install '{EXTRA}'", err=True)  # fmt: skip
+        raise typer.Exit(EXIT_USAGE)
+    return signers
+
+
 def _report_errors(result: ScanResult) -> None:
     errors = result.errors
     for path, error in errors[:MAX_ERRORS_SHOWN]:
@@ -298,6 +316,15 @@ def scan_cmd(
         "unknown_key or unsigned.",
     ),
     tools_from: list[Path] | None = tools_from_option(),
+    skill_signers: Path | None = typer.Option(
+        None,
+        "--skill-signers",
+        metavar="FILE",
+        help="Verify skills' OpenSSF Model Signing signatures (skill.oms.sig) against the "
+        "signers in FILE (public keys, certificate roots; docs/skills.md): each skill gets "
+        "signed, partial, invalid, unknown_signer, or unsigned when FILE requires signatures. "
+        "Needs agbom[signatures].",
+    ),
     vex: list[Path] | None = vex_option(),
     vex_author: str | None = typer.Option(
         None,
@@ -339,6 +366,7 @@ def scan_cmd(
     advisories = load_advisories(osv)  # a bad export fails before scanning
     statements = load_vex(vex, osv)
     key_set = _load_keys(keys)
+    signers = _load_signers(skill_signers)
     signer = bom_signer(sign, fmt.value, sign_format)  # a bad key fails before scanning
     snapshots = read_snapshots(tools_from)
     if not paths and home is None:
@@ -359,6 +387,10 @@ def scan_cmd(
         from agbom.scan.signatures import verify_scanned_cards
 
         verify_scanned_cards(result, key_set)
+    if signers is not None:
+        from agbom.scan.skill_signatures import verify_scanned_skills
+
+        verify_scanned_skills(result, signers)
     if advisories is not None:
         from agbom.advisories import annotate
 

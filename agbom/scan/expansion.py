@@ -47,13 +47,12 @@ CAPABILITY_WORDS: Mapping[str, tuple[str, ...]] = {
                  "modifies", "append", "save", "saves", "upload", "uploads", "chmod", "unlink",
                  "truncate"),
     "net.http": ("http", "https", "url", "urls", "fetch", "fetches", "download", "downloads",
-                 "webhook", "request", "requests", "browse", "crawl", "scrape", "curl", "api"),
-    "net.send": ("send", "sends", "email", "mail", "post", "posts", "publish", "publishes",
-                 "notify", "message", "messages", "sms", "tweet", "slack", "share"),
-    "db.write": ("insert", "update", "upsert", "drop", "sql", "query", "migrate", "truncate"),
+                 "webhook", "webhooks", "browse", "crawl", "scrape", "curl"),
+    "net.send": ("send", "sends", "email", "emails", "mail", "publish", "publishes", "notify",
+                 "sms", "tweet", "slack"),
+    "db.write": ("insert", "upsert", "drop", "sql", "migrate", "truncate"),
     "secrets.read": ("secret", "secrets", "credential", "credentials", "password",
-                     "passwords", "token", "tokens", "apikey", "api_key", "keychain",
-                     "private_key"),
+                     "passwords", "apikey", "api_key", "keychain", "private_key"),
     "payment": ("pay", "payment", "payments", "charge", "refund", "transfer", "invoice",
                 "purchase", "wallet"),
 }  # fmt: skip
@@ -72,7 +71,13 @@ _SECRET_NAME = re.compile(
 )
 # What a schema may change without changing what the tool accepts.
 _WORDING_KEYS = frozenset({"description", "title", "examples", "example", "$comment",
-                           "default", "markdownDescription", "deprecated"})  # fmt: skip
+                           "default", "markdownDescription", "deprecated", "$schema",
+                           "$id"})  # fmt: skip
+# Constraints: one that appears narrows what is accepted, one that goes widens it.
+_CONSTRAINTS = frozenset({"pattern", "format", "minLength", "maxLength", "minimum", "maximum",
+                          "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems",
+                          "uniqueItems", "multipleOf", "const", "minProperties",
+                          "maxProperties"})  # fmt: skip
 MAX_TEXT = 64 * 1024  # of one tool's text read for words, hosts and secrets
 
 
@@ -245,12 +250,26 @@ def _schema_changes(before: Any, after: Any, where: str = "") -> tuple[list[str]
         and after.get("additionalProperties") is not False
     ):
         wide.append(f"{where.rstrip('.') or 'input'} accepts extra parameters")
-    covered = {"properties", "required", "enum", "type", "additionalProperties"}
+    here = where.rstrip(".") or "input"
+    old_items, new_items = before.get("items"), after.get("items")
+    if isinstance(old_items, Mapping) and isinstance(new_items, Mapping):
+        sub_wide, sub_narrow = _schema_changes(old_items, new_items, f"{where}items.")
+        wide += sub_wide
+        narrow += sub_narrow
+    for key in sorted(_CONSTRAINTS & (set(before) | set(after))):
+        if key not in after:
+            wide.append(f"{here} no longer constrained by {key}")
+        elif key not in before:
+            narrow.append(f"{here} now constrained by {key}")
+        elif _structure(before[key]) != _structure(after[key]):
+            wide.append(f"{here} {key} changed")  # which way it goes is not weighed
+    covered = {"properties", "required", "enum", "type", "additionalProperties", "items",
+               *_CONSTRAINTS}  # fmt: skip
     rest_before = {k: v for k, v in before.items() if k not in covered}
     rest_after = {k: v for k, v in after.items() if k not in covered}
     if _structure(rest_before) != _structure(rest_after):
-        # Constraints agbom does not weigh one by one (pattern, maxLength, anyOf, items...):
-        # a change among them may widen what is accepted, so it counts as one.
+        # Keywords agbom does not weigh one by one (anyOf, oneOf, $ref, ...): a change among
+        # them may widen what is accepted, so it counts as one.
         changed = sorted(
             {
                 k
