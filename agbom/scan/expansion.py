@@ -201,8 +201,12 @@ def _types(schema: Mapping[str, Any]) -> set[str]:
     return set()
 
 
-def _schema_changes(before: Any, after: Any, where: str = "") -> tuple[list[str], list[str]]:
-    """(widening reasons, narrowing reasons) between two input schemas."""
+def _schema_changes(
+    before: Any, after: Any, where: str = "", notes: list[str] | None = None
+) -> tuple[list[str], list[str]]:
+    """(widening reasons, narrowing reasons) between two input schemas; what changed without
+    either goes to ``notes``."""
+    notes = [] if notes is None else notes
     wide: list[str] = []
     narrow: list[str] = []
     if not isinstance(before, Mapping) or not isinstance(after, Mapping):
@@ -219,8 +223,9 @@ def _schema_changes(before: Any, after: Any, where: str = "") -> tuple[list[str]
         f"parameter {where}{name} removed" for name in sorted(set(old_props) - set(new_props))
     )
     for name in sorted(set(old_props) & set(new_props)):
-        sub_wide, sub_narrow = _schema_changes(old_props[name], new_props[name],
-                                               f"{where}{name}.")  # fmt: skip
+        sub_wide, sub_narrow = _schema_changes(
+            old_props[name], new_props[name], f"{where}{name}.", notes
+        )
         wide += sub_wide
         narrow += sub_narrow
     old_req = (
@@ -249,11 +254,19 @@ def _schema_changes(before: Any, after: Any, where: str = "") -> tuple[list[str]
         before.get("additionalProperties") is False
         and after.get("additionalProperties") is not False
     ):
-        wide.append(f"{where.rstrip('.') or 'input'} accepts extra parameters")
+        # Schema generators drop "additionalProperties: false" between releases (zod 3 to 4)
+        # while the server keeps refusing what it does not know: no parameter is named.
+        notes.append(f"{where.rstrip('.') or 'input'} no longer says it refuses other "
+                     "parameters; names no new one")  # fmt: skip
+    elif (
+        before.get("additionalProperties") is not False
+        and after.get("additionalProperties") is False
+    ):
+        narrow.append(f"{where.rstrip('.') or 'input'} refuses other parameters now")
     here = where.rstrip(".") or "input"
     old_items, new_items = before.get("items"), after.get("items")
     if isinstance(old_items, Mapping) and isinstance(new_items, Mapping):
-        sub_wide, sub_narrow = _schema_changes(old_items, new_items, f"{where}items.")
+        sub_wide, sub_narrow = _schema_changes(old_items, new_items, f"{where}items.", notes)
         wide += sub_wide
         narrow += sub_narrow
     for key in sorted(_CONSTRAINTS & (set(before) | set(after))):
@@ -287,7 +300,8 @@ def _schema_changes(before: Any, after: Any, where: str = "") -> tuple[list[str]
 
 def _tool_change(before: Mapping[str, Any], after: Mapping[str, Any], name: str
                  ) -> ClassifiedChange:  # fmt: skip
-    wide, narrow = _schema_changes(before.get("inputSchema"), after.get("inputSchema"))
+    notes: list[str] = []
+    wide, narrow = _schema_changes(before.get("inputSchema"), after.get("inputSchema"), "", notes)
     wide += _new_in(_said(before), _said(after))
     what = (
         "schema"
@@ -298,7 +312,7 @@ def _tool_change(before: Mapping[str, Any], after: Mapping[str, Any], name: str
         return ClassifiedChange(name, what, EXPANSION, tuple(wide))
     if narrow:
         return ClassifiedChange(name, what, NARROWING, tuple(narrow))
-    return ClassifiedChange(name, what, COSMETIC, (_wording(before, after),))
+    return ClassifiedChange(name, what, COSMETIC, (*notes, _wording(before, after)))
 
 
 def _wording(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:

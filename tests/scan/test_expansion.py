@@ -65,6 +65,8 @@ def _one(after: dict[str, Any]) -> tuple[str, list[str]]:
         (_schema(lambda s: s.update(required=["path"], maxProperties=3)),
          "narrowing", "now constrained by maxProperties"),
         (_schema(lambda s: s["properties"].pop("mode")), "narrowing", "parameter mode removed"),
+        (dict(READ, inputSchema={**SCHEMA, "additionalProperties": False}), "narrowing",
+         "refuses other parameters now"),
         (_schema(lambda s: s["required"].append("mode")), "narrowing", "mode now required"),
         (_schema(lambda s: s["properties"]["mode"]["enum"].pop()), "narrowing", "fewer values"),
     ],
@@ -75,6 +77,13 @@ def test_each_change_of_a_tool_gets_its_class_and_why(
     got, reasons = _one(after)
     assert got == cls, reasons
     assert any(reason in r for r in reasons), reasons
+
+
+def test_a_schema_that_stops_closing_its_parameters_names_none_new() -> None:
+    closed = dict(READ, inputSchema={**SCHEMA, "additionalProperties": False})
+    (change,) = classify_tools([closed], [READ])
+    assert change.cls == "cosmetic"
+    assert "no longer says it refuses other parameters" in change.reasons[0]
 
 
 def test_tools_added_removed_and_renamed() -> None:
