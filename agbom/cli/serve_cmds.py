@@ -270,6 +270,15 @@ def serve(
         help="Check MCP servers' tool sets in AgBOMs and wrapped tools/list results against "
         "this lock file ('agbom lock'; AGB-LOCK-001). Reloaded on SIGHUP.",
     ),
+    skill_signers: Path | None = typer.Option(
+        None,
+        "--skill-signers",
+        metavar="FILE",
+        help="Verify the OMS signature (skill.oms.sig) a skill registration carries against "
+        "the signers in FILE: a failing one is denied, a load whose signature no longer "
+        "verifies is denied, and skills of the signers FILE lists under auto_approve are "
+        "approved on registration (docs/skills.md). Read again when it changes.",
+    ),
     vex: list[Path] | None = typer.Option(
         None,
         "--vex",
@@ -346,6 +355,7 @@ def serve(
         osv_path=None if osv is None else str(osv.absolute()),
         lock_path=None if lock is None else str(lock.absolute()),
         vex_paths=_vex_paths(vex, osv),
+        skill_signers_path=_skill_signers(skill_signers),
         public_url=_public_url(public_url),
         require_signatures=require_signatures,
         strict_inventory=strict_inventory,
@@ -385,6 +395,8 @@ def serve(
         if review is not None and osv is not None:
             review.osv_path = osv.absolute()  # the page's findings name known vulnerabilities
             review.vex_paths = tuple(Path(p) for p in config.vex_paths)
+        if review is not None and config.skill_signers_path is not None:
+            review.skill_signers_path = Path(config.skill_signers_path)
         loaded = [signals]  # this process's copy; dropped when a decision process loads its own
 
         def factory(transport: str = "http", *, observed: bool = True) -> Any:
@@ -601,6 +613,24 @@ def _public_url(value: str | None) -> str | None:
             param_hint="--public-url",
         )
     return value.strip().rstrip("/")
+
+
+def _skill_signers(path: Path | None) -> str | None:
+    """``--skill-signers`` as an absolute path, checked now (a bad file exits 2)."""
+    if path is None:
+        return None
+    from agbom.scan.skill_signatures import EXTRA, SignersError, available, load_signers
+
+    try:
+        load_signers(path)
+    except SignersError as exc:
+        typer.echo(f"agbom: error: --skill-signers {visible(exc.diagnostics())}", err=True)
+        raise typer.Exit(2) from None
+    if not available():
+        typer.echo(f"agbom: error: --skill-signers needs the model-signing library: pip "
+                   f"install '{EXTRA}'", err=True)  # fmt: skip
+        raise typer.Exit(2)
+    return str(path.absolute())
 
 
 def _vex_paths(vex: list[Path] | None, osv: Path | None) -> tuple[str, ...]:

@@ -103,6 +103,7 @@ class ReviewConfig:
     allowed_origins: frozenset[str] = field(default_factory=frozenset)
     osv_path: Path | None = None  # serve --osv: the skill page's findings include advisories
     vex_paths: tuple[Path, ...] = ()  # serve --vex: statements that suppress those findings
+    skill_signers_path: Path | None = None  # serve --skill-signers: who signed, and whether
 
     def __post_init__(self) -> None:
         if self.identity_header is not None:
@@ -563,7 +564,19 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             p=data,
             done=done,
             next_pending=following,
+            signature=signature_of(db, data.record),
         )
+
+    def signature_of(db: Any, record: Any) -> Any:
+        """Who signed the pair's carried definition, and whether it verifies now."""
+        if config.skill_signers_path is None:
+            return None
+        from agbom.guardian.skill_trust import signers_of, stored_signature
+
+        trust = signers_of(str(config.skill_signers_path))
+        if trust is None:
+            return None
+        return stored_signature(db, record.skill_id, record.digest, trust)
 
     def decide(request: Request, who: Any, fields: dict[str, str]) -> Response:
         action = fields.get("action", "")

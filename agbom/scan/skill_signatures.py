@@ -202,17 +202,27 @@ def leaf_identity(bundle: Mapping[str, Any]) -> str | None:
     return str(common[0].value) if common else None
 
 
-def _verify_with(signer: Signer, folder: Path, signature: Path) -> None:
-    """Raise unless ``signer`` verifies ``signature`` over the files it lists in ``folder``."""
-    import model_signing
+def _signed_manifest(signer: Signer, text: str) -> dict[str, str]:
+    """The files (path -> SHA-256) a bundle signs, once ``signer`` has verified its DSSE
+    signature (model-signing's verifiers; raises when it does not verify). The bundle is
+    handed over as a file, the form the library reads."""
+    import tempfile
 
-    # model-signing's Config() has no annotations (its methods do).
-    config = model_signing.verifying.Config().set_ignore_unsigned_files(True)  # type: ignore[no-untyped-call]
+    from model_signing._signing import sign_certificate, sign_ec_key, sign_sigstore_pb
+
+    verifier: Any
     if signer.public_key is not None:
-        config.use_elliptic_key_verifier(public_key=signer.public_key)
+        verifier = sign_ec_key.Verifier(signer.public_key)
     else:
-        config.use_certificate_verifier(certificate_chain=list(signer.certificate_chain))
-    config.verify(folder, signature)
+        verifier = sign_certificate.Verifier(list(signer.certificate_chain))
+    with tempfile.TemporaryDirectory(prefix="agbom-oms-") as scratch:
+        path = Path(scratch) / SIGNATURE_FILE
+        path.write_text(text, encoding="utf-8")
+        manifest = verifier.verify(sign_sigstore_pb.Signature.read(path))
+    return {
+        str(rd.identifier): str(rd.digest.digest_hex).lower()
+        for rd in manifest.resource_descriptors()
+    }
 
 
 def _method(bundle: Mapping[str, Any]) -> str:
@@ -222,49 +232,59 @@ def _method(bundle: Mapping[str, Any]) -> str:
     return "key"
 
 
-def verify_signature(
-    folder: Path, digest_files: Mapping[str, str], signers: Signers
-) -> dict[str, Any]:
-    """The ``skill_signature`` record of the skill in ``folder``, whose agbom digest lists
-    ``digest_files`` (path -> SHA-256). Never raises for what the folder holds."""
-    signature = folder / SIGNATURE_FILE
+def verify_text(text: str, digest_files: Mapping[str, str], signers: Signers) -> dict[str, Any]:
+    """The ``skill_signature`` record of a skill whose ``skill.oms.sig`` holds ``text`` and
+    whose agbom digest lists ``digest_files`` (path -> SHA-256): the signature is verified by
+    a trusted signer, then the files it signs are compared with the digest's. The folder
+    itself is not read, so the Guardian can judge what a registration carried."""
     record: dict[str, Any] = {"format": "oms", "file": SIGNATURE_FILE}
     try:
-        with open(signature, "rb") as handle:
-            data = handle.read(MAX_SIGNATURE_BYTES + 1)
-        bundle = orjson.loads(data[:MAX_SIGNATURE_BYTES])
-    except (OSError, orjson.JSONDecodeError) as exc:
-        return {**record, "status": "invalid", "reason": f"cannot be read as a bundle ({exc})"}
-    if len(data) > MAX_SIGNATURE_BYTES or not isinstance(bundle, Mapping):
+        bundle = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        return {**record, "status": "invalid", "reason": f"not a Sigstore bundle ({exc})"}
+    if len(text) > MAX_SIGNATURE_BYTES or not isinstance(bundle, Mapping):
         return {**record, "status": "invalid", "reason": "not a Sigstore bundle"}
     method = _method(bundle)
     record["method"] = method
-    listed = signed_files(bundle)
     identity = leaf_identity(bundle) if method == "certificate" else None
     hint = _hint(bundle)
     candidates = [
-        s for s in signers.signers
+        s
+        for s in signers.signers
         if (s.public_key is not None) == (method == "key")
         and (identity is None or s.name == identity)
         and (hint is None or s.public_key is None or _key_hint(s.public_key) == hint)
-    ]  # fmt: skip
+    ]
     if not candidates:
         said = f" (its certificate names {identity})" if identity else ""
-        return {**record, "status": "unknown_signer",
-                "reason": f"no trusted {method} signer{said}"}  # fmt: skip
+        return {**record, "status": "unknown_signer", "reason": f"no trusted {method} signer{said}"}
     failures = []
     for signer in candidates:
         try:
-            _verify_with(signer, folder, signature)
+            signed = _signed_manifest(signer, text)
         except Exception as exc:  # noqa: BLE001 - the library raises many kinds; each is a "no"
-            failures.append(f"{signer.name}: {str(exc).splitlines()[0][:200]}")
+            failures.append(f"{signer.name}: {(str(exc).splitlines() or [''])[0][:200]}")
             continue
-        return {**record, **_coverage(listed, digest_files), "signer": signer.name}
+        return {**record, **_coverage(signed, digest_files), "signer": signer.name}
     if method == "key" and hint is None:  # no key named: a key of nobody we trust, maybe
         return {**record, "status": "unknown_signer", "reason": "no trusted key verifies it"}
-    # The trusted signer it names does not verify it: the files or the statement changed.
-    return {**record, "status": "invalid", "signer": candidates[0].name,
-            "reason": "; ".join(failures)[:500]}  # fmt: skip
+    # The trusted signer it names does not verify it: the statement was altered.
+    reason = "; ".join(failures)[:500]
+    return {**record, "status": "invalid", "signer": candidates[0].name, "reason": reason}
+
+
+def verify_signature(
+    folder: Path, digest_files: Mapping[str, str], signers: Signers
+) -> dict[str, Any]:
+    """:func:`verify_text` of the ``skill.oms.sig`` in ``folder`` (bounded read)."""
+    try:
+        with open(folder / SIGNATURE_FILE, "rb") as handle:
+            data = handle.read(MAX_SIGNATURE_BYTES + 1)
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = f"cannot be read ({exc})"
+        return {"format": "oms", "file": SIGNATURE_FILE, "status": "invalid", "reason": reason}
+    return verify_text(text, digest_files, signers)
 
 
 def _hint(bundle: Mapping[str, Any]) -> str | None:
@@ -291,10 +311,16 @@ def _key_hint(path: Path) -> str | None:
     return hashlib.sha256(pem).hexdigest()
 
 
-def _coverage(listed: Mapping[str, str], digest_files: Mapping[str, str]) -> dict[str, Any]:
-    """How much of the digest a verified signature covers."""
+def _coverage(signed: Mapping[str, str], digest_files: Mapping[str, str]) -> dict[str, Any]:
+    """How much of the digest a verified signature covers: a signed file the folder lacks or
+    holds other bytes of makes it ``invalid``; a file of the folder it does not sign makes it
+    ``partial``."""
     expected = {p: h for p, h in digest_files.items() if p != SIGNATURE_FILE}
-    covered = sorted(p for p, h in expected.items() if listed.get(p) == h)
+    changed = sorted(p for p, h in signed.items() if expected.get(p) != h)
+    if changed:
+        reason = f"{len(changed)} signed file(s) are not what was signed: " + ", ".join(changed[:5])
+        return {"status": "invalid", "files_changed": changed[:100], "reason": reason}
+    covered = sorted(p for p, h in expected.items() if signed.get(p) == h)
     left_out = sorted(set(expected) - set(covered))
     out: dict[str, Any] = {
         "files_covered": len(covered),
@@ -391,4 +417,5 @@ __all__ = [
     "status_for_folder",
     "verify_scanned_skills",
     "verify_signature",
+    "verify_text",
 ]
