@@ -387,7 +387,10 @@ def _same_definition(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 
 def classify_capabilities(
-    before: Sequence[str] | None, after: Sequence[str] | None, what: str = "capabilities"
+    before: Sequence[str] | None,
+    after: Sequence[str] | None,
+    what: str = "capabilities",
+    one: str = "capability",
 ) -> list[ClassifiedChange]:
     """A skill's declared capabilities (or allowed tools) from ``before`` to ``after``:
     each new one an expansion, each dropped one a narrowing. ``None`` is "nothing declared",
@@ -407,9 +410,9 @@ def classify_capabilities(
     if after is None:
         return [ClassifiedChange(what, "capabilities", EXPANSION,
                                  ("no longer declares any: unrestricted",))]  # fmt: skip
-    out = [ClassifiedChange(c, "capabilities", EXPANSION, (f"new {what[:-1]} {c}",))
+    out = [ClassifiedChange(c, "capabilities", EXPANSION, (f"new {one} {c}",))
            for c in sorted(set(after) - set(before))]  # fmt: skip
-    out += [ClassifiedChange(c, "capabilities", NARROWING, (f"{what[:-1]} {c} dropped",))
+    out += [ClassifiedChange(c, "capabilities", NARROWING, (f"{one} {c} dropped",))
             for c in sorted(set(before) - set(after))]  # fmt: skip
     return out
 

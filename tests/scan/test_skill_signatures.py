@@ -174,6 +174,12 @@ def test_a_changed_file_fails_critically_and_an_added_one_is_partial(
     assert critical and critical[0]["severity"] == "critical"
     assert _sig_findings(report) == {("AGB-SIG-005", "skill:tampered"),
                                      ("AGB-SIG-006", "skill:grown")}  # fmt: skip
+    # check on the scan's report judges the same signatures (the default pack's rules).
+    (tmp_path / "scan.json").write_text(proc.stdout)
+    checked = run_agbom("check", "scan.json", "-f", "json", "--fail-on", "critical", cwd=tmp_path)
+    assert checked.returncode == 1, checked.stderr
+    assert {f["rule_id"] for f in json.loads(checked.stdout)["findings"]} >= {
+        "AGB-SIG-005", "AGB-SIG-006"}  # fmt: skip
 
 
 def test_unsigned_is_a_finding_only_when_the_policy_requires_signatures(
