@@ -288,6 +288,23 @@ def serve(
         help="Check MCP servers' tool sets in AgBOMs and wrapped tools/list results against "
         "this lock file ('agbom lock'; AGB-LOCK-001). Reloaded on SIGHUP.",
     ),
+    skill_signers: Path | None = typer.Option(
+        None,
+        "--skill-signers",
+        metavar="FILE",
+        help="Verify the OMS signature (skill.oms.sig) a skill registration carries against "
+        "the signers in FILE: a failing one is denied, a load whose signature no longer "
+        "verifies is denied, and skills of the signers FILE lists under auto_approve are "
+        "approved on registration (docs/skills.md). Read again when it changes.",
+    ),
+    vex: list[Path] | None = typer.Option(
+        None,
+        "--vex",
+        metavar="FILE",
+        help="With --osv: VEX statements (OpenVEX or CycloneDX VEX); a not_affected statement "
+        "with a justification keeps its match from denying (docs/vex.md). Repeatable; "
+        "reloaded on SIGHUP.",
+    ),
     public_url: str | None = typer.Option(
         None,
         "--public-url",
@@ -356,6 +373,8 @@ def serve(
         # Absolute: a decision process (re)started later reads the same files.
         osv_path=None if osv is None else str(osv.absolute()),
         lock_path=None if lock is None else str(lock.absolute()),
+        vex_paths=_vex_paths(vex, osv),
+        skill_signers_path=_skill_signers(skill_signers),
         public_url=_public_url(public_url),
         require_signatures=require_signatures,
         strict_inventory=strict_inventory,
@@ -387,12 +406,16 @@ def serve(
     from agbom.guardian import build_guardian
 
     try:
-        signals = _signals(osv, lock)  # a bad export or lock file: exit 2, before the store opens
+        # A bad export, lock or VEX file: exit 2, before the store opens.
+        signals = _signals(osv, lock, config.vex_paths)
         review = _review_config(
             reviewers_file, reviewer_header, rules, with_default, allowed_origins, ui_secret_file
         )
         if review is not None and osv is not None:
             review.osv_path = osv.absolute()  # the page's findings name known vulnerabilities
+            review.vex_paths = tuple(Path(p) for p in config.vex_paths)
+        if review is not None and config.skill_signers_path is not None:
+            review.skill_signers_path = Path(config.skill_signers_path)
         loaded = [signals]  # this process's copy; dropped when a decision process loads its own
 
         def factory(transport: str = "http", *, observed: bool = True) -> Any:
@@ -649,14 +672,43 @@ def _public_url(value: str | None) -> str | None:
     return value.strip().rstrip("/")
 
 
-def _signals(osv: Path | None, lock: Path | None) -> Any:
-    """The loaded ``--osv`` export and ``--lock`` file, or exit 2 with one line."""
+def _skill_signers(path: Path | None) -> str | None:
+    """``--skill-signers`` as an absolute path, checked now (a bad file exits 2)."""
+    if path is None:
+        return None
+    from agbom.scan.skill_signatures import EXTRA, SignersError, available, load_signers
+
+    try:
+        load_signers(path)
+    except SignersError as exc:
+        typer.echo(f"agbom: error: --skill-signers {visible(exc.diagnostics())}", err=True)
+        raise typer.Exit(2) from None
+    if not available():
+        typer.echo(f"agbom: error: --skill-signers needs the model-signing library: pip "
+                   f"install '{EXTRA}'", err=True)  # fmt: skip
+        raise typer.Exit(2)
+    return str(path.absolute())
+
+
+def _vex_paths(vex: list[Path] | None, osv: Path | None) -> tuple[str, ...]:
+    """``--vex`` files as absolute paths (a decision process started later reads them)."""
+    if not vex:
+        return ()
+    if osv is None:
+        raise typer.BadParameter("--vex states what --osv matched: give --osv too",
+                                 param_hint="--vex")  # fmt: skip
+    return tuple(str(path.absolute()) for path in vex)
+
+
+def _signals(osv: Path | None, lock: Path | None, vex: tuple[str, ...] = ()) -> Any:
+    """The loaded ``--osv`` export, ``--vex`` statements and ``--lock`` file, or exit 2
+    with one line."""
     if osv is None and lock is None:
         return None
     from agbom.guardian.signals import GuardianSignals
 
     try:
-        return GuardianSignals(osv, lock)
+        return GuardianSignals(osv, lock, vex=[Path(p) for p in vex])
     except InputError as exc:
         typer.echo(f"agbom: error: {visible(exc.diagnostics())}", err=True)
         raise typer.Exit(2) from None

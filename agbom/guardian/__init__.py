@@ -64,6 +64,7 @@ def build_guardian(
         signals = GuardianSignals(
             Path(base.osv_path) if base.osv_path is not None else None,
             Path(base.lock_path) if base.lock_path is not None else None,
+            vex=[Path(p) for p in base.vex_paths],
         )
     store = open_store(db)
     keyring: KeyRing | None = None

@@ -104,6 +104,8 @@ class SkillPolicies(PolicyBase):
             )
         if previously_approved:
             collector.codes.append("artifact_changed")
+        if config.skill_signers_path is not None:  # serve --skill-signers (skill_trust.py)
+            self._signature_at_registration(collector, skill_id, digest, definition)
         verdict = store.verdict(
             skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
         )
@@ -150,6 +152,56 @@ class SkillPolicies(PolicyBase):
                 )
         self._skill_rules(collector, skill, graph, session)
         return collector.merge()
+
+    def _signature_at_registration(
+        self, collector: DecisionCollector, skill_id: str, digest: Digest, definition: Any
+    ) -> None:
+        """The carried signature, verified against the signers file: recorded on the decision
+        (and so in the audit chain), a failing one denied, and a trusted signer's skill
+        approved when the trust policy names them (recorded as such in the history)."""
+        from agbom.guardian.skill_trust import (
+            TRUST_POLICY_ACTOR,
+            auto_approver,
+            shown,
+            signature_of,
+            signers_of,
+        )
+
+        store = self.g.store
+        trust = signers_of(self.g.config.skill_signers_path)
+        if trust is None:
+            return
+        said = signature_of(definition.get("body"), digest, trust)
+        if said is None:
+            return
+        collector.warnings.append({"rule_id": "skill-signature", "components": [skill_id],
+                                   "message": f"skill {skill_id}: {shown(said)}",
+                                   "signature": said})  # fmt: skip
+        required = isinstance(trust, str) or trust.require_signature
+        status = said.get("status")
+        if status in ("invalid", "partial", "unsigned") or (status != "signed" and required):
+            collector.denials.append(
+                Decision.deny(
+                    f"skill {skill_id} {digest}: {shown(said)}",
+                    "signature_invalid" if status != "unsigned" else "signature_required",
+                    references=[PolicyReference(policy_id="agbom", rule_id="skill-signature")],
+                )
+            )
+            return
+        approver = auto_approver(said, trust)
+        record = store.get_skill(skill_id, digest)
+        if approver is None or record is None or record.status != "pending":
+            return  # a person's decision (denied, revoked) is never overridden
+        source = trust.source if not isinstance(trust, str) else ""
+        store.set_status(
+            skill_id,
+            digest,
+            "approved",
+            actor=f"{TRUST_POLICY_ACTOR}:{approver}",
+            reason=f"signed by {approver}, whose skills the trust policy ({source}) approves",
+            source=TRUST_POLICY_ACTOR,
+        )
+        collector.codes.append("approved_by_trust_policy")
 
     def _skill_rules(
         self,
@@ -313,6 +365,17 @@ class SkillPolicies(PolicyBase):
                     code,
                     "skill-load-approval",
                 )
+        if verdict.approved and config.skill_signers_path is not None:
+            from agbom.guardian.skill_trust import shown as in_words
+            from agbom.guardian.skill_trust import signers_of, stored_signature
+
+            trust = signers_of(config.skill_signers_path)
+            said = stored_signature(store, skill_id, digest, trust) if trust is not None else None
+            if said is not None and said.get("status") != "signed":
+                # Judged again now: a signer dropped from the signers file, or a signature
+                # that no longer verifies, stops the load whatever the approval says.
+                deny(f"skill {skill_id} {digest}: {in_words(said)}", "signature_invalid",
+                     "skill-load-signature")  # fmt: skip
         load_declared = payload.get("declared_capabilities")
         if verdict.approved and verdict.record is not None and isinstance(load_declared, list):
             exceeding = _capabilities_exceeding(

@@ -103,6 +103,8 @@ class ReviewConfig:
     with_default_rules: bool = True
     allowed_origins: frozenset[str] = field(default_factory=frozenset)
     osv_path: Path | None = None  # serve --osv: the skill page's findings include advisories
+    vex_paths: tuple[Path, ...] = ()  # serve --vex: statements that suppress those findings
+    skill_signers_path: Path | None = None  # serve --skill-signers: who signed, and whether
 
     def __post_init__(self) -> None:
         if self.identity_header is not None:
@@ -269,15 +271,20 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         # changes; a failed load shows no advisories rather than an error page.
         if config.osv_path is None:
             return None
-        try:
-            stamp = config.osv_path.stat().st_mtime_ns
-        except OSError:
-            stamp = None
+        stamp: list[int | None] = []
+        for path in (config.osv_path, *config.vex_paths):
+            try:
+                stamp.append(path.stat().st_mtime_ns)
+            except OSError:
+                stamp.append(None)
         if not osv_cache or osv_cache[0] != stamp:
             from agbom.advisories.live import LiveAdvisories
+            from agbom.advisories.vex import StatedAdvisories, read_vex
 
             try:
                 live: Any = LiveAdvisories(config.osv_path)
+                if config.vex_paths:  # the page says what --vex says, as the Guardian does
+                    live = StatedAdvisories(live, read_vex(config.vex_paths))
             except Exception:  # noqa: BLE001 - a broken export: the Guardian reports it
                 live = osv_cache[1] if osv_cache else None
             osv_cache[:] = [stamp, live]
@@ -583,7 +590,19 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             p=data,
             done=done,
             next_pending=following,
+            signature=signature_of(db, data.record),
         )
+
+    def signature_of(db: Any, record: Any) -> Any:
+        """Who signed the pair's carried definition, and whether it verifies now."""
+        if config.skill_signers_path is None:
+            return None
+        from agbom.guardian.skill_trust import signers_of, stored_signature
+
+        trust = signers_of(str(config.skill_signers_path))
+        if trust is None:
+            return None
+        return stored_signature(db, record.skill_id, record.digest, trust)
 
     def decide(request: Request, who: Any, fields: dict[str, str]) -> Response:
         action = fields.get("action", "")

@@ -38,6 +38,7 @@ class FindingView:
     file: str | None  # the file it cites, None when it cites none
     line: int | None
     check: str | None = None  # the content check behind it, for content findings
+    suppression: str | None = None  # a VEX statement that suppresses it, in words
 
     @property
     def anchor(self) -> str | None:
@@ -259,7 +260,22 @@ def _remediation(finding: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _suppressed(rules: Any, agbom: Any, component: Any, found: list[Any]) -> list[Any]:
+    """The findings VEX statements suppress for ``component``, marked (as ``scan --vex``
+    lists them)."""
+    from agbom.advisories.vex import mark_suppressed
+    from agbom.inventory import ComponentGraph
+
+    def evaluate(bare: Any) -> Any:
+        return rules.evaluate_component(bare.get(component.id), ComponentGraph(bare))
+
+    return mark_suppressed(agbom, found, evaluate)
+
+
 def _view(finding: Any, file: str | None, line: int | None, check: str | None) -> FindingView:
+    from agbom.advisories.vex import suppression_text
+
+    said = getattr(finding, "suppression", None)
     return FindingView(
         rule_id=finding.rule_id,
         severity=finding.severity.value,
@@ -269,6 +285,7 @@ def _view(finding: Any, file: str | None, line: int | None, check: str | None) -
         file=file,
         line=line,
         check=check,
+        suppression=suppression_text(said) if said is not None else None,
     )
 
 
@@ -383,6 +400,7 @@ def rule_findings(
         plain = agbom.get(record.skill_id) or plain
         skill = dict(plain.data)
         found = rules.evaluate_component(plain, ComponentGraph(agbom))
+        found = [*found, *_suppressed(rules, agbom, plain, found)]
     except Exception:  # noqa: BLE001 - an AgBOM that no longer loads: the skill on its own
         try:
             found = rules.evaluate_component(plain)

@@ -23,6 +23,7 @@ from agbom.scan.content import check_skill
 from agbom.scan.interface import FileError, ReadContext, ReadResult
 from agbom.scan.skill_index import MISMATCH_FIELD, index_digest_for
 from agbom.scan.skill_packages import declared_packages
+from agbom.scan.skills_lock import RECORD_FIELD, STATUS_FIELD, status_for_folder
 
 FRONTMATTER_MAX_BYTES = 256 * 1024
 NAME_MAX = 64
@@ -231,6 +232,10 @@ class SkillReader:
             component["index_digest"] = published
             if published.get("matches") is False:
                 component[MISMATCH_FIELD] = True
+        locked = status_for_folder(folder, name, ctx.roots)
+        if locked is not None:  # a skills-lock.json or ~/.agents/.skill-lock.json covers it
+            component[RECORD_FIELD] = locked
+            component[STATUS_FIELD] = locked["status"]
         content = check_skill(folder, digest.files)
         if content.findings:
             component["content_findings"] = [f.to_json() for f in content.findings]
