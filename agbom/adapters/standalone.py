@@ -159,14 +159,22 @@ def run(
             too_large_reason(), fail_open=False, code=TOO_LARGE_CODE, hook_id=hook_id or "agbom"
         )
         return answer(too_large)
-    if runtime == "claude-code":
-        # The skill a Skill call loads is read here, bounded, as in thin mode; the adapter
-        # decides on that report and reads no folder itself.
-        from agbom.adapters import skill_files
+    # Who is asking: this process's user and machine (agbom/adapters/headers.py), as thin
+    # mode sends them to the server; here they are the OS's word, as nothing else asks.
+    from agbom.adapters.identity import VERIFIED_ENV, local_identity
 
-        raw = skill_files.with_local_skill(
+    env.update(local_identity())
+    env[VERIFIED_ENV] = "local-process"
+    if runtime == "claude-code":
+        # What the event names is read here, bounded, as in thin mode: the skill a Skill call,
+        # a typed /name or a ConfigChange names, the inventory at SessionStart; the adapter
+        # decides on that report and reads no folder itself.
+        from agbom.adapters import claude_inventory, skill_files
+
+        raw = claude_inventory.enrich(
             raw,
             home=env.get("HOME"),
+            environ=env,
             limits=skill_files.ReadLimits.within(skill_files.READ_SECONDS),
             limit=MAX_STDIN_BYTES,
         )
