@@ -57,8 +57,11 @@ def pack_settings(
             rules.append(name)
         elif kind is not None:
             runtime.append(name)
-        else:
+        elif Path(name).is_file():
             runtime.append(str(Path(name).absolute()))
+        else:
+            known = ", ".join(["none", *shipped])
+            raise PackChoiceError(f"{name!r} is neither a shipped pack ({known}) nor a pack file")
     if not runtime and (egress_allow or known_tools):
         raise PackChoiceError(
             "--egress-allow and --known-tool are data for runtime packs; with --pack none "
