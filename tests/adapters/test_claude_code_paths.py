@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import re
 import shlex
 import socket
 import subprocess
@@ -25,9 +26,14 @@ from typing import Any
 
 import pytest
 
-from agbom.adapters.identity import clean
 from tests.adapters.hook_helpers import agbom_command, run_hook
 from tests.transports.served import Served
+
+
+def clean(name: str) -> str:
+    """A user or host name as an agent id spells it (docs/adapters.md, Who is asking)."""
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", name.strip())[:64].strip("_")
+
 
 SKILL_MD = (
     "---\nname: deploy-helper\ndescription: Deploys the app.\n"

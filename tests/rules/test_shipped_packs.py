@@ -8,10 +8,23 @@ from pathlib import Path
 
 import yaml
 
-from agbom.rules.loader import shipped_packs
 from tests.transports.served import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
+PACKS = REPO / "agbom" / "rules" / "packs"
+# The layout docs/rules.md ("Shipped packs") states: name -> (kind, file).
+SHIPPED = {
+    "default": ("rules", PACKS / "default.yaml"),
+    "flow-strict": ("rules", PACKS / "flow-strict.yaml"),
+    "baseline": ("runtime", PACKS / "runtime" / "baseline.yaml"),
+}
+
+
+def shipped_packs() -> dict[str, tuple[str, Path]]:
+    from agbom.rules.loader import shipped_packs as listed
+
+    assert listed() == SHIPPED
+    return SHIPPED
 
 
 def _tracked() -> list[Path]:
@@ -22,7 +35,7 @@ def _tracked() -> list[Path]:
 
 
 def test_every_shipped_pack_is_in_the_repository_once() -> None:
-    shipped = {path.resolve(): name for name, (_, path) in shipped_packs().items()}
+    shipped = {path.resolve(): name for name, (_, path) in SHIPPED.items()}
     assert {"default", "flow-strict", "baseline"} <= set(shipped.values())
     copies = []
     for path in _tracked():
