@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,13 +61,12 @@ class ReadLimits:
 
 
 def skill_roots(cwd: str | None, home: str | None) -> list[tuple[str, Path]]:
-    """Where a skill is looked for: the project's skills first, then the user's."""
-    roots: list[tuple[str, Path]] = []
-    if cwd and os.path.isabs(cwd):
-        roots.append(("project", Path(cwd) / ".claude" / "skills"))
-    if home and os.path.isabs(home):
-        roots.append(("user", Path(home) / ".claude" / "skills"))
-    return roots
+    """Where a skill is looked for, the folder whose skill Claude Code uses first: the user's
+    (``home``), then the project's (``cwd``). See :func:`claude_paths.skill_roots` for the
+    managed folder and the project's parents, which the hook process adds."""
+    from agbom.adapters import claude_paths
+
+    return claude_paths.skill_roots(cwd, home, {}, managed=False, parents=False)
 
 
 def valid_name(name: str) -> bool:
@@ -134,19 +134,43 @@ def _texts(folder: Path, files: list[dict[str, Any]], deadline: float) -> None:
 
 
 def local_skill(
-    name: str, *, cwd: str | None, home: str | None, limits: ReadLimits | None = None
+    name: str,
+    *,
+    cwd: str | None,
+    home: str | None,
+    limits: ReadLimits | None = None,
+    environ: Any = None,
+    parents: bool = False,
 ) -> dict[str, Any]:
     """What the hook's machine holds for skill ``name``.
 
-    Found: ``{"name", "found": true, "scope": "project"|"user", "folder", "digest": HEX,
-    "files": [...]}``; not found or refused: ``{"name", "found": false, "looked_in": [...],
+    Found: ``{"name", "found": true, "scope": "managed"|"user"|"project"|"plugin",
+    "folder", "digest": HEX, "files": [...]}`` (and ``"plugin": "name@marketplace"`` for a
+    plugin's skill); not found or refused: ``{"name", "found": false, "looked_in": [...],
     "error": TEXT|null}``. Never raises for a bad folder.
+
+    Looked for as Claude Code finds it: ``plugin:skill`` in the installed plugins (only with
+    ``home``: a server reads no plugin folder); any other name in the skills folders, the
+    one that wins first (managed and the project's parents only when ``parents``: the hook
+    process, never the server).
     """
-    roots = skill_roots(cwd, home)
-    looked = [str(root / name) for _, root in roots] if valid_name(name) else []
+    from agbom.adapters import claude_paths
+
     if not valid_name(name):
         return {"name": name[:255], "found": False, "looked_in": [], "error": "not a skill name"}
     limits = limits or ReadLimits.within(READ_SECONDS)
+    if ":" in name:
+        if home is None:
+            return {"name": name, "found": False, "looked_in": [], "error": None}
+        folder, plugin, looked = claude_paths.plugin_skill_folder(name, home, environ, cwd)
+        if folder is None or plugin is None:
+            return {"name": name, "found": False, "looked_in": looked[:8], "error": None}
+        info = read_skill_folder(name, folder, "plugin", limits, looked)
+        if info.get("found"):
+            info["plugin"] = plugin["key"]
+        return info
+    roots = claude_paths.skill_roots(cwd, home, environ, managed=parents, parents=parents)
+    looked = [str(root / name) for _, root in roots]
     for scope, root in roots:
         folder = root / name
         try:
@@ -154,31 +178,39 @@ def local_skill(
                 continue
         except OSError:
             continue
-        from agbom.inventory.skill_digest import ReadBudget, SkillDigestError, digest_skill_folder
+        return read_skill_folder(name, folder, scope, limits, looked)
+    return {"name": name, "found": False, "looked_in": looked, "error": None}
 
-        budget = ReadBudget(
-            max_bytes=limits.max_bytes, max_entries=limits.max_entries, deadline=limits.deadline
-        )
-        try:
-            digest = digest_skill_folder(folder, budget=budget)
-        except SkillDigestError as exc:
-            return {
-                "name": name,
-                "found": False,
-                "looked_in": looked,
-                "error": f"{folder}: cannot be digested: {exc}",
-            }
-        files: list[dict[str, Any]] = list(digest.to_json()["files"])  # type: ignore[call-overload]
-        _texts(folder, files, limits.deadline)
+
+def read_skill_folder(
+    name: str, folder: Path, scope: str, limits: ReadLimits, looked: list[str]
+) -> dict[str, Any]:
+    """The report of one skill folder: its digest and files (texts in review order), or
+    why it cannot be digested."""
+    from agbom.inventory.skill_digest import ReadBudget, SkillDigestError, digest_skill_folder
+
+    budget = ReadBudget(
+        max_bytes=limits.max_bytes, max_entries=limits.max_entries, deadline=limits.deadline
+    )
+    try:
+        digest = digest_skill_folder(folder, budget=budget)
+    except SkillDigestError as exc:
         return {
             "name": name,
-            "found": True,
-            "scope": scope,
-            "folder": str(folder),
-            "digest": digest.value,
-            "files": files,
+            "found": False,
+            "looked_in": looked[:8],
+            "error": f"{folder}: cannot be digested: {exc}",
         }
-    return {"name": name, "found": False, "looked_in": looked, "error": None}
+    files: list[dict[str, Any]] = list(digest.to_json()["files"])  # type: ignore[call-overload]
+    _texts(folder, files, limits.deadline)
+    return {
+        "name": name,
+        "found": True,
+        "scope": scope,
+        "folder": str(folder),
+        "digest": digest.value,
+        "files": files,
+    }
 
 
 def fitted(info: dict[str, Any], room: int) -> dict[str, Any]:
@@ -200,15 +232,35 @@ def fitted(info: dict[str, Any], room: int) -> dict[str, Any]:
     return out
 
 
+_TYPED = re.compile(r"/([A-Za-z0-9_][A-Za-z0-9_.:-]{0,254})(?=\s|$)")
+EXPANSION = "UserPromptExpansion"
+PROMPT = "UserPromptSubmit"
+
+
+def typed_command(prompt: Any) -> str | None:
+    """The ``name`` of a prompt that starts with ``/name`` (a typed slash command), else None."""
+    if not isinstance(prompt, str):
+        return None
+    match = _TYPED.match(prompt.lstrip()[:300])
+    return match.group(1) if match else None
+
+
 def skill_of(event: Any) -> tuple[str, str | None] | None:
-    """``(name, cwd)`` when ``event`` is a Claude Code ``PreToolUse`` of the Skill tool, else
-    None."""
-    if not isinstance(event, dict) or event.get("hook_event_name") != "PreToolUse":
+    """``(name, cwd)`` of the skill a Claude Code event loads, else None: ``PreToolUse`` of
+    the Skill tool (``tool_input.skill``), a typed ``/name`` (``UserPromptExpansion``'s
+    ``command_name``; ``UserPromptSubmit``'s prompt on builds without it)."""
+    if not isinstance(event, dict):
         return None
-    tool_input = event.get("tool_input")
-    if event.get("tool_name") != "Skill" or not isinstance(tool_input, dict):
-        return None
-    name = tool_input.get("skill") or tool_input.get("command")
+    kind = event.get("hook_event_name")
+    name: Any = None
+    if kind == "PreToolUse" and event.get("tool_name") == "Skill":
+        tool_input = event.get("tool_input")
+        if isinstance(tool_input, dict):
+            name = tool_input.get("skill") or tool_input.get("command")
+    elif kind == EXPANSION and event.get("expansion_type", "slash_command") == "slash_command":
+        name = event.get("command_name")
+    elif kind == PROMPT:
+        name = typed_command(event.get("prompt"))
     if not isinstance(name, str) or not name.strip():
         return None
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
@@ -233,19 +285,105 @@ def attached(event: dict[str, Any], info: dict[str, Any], limit: int) -> bytes |
     return data if len(data) <= limit else None
 
 
-def with_local_skill(raw: bytes, *, home: str | None, limits: ReadLimits, limit: int) -> bytes:
-    """The Claude Code event ``raw`` with the skill it loads read here and attached (see the
-    module docstring); ``raw`` unchanged for any other event. Only events that can name a
-    skill are parsed."""
-    if b'"Skill"' not in raw:
+def with_local_skill(
+    raw: bytes,
+    *,
+    home: str | None,
+    limits: ReadLimits,
+    limit: int,
+    environ: Any = None,
+) -> bytes:
+    """The Claude Code event ``raw`` with what it names read here and attached: the skill a
+    Skill call or a typed ``/name`` loads (:data:`EVENT_KEY`), the skill folder a
+    ``ConfigChange`` of source ``skills`` changed (also :data:`EVENT_KEY`). ``raw`` is
+    returned unchanged for any other event; events that cannot be one of these are not even
+    parsed. (``SessionStart``'s inventory: :func:`agbom.adapters.claude_inventory.enrich`.)"""
+    if not needs_local_read(raw):
         return raw
     try:
         event = json.loads(raw)
     except (ValueError, RecursionError):
         return raw  # the adapter answers malformed input
+    if not isinstance(event, dict):
+        return raw
+    kind = event.get("hook_event_name")
+    if kind == "ConfigChange":
+        info = changed_skill(event, home=home, environ=environ, limits=limits)
+        return raw if info is None else attached(event, info, limit) or raw
     wanted = skill_of(event)
     if wanted is None:
         return raw
     name, cwd = wanted
-    info = local_skill(name, cwd=cwd, home=home, limits=limits)
+    info = local_skill(name, cwd=cwd, home=home, limits=limits, environ=environ, parents=True)
+    if not info.get("found") and kind in (EXPANSION, PROMPT):
+        from agbom.adapters import claude_paths
+
+        commands = claude_paths.command_files(cwd, home, environ, name) if ":" not in name else []
+        if commands:
+            info["command_file"] = str(commands[0])
     return attached(event, info, limit) or raw
+
+
+def needs_local_read(raw: bytes) -> bool:
+    """Whether ``raw`` may be an event :func:`with_local_skill` reads something for."""
+    from agbom.adapters.replies import claude_needs_local_read
+
+    return claude_needs_local_read(raw)
+
+
+def changed_skill(
+    event: dict[str, Any], *, home: str | None, environ: Any, limits: ReadLimits
+) -> dict[str, Any] | None:
+    """The report of the skill folder a ``ConfigChange`` of source ``skills`` names in
+    ``file_path`` (the folder below the nearest ``.claude/skills``), or None for any other
+    change. A folder whose ``SKILL.md`` is gone is reported ``removed``."""
+    if event.get("source") != "skills":
+        return None
+    path = event.get("file_path")
+    if not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path:
+        return {"name": "", "found": False, "looked_in": [], "error": "no absolute file_path"}
+    parts = Path(path).parts
+    for index in range(len(parts) - 2, 0, -1):
+        if parts[index] == "skills" and parts[index - 1] == ".claude" and index + 1 < len(parts):
+            name = parts[index + 1]
+            folder = Path(*parts[: index + 2])
+            break
+    else:
+        from agbom.adapters import claude_paths
+
+        user = claude_paths.config_dir(home, environ or {})
+        rel = _below(user / "skills", Path(path)) if user is not None else None
+        if rel is None:
+            return {"name": "", "found": False, "looked_in": [path[:512]], "error": None}
+        name, folder = rel, user / "skills" / rel  # type: ignore[operator]
+    if not valid_name(name):
+        return {"name": name[:255], "found": False, "looked_in": [], "error": "not a skill name"}
+    try:
+        present = (folder / "SKILL.md").is_file()
+    except OSError:
+        present = False
+    if not present:
+        return {"name": name, "found": False, "looked_in": [str(folder)], "error": None,
+                "removed": True}  # fmt: skip
+    return read_skill_folder(name, folder, _scope_of(folder, home, environ), limits, [str(folder)])
+
+
+def _scope_of(folder: Path, home: str | None, environ: Any) -> str:
+    from agbom.adapters import claude_paths
+
+    for scope, root in (
+        ("managed", claude_paths.managed_dir(environ or {})),
+        ("user", claude_paths.config_dir(home, environ or {})),
+    ):
+        if root is not None and _below(root, folder) is not None:
+            return scope
+    return "project"
+
+
+def _below(root: Path, path: Path) -> str | None:
+    """The first part of ``path`` below ``root``, or None when it is not below it."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return None
+    return rel.parts[0] if rel.parts else None

@@ -27,6 +27,7 @@ import sys
 import time
 
 from agbom.adapters import headers as _headers
+from agbom.adapters import identity as _identity
 from agbom.adapters import replies
 
 MAX_STDIN_BYTES = _headers.MAX_EVENT_BYTES
@@ -308,6 +309,7 @@ def main(args: list[str]) -> int:
     if opts["hook_id"]:
         env["AGBOM_HOOK_ID"] = str(opts["hook_id"])
     head = _headers.headers_from_env(env)
+    head.update(_identity.identity_headers(_identity.local_identity()))
     head[_headers.FAIL_OPEN_HEADER] = "true" if fail_open else "false"
     try:
         if opts["token_file"]:
@@ -379,18 +381,21 @@ def main(args: list[str]) -> int:
 
 
 def _with_local_skill(raw: bytes, deadline: float) -> bytes:
-    """The event, with the skill it loads read here (see :mod:`agbom.adapters.skill_files`).
+    """The event, with what it names read here: the skill a Skill call, a typed ``/name`` or
+    a ``ConfigChange`` names, the session's inventory at ``SessionStart``
+    (:mod:`agbom.adapters.claude_inventory`, :mod:`agbom.adapters.skill_files`).
 
     The server runs elsewhere or as another user: its disk and its HOME are not where the
     user's skills are, and it reads no folder a client names.
     """
-    if b'"Skill"' not in raw:
+    if not replies.claude_needs_local_read(raw):
         return raw
-    from agbom.adapters import skill_files
+    from agbom.adapters import claude_inventory, skill_files
 
     limits = skill_files.ReadLimits(deadline=deadline)
-    home = os.environ.get("HOME")
-    return skill_files.with_local_skill(raw, home=home, limits=limits, limit=MAX_STDIN_BYTES)
+    return claude_inventory.enrich(
+        raw, home=os.environ.get("HOME"), environ=os.environ, limits=limits, limit=MAX_STDIN_BYTES
+    )
 
 
 def _emit(body: bytes) -> None:

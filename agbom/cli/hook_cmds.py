@@ -17,6 +17,12 @@ from pathlib import Path
 import typer
 
 from agbom.cli.common import choice, no_default_rules_option, rules_option, with_default_rules
+from agbom.cli.guardian_options import (
+    egress_allow_option,
+    egress_option,
+    known_tool_option,
+    pack_option,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -46,6 +52,10 @@ def hook_cmd(
     ),
     rules: Path | None = rules_option(),
     no_default_rules: bool = no_default_rules_option(),
+    packs: list[str] = pack_option(),
+    egress_allow: list[str] = egress_allow_option(),
+    known_tools: list[str] = known_tool_option(),
+    egress: str | None = egress_option(),
     fail_open: bool = typer.Option(
         False,
         "--fail-open/--fail-closed",
@@ -105,6 +115,19 @@ def hook_cmd(
         )
         raise typer.Exit(2)
     with_default = with_default_rules(rules, no_default_rules)
+    if server is not None and (packs or egress_allow or known_tools or egress):
+        typer.echo(
+            "agbom: error: the pack options are the server's (thin mode: --server); give them "
+            "to 'agbom serve'",
+            err=True,
+        )
+        raise typer.Exit(2)
+    from agbom.guardian.pack_selection import PackChoiceError, pack_settings
+
+    try:
+        settings = pack_settings(packs, egress_allow, known_tools, egress)
+    except PackChoiceError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--pack") from None
     if server is not None:
         # Reached only when called without the fast path (e.g. through CliRunner).
         from agbom.adapters.thin import main as thin_main
@@ -129,5 +152,6 @@ def hook_cmd(
         observe=observe,
         agent_id=agent_id,
         hook_id=hook_id,
+        packs=settings,
     )
     raise typer.Exit(code)

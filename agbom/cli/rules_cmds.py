@@ -37,7 +37,7 @@ MAX_DRIFT_SHOWN = 20
 
 rules_app = typer.Typer(
     name="rules",
-    help="Validate rule packs and run their unit tests.",
+    help="Validate rule packs, run their unit tests, and show the shipped ones.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -420,6 +420,33 @@ def _trust_note(fact: dict[str, Any]) -> str:
     if derived is None:
         return f" ({'; '.join(parts)})" if parts else ""
     return f" trust {derived}" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+@rules_app.command("show")
+def rules_show_cmd(
+    name: str | None = typer.Argument(
+        None, metavar="[NAME]", help="A shipped pack (default, flow-strict, baseline)."
+    ),
+) -> None:
+    """Print a shipped rule pack, to copy and change; without NAME, list the shipped packs.
+
+    A changed copy is used with --rules FILE (component and flow packs) or --pack FILE
+    (runtime packs), never by editing the installed package.
+    """
+    from agbom.rules.loader import shipped_packs
+
+    shipped = shipped_packs()
+    if name is None:
+        for pack, (kind, _) in shipped.items():
+            typer.echo(f"{pack}\t{kind}")
+        return
+    if name not in shipped:
+        known = ", ".join(shipped)
+        typer.echo(
+            f"agbom: error: no shipped rule pack {visible(name)!r} (shipped: {known})", err=True
+        )
+        raise typer.Exit(2)
+    typer.echo(shipped[name][1].read_text(encoding="utf-8"), nl=False)
 
 
 @rules_app.command("check")

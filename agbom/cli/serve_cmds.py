@@ -20,9 +20,14 @@ from agbom.cli.common import (
 from agbom.cli.guardian_options import (
     check_key_options,
     client_capabilities,
+    egress_allow_option,
+    egress_option,
     guardian_config,
     key_id_option,
     keys_file_option,
+    known_tool_option,
+    pack_announcement,
+    pack_option,
     secret_encoding_option,
 )
 from agbom.cli.signing_options import (
@@ -122,28 +127,10 @@ def serve(
     strict_inventory: bool = typer.Option(
         False, "--strict", help="Deny tool calls for tools missing from the session's AgBOM."
     ),
-    packs: list[str] = typer.Option(
-        [],
-        "--pack",
-        metavar="NAME|FILE",
-        help="A runtime rule pack every tool call is checked against as it happens: a shipped "
-        "one (baseline) or a pack file. Repeatable. See docs/rules-runtime.md.",
-    ),
-    egress_allow: list[str] = typer.Option(
-        [],
-        "--egress-allow",
-        metavar="HOST",
-        help="A host (or *.domain) tool calls may reach, added to the runtime packs' egress "
-        "allowlist. The baseline pack ships it empty: with --pack baseline and no host, every "
-        "network destination a tool call names is denied. Repeatable.",
-    ),
-    known_tools: list[str] = typer.Option(
-        [],
-        "--known-tool",
-        metavar="NAME",
-        help="A tool this deployment runs (any case). Given once or more, the runtime packs' "
-        "unknown-tool check denies every other tool. Repeatable.",
-    ),
+    packs: list[str] = pack_option(),
+    egress_allow: list[str] = egress_allow_option(),
+    known_tools: list[str] = known_tool_option(),
+    egress: str | None = egress_option(),
     max_body_bytes: int = typer.Option(
         1024 * 1024, "--max-body-bytes", help="Largest request body accepted."
     ),
@@ -384,7 +371,7 @@ def serve(
         max_load_path_depth=max_load_path_depth,
         deny_overbroad_capabilities=not allow_overbroad,
         require_session_start=require_session_start,
-        **_runtime_pack_settings(packs, egress_allow, known_tools),
+        **_runtime_pack_settings(packs, egress_allow, known_tools, egress),
         secret_encoding=choice(secret_encoding, ("raw", "hex", "base64"), "--secret-encoding"),
         **clients.settings(),
         **telemetry,
@@ -615,39 +602,22 @@ def _project_skill_roots(
 
 
 def _runtime_pack_settings(
-    packs: list[str], egress_allow: list[str], known_tools: list[str]
+    packs: list[str], egress_allow: list[str], known_tools: list[str], egress: str | None
 ) -> dict[str, Any]:
-    """The GuardianConfig fields of --pack, --egress-allow and --known-tool; a pack file is
-    named by its absolute path, so that a decision process started later reads the same one."""
-    if not packs:
-        if egress_allow or known_tools:
-            raise typer.BadParameter(
-                "--egress-allow and --known-tool are data for runtime packs; give --pack"
-            )
-        return {}
-    from agbom.guardian.runtime_pack import builtin_packs
+    """The GuardianConfig fields of --pack, --egress-allow, --known-tool and --egress
+    (agbom/guardian/pack_selection.py); a usage error for a bad combination."""
+    from agbom.guardian.pack_selection import PackChoiceError, pack_settings
 
-    shipped = builtin_packs()
-    return {
-        "runtime_packs": tuple(p if p in shipped else str(Path(p).absolute()) for p in packs),
-        "egress_allow": tuple(egress_allow),
-        "known_tools": tuple(known_tools),
-    }
+    try:
+        return pack_settings(packs, egress_allow, known_tools, egress)
+    except PackChoiceError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--pack") from None
 
 
 def _announce_packs(guardian: Any) -> None:
-    """Say which runtime packs decide, and when a pack's egress allowlist is empty."""
-    runtime = guardian.policies.runtime
-    for pack in runtime.packs if runtime is not None else ():
-        allowed = (
-            f"{len(pack.egress_allow)} allowed host(s)"
-            if pack.egress_allow
-            else "egress allowlist EMPTY: every network destination in a tool call is denied "
-            "(add hosts with --egress-allow)"
-        )
-        typer.echo(
-            f"agbom: runtime pack {pack.name} ({len(pack.rules)} rules; {allowed})", err=True
-        )
+    """Say which packs decide, and what the egress check does (agbom/guardian/pack_selection.py)."""
+    for line in pack_announcement(guardian):
+        typer.echo(line, err=True)
 
 
 def _public_url(value: str | None) -> str | None:

@@ -485,7 +485,17 @@ def create_app(
         else:
             if project_skills is not None:
                 body = await project_skills.attach(name, body)
-            env = dict(env_from_headers(request.headers))
+            from agbom.adapters.identity import checked
+
+            # Who is asking: the hook's claim, replaced by what the kernel says of the peer
+            # where the server can ask it (a loopback connection on Linux).
+            client = request.client
+            server = request.scope.get("server")
+            env = checked(
+                env_from_headers(request.headers),
+                (client.host, client.port) if client is not None else None,
+                (str(server[0]), int(server[1])) if server else None,
+            )
             reply = await decisions.hook(name, body, env=env, fail_open=fail_open)
         headers["X-Agbom-Exit-Code"] = str(reply.exit_code)
         diagnostic = " ".join(reply.stderr.split())[:512]

@@ -107,7 +107,8 @@ def injection_steps(sid: str, *, fetched: bool = True) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("flow")
-    server = Served(tmp / "s.db", tmp / "serve.log", extra=["--rules", str(STRICT)]).start()
+    # The strict pack chosen by name (issue 40 item 5), never by a path into the package.
+    server = Served(tmp / "s.db", tmp / "serve.log", extra=["--pack", "flow-strict"]).start()
     yield server
     server.stop()
 

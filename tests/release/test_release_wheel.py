@@ -18,9 +18,11 @@ from tests.release.release_tools import REPO, Dist, tracked_files
 # from the package (importlib.resources or a path next to a module).
 REQUIRED = [
     "agbom/py.typed",
-    # rule packs: the default pack, the strict flow pack, the runtime pack and its suite
+    # rule packs, each with its unit tests beside it (one copy of each: issue 44 item 4)
     "agbom/rules/packs/default.yaml",
+    "agbom/rules/packs/default_test.yaml",
     "agbom/rules/packs/flow-strict.yaml",
+    "agbom/rules/packs/flow-strict_test.yaml",
     "agbom/rules/packs/runtime/baseline.yaml",
     "agbom/rules/packs/runtime/baseline_test.yaml",
     "agbom/rules/packs/runtime/baseline_tools_test.yaml",
@@ -140,7 +142,7 @@ def test_the_sdist_holds_the_licence_tests_docs_and_samples(dist: Dist) -> None:
         "pyproject.toml",
         "docs/deploying.md",
         "samples/approvals.yaml",
-        "rules/default.yaml",
+        "rules/example-bans.yaml",
         "tests/conftest.py",
         "tests/release/test_release_wheel.py",
         "tests/export/spdx-3.0.1/spdx-model.ttl",
