@@ -1,4 +1,5 @@
-"""Hook handlers for agent runtimes that do not speak ACS (Oscova, Meerkat, Claude Code).
+"""Hook handlers for agent runtimes that do not speak ACS (Oscova, Meerkat, Claude Code, and the
+hosts Cursor, Codex CLI, Gemini CLI, GitHub Copilot CLI, Windsurf and opencode).
 
 Each runtime's events are mapped onto ACS steps and decided by the same Guardian, rules,
 approvals and audit chain as ACS requests. This package's ``__init__`` stays import-light:
@@ -14,13 +15,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from agbom.adapters.interface import Adapter
 
-ADAPTERS: tuple[str, ...] = ("oscova", "meerkat", "claude-code")
-
 _IMPLEMENTATIONS = {
     "oscova": ("agbom.adapters.oscova", "OscovaAdapter"),
     "meerkat": ("agbom.adapters.meerkat", "MeerkatAdapter"),
     "claude-code": ("agbom.adapters.claude_code", "ClaudeCodeAdapter"),
+    # One row per host: its translation module (event -> ACS steps, decision -> reply).
+    "cursor": ("agbom.adapters.cursor", "CursorAdapter"),
+    "codex": ("agbom.adapters.codex", "CodexAdapter"),
+    "gemini-cli": ("agbom.adapters.gemini_cli", "GeminiCliAdapter"),
+    "copilot": ("agbom.adapters.copilot", "CopilotAdapter"),
+    "windsurf": ("agbom.adapters.windsurf", "WindsurfAdapter"),
+    "opencode": ("agbom.adapters.opencode", "OpencodeAdapter"),
 }
+ADAPTERS: tuple[str, ...] = tuple(_IMPLEMENTATIONS)
 _cache: dict[str, Any] = {}
 
 _LAZY = {

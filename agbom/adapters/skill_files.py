@@ -134,15 +134,21 @@ def _texts(folder: Path, files: list[dict[str, Any]], deadline: float) -> None:
 
 
 def local_skill(
-    name: str, *, cwd: str | None, home: str | None, limits: ReadLimits | None = None
+    name: str,
+    *,
+    cwd: str | None,
+    home: str | None,
+    limits: ReadLimits | None = None,
+    roots: list[tuple[str, Path]] | None = None,
 ) -> dict[str, Any]:
     """What the hook's machine holds for skill ``name``.
 
     Found: ``{"name", "found": true, "scope": "project"|"user", "folder", "digest": HEX,
     "files": [...]}``; not found or refused: ``{"name", "found": false, "looked_in": [...],
-    "error": TEXT|null}``. Never raises for a bad folder.
+    "error": TEXT|null}``. Never raises for a bad folder. ``roots`` (``(scope, folder)``, in
+    order) replaces Claude Code's folders for another host's (agbom/adapters/host_skills.py).
     """
-    roots = skill_roots(cwd, home)
+    roots = skill_roots(cwd, home) if roots is None else roots
     looked = [str(root / name) for _, root in roots] if valid_name(name) else []
     if not valid_name(name):
         return {"name": name[:255], "found": False, "looked_in": [], "error": "not a skill name"}

@@ -88,8 +88,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "hook": (
         "hook_cmds",
-        "Answer one hook event of an agent runtime (oscova, meerkat, claude-code): the event "
-        "on stdin, the runtime's answer on stdout and exit code.",
+        "Answer one hook event of an agent host (claude-code, cursor, codex, gemini-cli, "
+        "copilot, windsurf, opencode, oscova, meerkat); install, uninstall and check the hosts' "
+        "hook configurations (hook install|uninstall|doctor).",
     ),
     "rules": ("rules_cmds", "Validate rule packs and run their unit tests."),
     "skills": (

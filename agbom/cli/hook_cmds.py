@@ -1,4 +1,6 @@
-"""``agbom hook RUNTIME``: a command hook handler for Oscova, Meerkat and Claude Code.
+"""``agbom hook RUNTIME``: a command hook handler for Oscova, Meerkat, Claude Code, Cursor, Codex
+CLI, Gemini CLI, GitHub Copilot CLI, Windsurf and opencode (``agbom hook install|uninstall|doctor``
+are in :mod:`agbom.cli.hook_setup_cmds`).
 
 Standalone mode decides in process (:func:`agbom.adapters.standalone.run` opens the store and
 rules). Neither mode usually reaches this module: :func:`agbom.cli.main` hands thin mode
@@ -24,17 +26,22 @@ def register(app: typer.Typer) -> None:
     app.command(
         "hook",
         help=(
-            "Answer one hook event of an agent runtime (oscova, meerkat, claude-code): the event "
-            "on stdin, the runtime's answer on stdout and exit code. With --server URL the event "
-            "is forwarded to a running 'agbom serve' (thin mode, fast start); without, it is "
-            "decided in process with --db and --rules."
+            "Answer one hook event of an agent runtime or host (oscova, meerkat, claude-code, "
+            "cursor, codex, gemini-cli, copilot, windsurf, opencode): the event on stdin, the "
+            "host's answer on stdout and exit code. With --server URL the event is forwarded to "
+            "a running 'agbom serve' (thin mode, fast start); without, it is decided in process "
+            "with --db and --rules. 'agbom hook install HOST', 'agbom hook uninstall HOST' and "
+            "'agbom hook doctor' write, remove and check the hosts' hook configurations."
         ),
     )(hook_cmd)
 
 
 def hook_cmd(
     runtime: str = typer.Argument(
-        ..., metavar="[oscova|meerkat|claude-code]", help="The runtime whose hook event it is."
+        ...,
+        metavar="RUNTIME",
+        help="The runtime or host whose hook event it is: oscova, meerkat, claude-code, cursor, "
+        "codex, gemini-cli, copilot, windsurf, opencode.",
     ),
     db: str | None = typer.Option(
         None,
