@@ -227,8 +227,9 @@ def _insert(text: str, container: Node, piece: str) -> str:
         if on_own_line and _LINE_TAIL.fullmatch(tail):
             # The last child's line ends in a comment (or a trailing comma): the comment stays
             # on its line and the new child goes on the next.
-            comma = "" if tail.lstrip().startswith(",") else ","
-            return text[:at] + comma + tail + "\n" + indent + body + text[line_end:]
+            if tail.lstrip().startswith(","):  # trailing commas: the new last child gets one
+                return text[:at] + tail + "\n" + indent + body + "," + text[line_end:]
+            return text[:at] + "," + tail + "\n" + indent + body + text[line_end:]
         return text[:at] + sep + body + text[at:]
     outer = _indent_of(text, container.start)
     inner = outer + unit
@@ -301,21 +302,62 @@ def remove(text: str, path: Path) -> str:
         return text[:start] + text[spans[index + 1][0] :]
     # The last of several: its comma goes, and its line, but not a comment after the comma.
     prev_end = spans[index - 1][1]
-    comma = _comma(text, prev_end, start)
+    comma = _comma_at(text, prev_end, start)
+    if comma is None:
+        raise HostConfigError("no comma between two children")
+    trailing = _comma_at(text, end, len(text))
+    stop = trailing + 1 if trailing is not None else end  # what goes ends here
     line_start = text.rfind("\n", 0, start) + 1
-    cut = line_start - 1 if line_start > comma and not text[line_start:start].strip() else start
-    cut = max(cut, comma + 1)
-    return text[:comma] + text[comma + 1 : cut] + text[end:]
+    if line_start > comma and not text[line_start:start].strip():  # the child has its own line
+        line_end = text.find("\n", stop)
+        if line_end >= 0 and not text[stop:line_end].strip():
+            begin, stop = line_start, line_end + 1  # the whole line goes
+        elif _in_line_comment(text, line_start - 1):
+            begin = line_start  # the line break ends a comment: it stays
+        else:
+            begin = line_start - 1
+    elif trailing is not None:
+        begin = comma + 1
+    else:
+        begin = comma if not text[comma + 1 : start].strip() else start
+    if trailing is not None:  # trailing commas: the one before it stays, its own goes
+        return text[:begin] + text[stop:]
+    if begin == comma:
+        return text[:comma] + text[stop:]
+    return text[:comma] + text[comma + 1 : begin] + text[stop:]
 
 
-def _comma(text: str, start: int, end: int) -> int:
-    """Where the comma between two children is (outside comments)."""
+def _in_line_comment(text: str, pos: int) -> bool:
+    """Whether ``pos`` lies in a ``//`` comment (strings and block comments skipped)."""
+    i = 0
+    while i < pos:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < len(text) and text[i] not in '"\n':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            if end < 0 or end >= pos:
+                return True
+            i = end + 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = len(text) if end < 0 else end + 2
+        else:
+            i += 1
+    return False
+
+
+def _comma_at(text: str, start: int, end: int) -> int | None:
+    """Where the next comma after ``start`` is, when only blanks and comments come before it."""
     parser = _Parser(text)
     parser.i = start
     parser.skip()
     if parser.i < end and text[parser.i] == ",":
         return parser.i
-    raise HostConfigError("no comma between two children")
+    return None
 
 
 def _where(path: Path) -> str:
