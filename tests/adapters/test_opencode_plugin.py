@@ -32,7 +32,8 @@ const hooks = await AgbomPlugin({ client, directory: process.argv[3], worktree: 
 const results = [];
 for (const [tool, args] of cases) {
   try {
-    await hooks["tool.execute.before"]({ tool, sessionID: "ses_plugin", callID: "call_1" }, { args });
+    const input = { tool, sessionID: "ses_plugin", callID: "call_1" };
+    await hooks["tool.execute.before"](input, { args });
     results.push({ tool, ran: true });
   } catch (error) {
     results.push({ tool, ran: false, message: String(error.message) });
