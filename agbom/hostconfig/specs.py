@@ -243,7 +243,7 @@ def _no_entry(event: Event, command: str) -> dict[str, Any]:
 _CLAUDE_EVENTS = (
     Event("PreToolUse", "every tool call, MCP tools and skill loads (Skill) included", True, "*"),
     Event("UserPromptSubmit", "prompts", True),
-    Event("SessionStart", "session start (recorded; cannot block)", False),
+    Event("SessionStart", "session start (a deny answers continue: false)", True),
     Event("PostToolUse", "tool results (recorded)", False, "*"),
     Event("Stop", "the agent's answers (recorded)", False),
 )
