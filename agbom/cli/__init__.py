@@ -1,7 +1,7 @@
 """Command-line entry point.
 
 ``main`` routes ``agbom hook install|uninstall|doctor`` to their own small application
-(agbom/cli/hook_setup_cmds.py), ``agbom hook RUNTIME --server URL`` to a lean forwarder, and a
+(agbom/cli/hook_setup.py), ``agbom hook RUNTIME --server URL`` to a lean forwarder, and a
 well-formed standalone ``agbom hook RUNTIME ...`` to the in-process decision, before typer or
 any other command is imported (a command hook starts one process per tool call); every other
 command, and a hook command line that needs typer's help or usage errors, goes through the
@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) >= 2 and args[0] == "hook" and args[1] in SETUP_WORDS:
         # 'agbom hook install cursor --server URL' configures a host; it answers no event.
-        from agbom.cli.hook_setup_cmds import run as setup_run
+        from agbom.cli.hook_setup import run as setup_run
 
         return setup_run(args[1:])
     if (

@@ -21,6 +21,7 @@ setup = typer.Typer(
     help="Install, remove and check agbom's hooks in agent hosts' configurations.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
@@ -214,5 +215,7 @@ def _fail(message: str) -> None:
 def run(args: list[str]) -> int:
     """Run ``agbom hook install|uninstall|doctor`` (``args`` after ``hook``)."""
     from agbom.cli.app import run_app
+    from agbom.cli.help import install
 
+    install(setup)
     return run_app(setup, args, prog_name="agbom hook")
