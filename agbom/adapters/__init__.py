@@ -10,9 +10,13 @@ the adapters themselves are only loaded by :func:`get_adapter`.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
+# Not typing.TYPE_CHECKING: thin mode imports this package on every hook process start, and
+# importing typing is about a millisecond of it. Type checkers take the name as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from agbom.adapters.interface import Adapter
 
 _IMPLEMENTATIONS = {
