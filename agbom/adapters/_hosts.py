@@ -23,7 +23,25 @@ Common = dict[str, Any]
 
 
 class HostAdapter(_base.BaseAdapter):
-    """A host adapter: ``translate`` reads the host's event, ``render`` writes its reply."""
+    """A host adapter: ``translate`` reads the host's event; ``allow`` and ``deny`` (and
+    ``ask``, where the host can ask a person) write its replies."""
+
+    def allow(self, call: StepCall) -> tuple[bytes, int]:
+        raise NotImplementedError
+
+    def deny(self, call: StepCall, message: str) -> tuple[bytes, int]:
+        raise NotImplementedError
+
+    def ask(self, verdict: Verdict, call: StepCall) -> tuple[bytes, int]:
+        """An ASK or a DEFER: refused, saying a person must approve (most hosts cannot ask)."""
+        return self.deny(call, needs_person(verdict, call))
+
+    def render(self, verdict: Verdict | None, call: StepCall, *, hook_id: str) -> tuple[bytes, int]:
+        if verdict is None or verdict.disposition == "allow" or not call.blocking:
+            return self.allow(call)
+        if verdict.disposition in ("ask", "defer"):
+            return self.ask(verdict, call)
+        return self.deny(call, verdict.message(call.subject))
 
     def common(
         self, event: Mapping[str, Any], name: str, session_id: str | None, *, env: Mapping[str, str]
@@ -154,11 +172,6 @@ def skill_load(common: Common, event: Mapping[str, Any], name: str, *, trigger: 
     )
 
 
-def denied(verdict: Verdict | None) -> bool:
-    """Whether a decision stops the action (anything but an allow)."""
-    return verdict is not None and verdict.disposition != "allow"
-
-
 def needs_person(verdict: Verdict, call: StepCall) -> str:
     """The message for an ASK or DEFER on a host that cannot ask: refused, saying why."""
     said = verdict.question or verdict.message(call.subject)
@@ -175,7 +188,6 @@ def _acs_tool(tool: names.Tool) -> tuple[dict[str, Any], tuple[dict[str, Any], .
 __all__ = [
     "HostAdapter",
     "arguments_of",
-    "denied",
     "needs_person",
     "no_step",
     "session_start",

@@ -124,12 +124,13 @@ class CopilotAdapter(_hosts.HostAdapter):
             return _hosts.session_start(common, {"source": event.get("source")})
         return _hosts.no_step(common)
 
-    def render(self, verdict: Verdict | None, call: StepCall, *, hook_id: str) -> tuple[bytes, int]:
-        if not call.blocking or not _hosts.denied(verdict):
-            return host_replies.EMPTY
-        assert verdict is not None
-        if verdict.disposition in ("ask", "defer"):
-            return host_replies.copilot_permission(
-                "ask", verdict.question or verdict.message(call.subject)
-            )
-        return host_replies.copilot_permission("deny", verdict.message(call.subject))
+    def allow(self, call: StepCall) -> tuple[bytes, int]:
+        return host_replies.EMPTY
+
+    def deny(self, call: StepCall, message: str) -> tuple[bytes, int]:
+        return host_replies.copilot_permission("deny", message)
+
+    def ask(self, verdict: Verdict, call: StepCall) -> tuple[bytes, int]:
+        return host_replies.copilot_permission(
+            "ask", verdict.question or verdict.message(call.subject)
+        )

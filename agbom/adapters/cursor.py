@@ -105,18 +105,18 @@ class CursorAdapter(_hosts.HostAdapter):
             return _hosts.tool_result(common, tool, output, failed=failed)
         return _hosts.no_step(common)
 
-    def render(self, verdict: Verdict | None, call: StepCall, *, hook_id: str) -> _Reply:
-        if not call.blocking or not _hosts.denied(verdict):
-            return host_replies.cursor_allow(call.event)
-        assert verdict is not None
-        message = verdict.message(call.subject)
-        if verdict.disposition in ("ask", "defer"):
-            if call.event in ("beforeShellExecution", "beforeMCPExecution"):
-                return host_replies.cursor_refuse(
-                    call.event, verdict.question or message, permission="ask"
-                )
-            return host_replies.cursor_refuse(call.event, _hosts.needs_person(verdict, call))
+    def allow(self, call: StepCall) -> _Reply:
+        return host_replies.cursor_allow(call.event)
+
+    def deny(self, call: StepCall, message: str) -> _Reply:
         return host_replies.cursor_refuse(call.event, message)
+
+    def ask(self, verdict: Verdict, call: StepCall) -> _Reply:
+        """``permission: ask`` where Cursor shows a prompt; a deny where it would not."""
+        if call.event in ("beforeShellExecution", "beforeMCPExecution"):
+            said = verdict.question or verdict.message(call.subject)
+            return host_replies.cursor_refuse(call.event, said, permission="ask")
+        return super().ask(verdict, call)
 
 
 _Reply = tuple[bytes, int]

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agbom.adapters import _base, _hosts, host_replies, host_skills, names
-from agbom.adapters.interface import StepCall, Verdict
+from agbom.adapters.interface import StepCall
 
 
 def gemini_tool(event: Mapping[str, Any], tool_name: str) -> names.Tool:
@@ -71,10 +71,8 @@ class GeminiCliAdapter(_hosts.HostAdapter):
             return _hosts.session_start(common, {"source": event.get("source")})
         return _hosts.no_step(common)
 
-    def render(self, verdict: Verdict | None, call: StepCall, *, hook_id: str) -> tuple[bytes, int]:
-        if not call.blocking or not _hosts.denied(verdict):
-            return host_replies.EMPTY
-        assert verdict is not None
-        if verdict.disposition in ("ask", "defer"):
-            return host_replies.gemini_deny(call.event, _hosts.needs_person(verdict, call))
-        return host_replies.gemini_deny(call.event, verdict.message(call.subject))
+    def allow(self, call: StepCall) -> tuple[bytes, int]:
+        return host_replies.EMPTY
+
+    def deny(self, call: StepCall, message: str) -> tuple[bytes, int]:
+        return host_replies.gemini_deny(call.event, message)

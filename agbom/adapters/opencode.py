@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agbom.adapters import _base, _hosts, host_replies, host_skills, names
-from agbom.adapters.interface import StepCall, Verdict
+from agbom.adapters.interface import StepCall
 
 EVENT = "tool.execute.before"
 
@@ -62,10 +62,8 @@ class OpencodeAdapter(_hosts.HostAdapter):
         )
         return _hosts.tool_request(common, opencode_tool(tool_name, servers[:256]), arguments)
 
-    def render(self, verdict: Verdict | None, call: StepCall, *, hook_id: str) -> tuple[bytes, int]:
-        if not call.blocking or not _hosts.denied(verdict):
-            return host_replies.opencode_allow()
-        assert verdict is not None
-        if verdict.disposition in ("ask", "defer"):
-            return host_replies.opencode_deny(_hosts.needs_person(verdict, call))
-        return host_replies.opencode_deny(verdict.message(call.subject))
+    def allow(self, call: StepCall) -> tuple[bytes, int]:
+        return host_replies.opencode_allow()
+
+    def deny(self, call: StepCall, message: str) -> tuple[bytes, int]:
+        return host_replies.opencode_deny(message)

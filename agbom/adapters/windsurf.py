@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agbom.adapters import _base, _hosts, host_replies, names
-from agbom.adapters.interface import MalformedEvent, StepCall, Verdict
+from agbom.adapters.interface import MalformedEvent, StepCall
 
 _TOOLS = {
     "pre_run_command": names.SHELL,
@@ -72,8 +72,9 @@ class WindsurfAdapter(_hosts.HostAdapter):
             return _hosts.user_prompt(common, info.get("user_prompt"))
         return _hosts.no_step(common)
 
-    def render(self, verdict: Verdict | None, call: StepCall, *, hook_id: str) -> tuple[bytes, int]:
+    def allow(self, call: StepCall) -> tuple[bytes, int]:
+        return host_replies.EMPTY
+
+    def deny(self, call: StepCall, message: str) -> tuple[bytes, int]:
         # The reason travels on stderr (the adapter's HookReply.stderr, or thin mode's copy).
-        if not call.blocking or not _hosts.denied(verdict):
-            return host_replies.EMPTY
         return b"", 2
