@@ -31,6 +31,8 @@ HEADER_TO_ENV = {
     "x-agbom-user": "AGBOM_USER",
     "x-agbom-uid": "AGBOM_UID",
     "x-agbom-host": "AGBOM_HOST",
+    # The event of a host whose payloads do not name it (Copilot's camelCase events).
+    "x-agbom-hook-event": "AGBOM_HOOK_EVENT",
 }
 ENV_TO_HEADER = {env: header for header, env in HEADER_TO_ENV.items()}
 # Thin mode passes its failure mode; the server's own setting wins (see fail_open_from_headers).

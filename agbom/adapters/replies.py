@@ -14,10 +14,13 @@ from __future__ import annotations
 import json
 import re
 
+from agbom.adapters import host_replies
+
 OSCOVA = "oscova"
 MEERKAT = "meerkat"
 CLAUDE_CODE = "claude-code"
-RUNTIMES = (OSCOVA, MEERKAT, CLAUDE_CODE)
+# Cursor, Codex, Gemini CLI, Copilot, Windsurf, opencode: their replies are in host_replies.
+RUNTIMES = (OSCOVA, MEERKAT, CLAUDE_CODE, *host_replies.HOSTS)
 
 # Oscova: exit codes the command handler contract gives meaning to.
 OSCOVA_EXIT_ALLOW = 0
@@ -178,6 +181,8 @@ def event_name(runtime: str, raw: bytes) -> str | None:
 
     Used to answer a failure the way that event expects (an observe-only event is never denied).
     """
+    if runtime in host_replies.HOSTS:
+        return host_replies.event_name(runtime, raw)
     try:
         doc = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -227,4 +232,6 @@ def failure(
             # Unknown event shape: exit 2 blocks whatever it was, with the reason on stderr.
             return b"", 2
         return claude_pass()
+    if runtime in host_replies.HOSTS:
+        return host_replies.failure(runtime, reason, fail_open=fail_open, event=event)
     raise ValueError(f"unknown runtime {runtime!r}")

@@ -141,6 +141,7 @@ def local_skill(
     limits: ReadLimits | None = None,
     environ: Any = None,
     parents: bool = False,
+    roots: list[tuple[str, Path]] | None = None,
 ) -> dict[str, Any]:
     """What the hook's machine holds for skill ``name``.
 
@@ -152,14 +153,15 @@ def local_skill(
     Looked for as Claude Code finds it: ``plugin:skill`` in the installed plugins (only with
     ``home``: a server reads no plugin folder); any other name in the skills folders, the
     one that wins first (managed and the project's parents only when ``parents``: the hook
-    process, never the server).
+    process, never the server). ``roots`` (``(scope, folder)``, in order) replaces Claude
+    Code's folders for another host's (agbom/adapters/host_skills.py), which has no plugins.
     """
     from agbom.adapters import claude_paths
 
     if not valid_name(name):
         return {"name": name[:255], "found": False, "looked_in": [], "error": "not a skill name"}
     limits = limits or ReadLimits.within(READ_SECONDS)
-    if ":" in name:
+    if ":" in name and roots is None:
         if home is None:
             return {"name": name, "found": False, "looked_in": [], "error": None}
         folder, plugin, looked = claude_paths.plugin_skill_folder(name, home, environ, cwd)
@@ -169,7 +171,8 @@ def local_skill(
         if info.get("found"):
             info["plugin"] = plugin["key"]
         return info
-    roots = claude_paths.skill_roots(cwd, home, environ, managed=parents, parents=parents)
+    if roots is None:
+        roots = claude_paths.skill_roots(cwd, home, environ, managed=parents, parents=parents)
     looked = [str(root / name) for _, root in roots]
     for scope, root in roots:
         folder = root / name

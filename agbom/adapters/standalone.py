@@ -215,6 +215,21 @@ def run(
             limits=skill_files.ReadLimits.within(skill_files.READ_SECONDS),
             limit=MAX_STDIN_BYTES,
         )
+    else:
+        from agbom.adapters import host_replies
+
+        marker = host_replies.SKILL_MARKERS.get(runtime)
+        if marker is not None and marker in raw:
+            # Gemini CLI's activate_skill, opencode's skill tool: read here, the same way.
+            from agbom.adapters import host_skills, skill_files
+
+            raw = host_skills.with_local_skill(
+                runtime,
+                raw,
+                home=env.get("HOME"),
+                limits=skill_files.ReadLimits.within(skill_files.READ_SECONDS),
+                limit=MAX_STDIN_BYTES,
+            )
     guardian: Any = None
     try:
         from agbom.guardian import GuardianConfig, build_guardian

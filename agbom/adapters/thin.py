@@ -27,8 +27,8 @@ import sys
 import time
 
 from agbom.adapters import headers as _headers
+from agbom.adapters import host_replies, replies
 from agbom.adapters import identity as _identity
-from agbom.adapters import replies
 
 MAX_STDIN_BYTES = _headers.MAX_EVENT_BYTES
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -43,6 +43,7 @@ EXIT_CODES = {
     ),
     replies.MEERKAT: frozenset({0}),
     replies.CLAUDE_CODE: frozenset({0, 2}),
+    **host_replies.EXIT_CODES,
 }
 DEFAULT_TIMEOUT = 3.0
 READ_SHARE = 0.5
@@ -50,7 +51,7 @@ READ_SHARE = 0.5
 TOKEN_FILE_ENV = "AGBOM_HOOK_TOKEN_FILE"
 MAX_TOKEN_BYTES = 4096
 USAGE = (
-    "usage: agbom hook {oscova,meerkat,claude-code} --server URL [--fail-open|--fail-closed] "
+    f"usage: agbom hook {{{','.join(replies.RUNTIMES)}}} --server URL [--fail-open|--fail-closed] "
     "[--timeout SECONDS] [--agent-id ID] [--hook-id ID] [--token-file FILE]"
 )
 
@@ -238,8 +239,11 @@ def _not_agbom(runtime: str, fields: dict[str, str], payload: bytes) -> str | No
     if fields.get("content-type", "").split(";")[0].strip().lower() != "application/json":
         return "not JSON"
     if not payload.strip():
-        # Claude Code's blocking failure is an empty body with exit code 2.
-        return None if runtime == replies.CLAUDE_CODE and code == "2" else "empty body"
+        # Claude Code's blocking failure is an empty body with exit code 2; several hosts
+        # read an empty stdout as "no objection" (Codex requires it) or block on exit 2 alone.
+        if runtime == replies.CLAUDE_CODE and code == "2":
+            return None
+        return None if runtime in host_replies.HOSTS else "empty body"
     try:
         doc = json.loads(payload)
     except (ValueError, RecursionError):
@@ -250,7 +254,7 @@ def _not_agbom(runtime: str, fields: dict[str, str], payload: bytes) -> str | No
         return "no Oscova decision in the body"
     if runtime == replies.MEERKAT and doc and not isinstance(doc.get("decision"), dict):
         return "no Meerkat decision in the body"
-    return None
+    return host_replies.answer_problem(runtime, doc)
 
 
 def _dechunk(data: bytes) -> bytes:
@@ -336,6 +340,8 @@ def main(args: list[str]) -> int:
         try:
             if runtime == replies.CLAUDE_CODE:
                 raw = _with_local_skill(raw, started + timeout * READ_SHARE)
+            elif runtime in host_replies.SKILL_HOSTS:
+                raw = _with_host_skill(runtime, raw, started + timeout * READ_SHARE)
             stage = "request"
             left = max(timeout - (time.monotonic() - started), 0.001)
             status, body, fields = _post(str(opts["server"]), runtime, raw, head, left)
@@ -395,6 +401,20 @@ def _with_local_skill(raw: bytes, deadline: float) -> bytes:
     limits = skill_files.ReadLimits(deadline=deadline)
     return claude_inventory.enrich(
         raw, home=os.environ.get("HOME"), environ=os.environ, limits=limits, limit=MAX_STDIN_BYTES
+    )
+
+
+def _with_host_skill(runtime: str, raw: bytes, deadline: float) -> bytes:
+    """The event of a host with a skill gate (Gemini CLI, opencode), with the skill it loads
+    read here, as for Claude Code (agbom/adapters/host_skills.py)."""
+    if host_replies.SKILL_MARKERS[runtime] not in raw:
+        return raw
+    from agbom.adapters import host_skills, skill_files
+
+    limits = skill_files.ReadLimits(deadline=deadline)
+    home = os.environ.get("HOME")
+    return host_skills.with_local_skill(
+        runtime, raw, home=home, limits=limits, limit=MAX_STDIN_BYTES
     )
 
 

@@ -1,4 +1,6 @@
-"""``agbom hook RUNTIME``: a command hook handler for Oscova, Meerkat and Claude Code.
+"""``agbom hook RUNTIME``: a command hook handler for Oscova, Meerkat, Claude Code, Cursor, Codex
+CLI, Gemini CLI, GitHub Copilot CLI, Windsurf and opencode (``agbom hook install|uninstall|doctor``
+are in :mod:`agbom.cli.hook_setup`).
 
 Standalone mode decides in process (:func:`agbom.adapters.standalone.run` opens the store and
 rules). Neither mode usually reaches this module: :func:`agbom.cli.main` hands thin mode
@@ -30,17 +32,23 @@ def register(app: typer.Typer) -> None:
     app.command(
         "hook",
         help=(
-            "Answer one hook event of an agent runtime (oscova, meerkat, claude-code): the event "
-            "on stdin, the runtime's answer on stdout and exit code. With --server URL the event "
-            "is forwarded to a running 'agbom serve' (thin mode, fast start); without, it is "
-            "decided in process with --db and --rules."
+            "Answer one hook event of an agent host (claude-code, cursor, codex, gemini-cli, "
+            "copilot, windsurf, opencode, oscova, meerkat); install, uninstall and check the "
+            "hosts' hook configurations (hook install|uninstall|doctor). The event comes on "
+            "stdin, the host's answer goes to stdout and the exit code. With --server URL the "
+            "event is forwarded to a running 'agbom serve' (thin mode, fast start); without, it "
+            "is decided in process with --db and --rules. 'agbom hook install HOST', 'agbom "
+            "hook uninstall HOST' and 'agbom hook doctor' have their own --help."
         ),
     )(hook_cmd)
 
 
 def hook_cmd(
     runtime: str = typer.Argument(
-        ..., metavar="[oscova|meerkat|claude-code]", help="The runtime whose hook event it is."
+        ...,
+        metavar="RUNTIME",
+        help="The runtime or host whose hook event it is: oscova, meerkat, claude-code, cursor, "
+        "codex, gemini-cli, copilot, windsurf, opencode.",
     ),
     db: str | None = typer.Option(
         None,

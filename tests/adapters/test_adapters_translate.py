@@ -54,11 +54,14 @@ ALLOW = Verdict(disposition="allow")
 
 
 def test_registry_names_and_unknown_runtime() -> None:
-    assert ADAPTERS == ("oscova", "meerkat", "claude-code")
+    assert ADAPTERS == (
+        "oscova", "meerkat", "claude-code",
+        "cursor", "codex", "gemini-cli", "copilot", "windsurf", "opencode",
+    )  # fmt: skip
     for name in ADAPTERS:
         assert get_adapter(name).name == name
-    with pytest.raises(AdapterError, match="unknown hook runtime 'cursor'"):
-        get_adapter("cursor")
+    with pytest.raises(AdapterError, match="unknown hook runtime 'aider'"):
+        get_adapter("aider")
 
 
 # -- Oscova ---------------------------------------------------------------------------------------
