@@ -1,0 +1,91 @@
+"""The import structure of agbom/: the layer contracts hold and no import circle is added.
+
+The contracts are in pyproject.toml (``[tool.importlinter]``) and are checked by
+import-linter's own ``lint-imports``. The circles are read from grimp's import graph (the
+graph import-linter checks), which counts every import: at module level, inside a function,
+and under ``if TYPE_CHECKING:``. A circle through any of them is a circle in the design
+even when Python can load it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KNOWN_CIRCLE = frozenset(
+    {
+        # Issue 44 item 2: the Guardian's policies hold the Guardian (policy_base imports
+        # core), and the Guardian's mixins (memory, pipelined) import the policies back.
+        # The one exception; it may only shrink: remove each module untied from it.
+        "agbom.guardian.core",
+        "agbom.guardian.flow",
+        "agbom.guardian.memory",
+        "agbom.guardian.pipelined",
+        "agbom.guardian.policies",
+        "agbom.guardian.policy_base",
+        "agbom.guardian.policy_inventory",
+        "agbom.guardian.policy_skills",
+        "agbom.guardian.precheck",
+    }
+)
+
+
+def import_graph() -> grimp.ImportGraph:
+    return grimp.build_graph("agbom", cache_dir=None)
+
+
+def circles(graph: grimp.ImportGraph) -> list[frozenset[str]]:
+    """The sets of modules that import each other round a circle, largest first."""
+    edges = nx.DiGraph()
+    for module in graph.modules:
+        edges.add_node(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported != module:
+                edges.add_edge(module, imported)
+    found = [frozenset(c) for c in nx.strongly_connected_components(edges) if len(c) > 1]
+    return sorted(found, key=lambda c: (-len(c), sorted(c)))
+
+
+def test_the_import_contracts_are_kept() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from importlinter.cli import lint_imports_command;"
+            " sys.exit(lint_imports_command())",
+            "--no-cache",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+def test_no_import_circle_but_the_known_one() -> None:
+    found = circles(import_graph())
+    expected = [KNOWN_CIRCLE] if KNOWN_CIRCLE else []
+    assert found == expected, "import circles in agbom/ (largest first):\n" + "\n".join(
+        " -> ".join(sorted(c)) for c in found
+    )
+
+
+def test_an_added_circle_is_found() -> None:
+    graph = import_graph()
+    top, bottom = "agbom.cli.scan_cmds", "agbom.inventory.model"
+    # The model at the bottom importing a command at the top closes a circle through the
+    # layers between them.
+    assert graph.chain_exists(importer=top, imported=bottom)
+    graph.add_import(importer=bottom, imported=top)
+    found = circles(graph)
+    assert len(found) == 2
+    assert KNOWN_CIRCLE in found
+    assert any({top, bottom} <= circle for circle in found)
