@@ -9,8 +9,10 @@ even when Python can load it.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -70,3 +72,14 @@ def test_an_added_circle_is_found() -> None:
     found = circles(graph)
     assert len(found) == 1
     assert {top, bottom} <= found[0]
+
+
+def test_the_documented_layers_are_the_contract() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    [layers] = [
+        c["layers"] for c in contracts["tool"]["importlinter"]["contracts"] if c["id"] == "layers"
+    ]
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- layers:[^>]*-->\n```\n(.*?)```", doc, re.DOTALL)
+    assert block is not None, "docs/architecture.md lost its layer list"
+    assert block.group(1).splitlines() == layers
