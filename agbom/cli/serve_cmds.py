@@ -439,10 +439,10 @@ def serve(
         _announce_packs(checked)
         checked.store.close()
         from agbom.transports.bundle import BundleSource
+        from agbom.transports.front_policy import is_loopback_host
         from agbom.transports.http import (
             InProcessDecisions,
             ProcessDecisions,
-            is_loopback_host,
             read_token_file,
             serve_http,
         )
@@ -772,7 +772,7 @@ def _front_policy(
     read_api_protected: bool,
 ) -> Any:
     """The HTTP front's policy for ``serve``'s options (usage errors for bad ones)."""
-    from agbom.transports.http import FrontPolicy, is_loopback_host
+    from agbom.transports.front_policy import FrontPolicy, is_loopback_host
 
     if not is_loopback_host(host) and not read_api_protected:
         raise typer.BadParameter(

@@ -275,14 +275,13 @@ def shown(text: str) -> str:
     from agbom.scan.redact import redact_url
 
     text = re.sub(r"\b[a-z][a-z0-9+.-]*://\S+", lambda m: redact_url(m.group())[0], text)
+    # The scanner's own redaction pass (the exporters' redact_command/redact_args wrap it).
+    from agbom.scan.redact import redact_args
+
     try:
-        from agbom.export._redact import redact_command
-
-        text = redact_command(text)
+        text = redact_args([text])[0][0]
     except ValueError:  # unbalanced quotes: the words are redacted one by one
-        from agbom.export._redact import redact_args
-
-        text = " ".join(redact_args(text.split()))
+        text = " ".join(redact_args(text.split())[0])
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
