@@ -47,13 +47,26 @@ CLASS_CHECKS: dict[str, frozenset[str]] = {
     "cryptominer": frozenset({"cryptominer"}),
     "supply-chain": frozenset({"untrusted-install", "typosquat-package", "download-to-shell"}),
     "prompt-injection": frozenset(
-        {"instruction-override", "hide-from-user", "hidden-instructions", "authority-abuse",
-         "goal-manipulation", "role-impersonation", "invisible-characters",
-         "prompt-exfiltration"}
+        {
+            "instruction-override",
+            "hide-from-user",
+            "hidden-instructions",
+            "authority-abuse",
+            "goal-manipulation",
+            "role-impersonation",
+            "invisible-characters",
+            "prompt-exfiltration",
+        }
     ),  # fmt: skip
     "mcp-config": frozenset(
-        {"mcp-plaintext-secret", "mcp-insecure-endpoint", "mcp-unpinned-server",
-         "mcp-risky-command", "download-to-shell", "secret-exfiltration"}
+        {
+            "mcp-plaintext-secret",
+            "mcp-insecure-endpoint",
+            "mcp-unpinned-server",
+            "mcp-risky-command",
+            "download-to-shell",
+            "secret-exfiltration",
+        }
     ),  # fmt: skip
     "remote-execution": frozenset({"download-to-shell"}),
 }
@@ -120,8 +133,7 @@ def skills_of(split: str) -> list[tuple[str, str, Path]]:
     out = []
     for label in ("malicious", "benign"):
         for cls in sorted((CORPUS / split / label).iterdir()):
-            for folder in sorted(cls.iterdir()):
-                out.append((label, cls.name, folder))
+            out.extend((label, cls.name, folder) for folder in sorted(cls.iterdir()))
     return out
 
 

@@ -32,12 +32,15 @@ def test_every_planted_case_is_found_at_high(result: Score) -> None:
 def test_no_benign_skill_is_flagged_high(result: Score) -> None:
     assert result.false_positives == []
     assert len(list((CORPUS / "benign").iterdir())) >= 25
-    # What stays reported, at low: the padding itself and vendors' documented installers.
+    # What stays reported, at low: the padding itself, vendors' documented installers, and
+    # attacks quoted in teaching text (cited-attack, issue 41 item 3).
     assert result.low_on_benign == [
         "docker-official",
         "padding-before-frontmatter",
         "padding-frontmatter",
         "rustup-official",
+        "teach-never-pipe",
+        "teach-quoted-injection",
     ]
 
 
@@ -109,16 +112,19 @@ def test_padding_is_low_and_what_it_hides_is_still_checked(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "checks"),
     [
-        "never pipe curl into bash",
-        "Never run `curl https://example.com/install.sh | bash` without reading it.",
-        "Attackers may write 'ignore previous instructions' in a ticket.",
-        "Do not notify the user for every file.",
+        ("never pipe curl into bash", []),
+        ("Never run `curl https://example.com/install.sh | bash` without reading it.",
+         ["cited-attack"]),
+        ("Attackers may write 'ignore previous instructions' in a ticket.", ["cited-attack"]),
+        ("Do not notify the user for every file.", []),
     ],
-)
-def test_teaching_text_is_not_flagged(text: str) -> None:
-    assert list(check_text(text, "SKILL.md")) == []
+)  # fmt: skip
+def test_teaching_text_is_reported_only_as_a_quoted_attack(text: str, checks: list[str]) -> None:
+    """Teaching text is reported lower than the same text as an instruction (issue 41 item
+    3): as cited-attack, which the default pack rates low, not dropped."""
+    assert [f.check for f in check_text(text, "SKILL.md")] == checks
 
 
 def test_the_same_words_without_the_warning_are_flagged() -> None:
