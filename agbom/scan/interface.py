@@ -53,6 +53,12 @@ SCANNER_RULES: Mapping[str, tuple[str, str]] = {
         "A locally launched MCP server runs a registry package without an exact version, so "
         "it runs whatever the registry serves next; pin an exact version.",
     ),
+    "scan.skill-spec": (
+        "low",
+        "A SKILL.md breaks a rule of the Agent Skills specification (a description over "
+        "1,024 characters, a name that does not match its folder, no frontmatter, ...); the "
+        "skill was still read and inventoried.",
+    ),
     "scan.skill-load-digest-mismatch": (
         "high",
         "A recorded ACS session loaded a skill whose digest differs from the digest it was "
@@ -67,6 +73,10 @@ SCANNER_REMEDIATIONS: Mapping[str, str] = {
         "Pin the package to an exact version in the server's command (for example "
         "`npx -y @scope/server@1.2.3`, `uvx server==1.2.3`, an image digest), then run "
         "`agbom lock` so CI catches the next change."
+    ),
+    "scan.skill-spec": (
+        "Fix the SKILL.md frontmatter as the message says (agentskills.io/specification); "
+        "hosts that validate skills may refuse or truncate it."
     ),
     "scan.skill-load-digest-mismatch": (
         "Find out why the skill changed between registration and load; register it again "
