@@ -32,6 +32,10 @@ MAX_SKILL_BYTES = 16 * 1024 * 1024  # per skill
 MAX_FINDINGS = 50  # per skill; the count of the rest is kept
 MAX_LINE_CHARS = 8192  # of a line kept as a finding's context (every line is checked whole)
 MAX_TEXT = 160
+# Places a pattern may start in one file (the occurrences of its words): past this the
+# pattern is not matched over the file, which is listed in ``content_unchecked`` with the
+# checks left out. A skill has tens of them; 1 MB of ``curl x`` has 150,000.
+MAX_STARTS = 10_000
 BLANK_RUN = 40  # consecutive blank lines that hide what follows
 _SNIFF = 8192  # a NUL byte in the first bytes: binary, not read as text
 
@@ -117,6 +121,8 @@ _SAVED = re.compile(
     r"(?P<pydecode>base64\.|codecs\.decode|bytes\.fromhex|zlib\.decompress)"
 )
 _RUN_AFTER = 6  # lines after the save in which running the file counts
+_RUN_AFTER_CHARS = 8192  # ... and at most this far (one long line is not six lines)
+_SAVED_STARTS = ("curl", "wget", "iwr", "invoke-webrequest", "base64", "xxd", "openssl", "open(")
 # Vendors' documented installers, fetched over HTTPS from the vendor's own address: still
 # reported (what runs was not reviewed), at low severity as `vendor-installer`.
 _VENDOR_INSTALLERS = frozenset(
@@ -317,6 +323,7 @@ class _Text:
         self._prose: ProseView | None = None
         self.found: list[ContentFinding] = []
         self.argv_sent = False  # a script whose own arguments reach the network
+        self.skipped: set[str] = set()  # checks whose patterns were over MAX_STARTS
 
     @property
     def prose(self) -> ProseView:
@@ -374,6 +381,19 @@ class _Text:
             return any(word in lower for word in words)
         return False
 
+    def dense(self, check: str, words: tuple[str, ...]) -> bool:
+        """More than :data:`MAX_STARTS` places in the file where ``check``'s pattern could
+        start (its words, counted): the pattern is not run over the file, which is listed as
+        partly checked (``skipped``), so that 1 MB of ``curl x`` costs a count, not a match
+        attempt at every word (the parse-based analyses of its code still run)."""
+        count = 0
+        for word in words:
+            count += self.lower.count(word)
+            if count > MAX_STARTS:
+                self.skipped.add(check)
+                return True
+        return False
+
 
 def check_text(text: str, file: str) -> Iterator[ContentFinding]:
     """The text checks (patterns, two-step patterns, invisible characters, blank runs) over
@@ -389,7 +409,7 @@ def _check(text: str, file: str) -> _Text:
     norm = doc.norm
     lines_of: dict[str, set[int]] = {}  # one finding per check and line, as before
     for check, pattern, words in _PHRASES:
-        if not doc.needs(words, prose=check in _PROSE_CHECKS):
+        if not doc.needs(words, prose=check in _PROSE_CHECKS) or doc.dense(check, words):
             continue
         seen = lines_of.setdefault(check, set())
         prose = doc.prose if check in _PROSE_CHECKS else None
@@ -414,9 +434,13 @@ def _check(text: str, file: str) -> _Text:
                 doc.add("cited-attack", start, end, detail=f"{name}, quoted or warned against")
                 continue
             doc.add(name, start, end)
-    if doc.needs(_NEEDS["saved"]):
+    if doc.needs(_NEEDS["saved"]) and not doc.dense("download-to-shell", _SAVED_STARTS):
         _saved_then_run(doc)
-    if doc.needs(_NEEDS["secret"]) and doc.needs(_NEEDS["send"]):
+    if (
+        doc.needs(_NEEDS["secret"])
+        and doc.needs(_NEEDS["send"])
+        and not doc.dense("secret-exfiltration", _NEEDS["secret"])
+    ):
         _exfiltration(doc)
     _prose(doc, lines_of)
     _code(doc, lines_of)
@@ -727,12 +751,14 @@ _KEY_OPTION = re.compile(r"\s-i\s*[\"']?\$\{?$")
 
 
 def _lines_after(norm: str, pos: int) -> int:
-    """Where the :data:`_RUN_AFTER`-th line after ``pos`` ends (the text's end if sooner)."""
+    """Where the :data:`_RUN_AFTER`-th line after ``pos`` ends (the text's end if sooner),
+    at most :data:`_RUN_AFTER_CHARS` after ``pos``."""
     stop = pos
+    limit = min(len(norm), pos + _RUN_AFTER_CHARS)
     for _ in range(_RUN_AFTER):
-        nxt = norm.find("\n", stop + 1)
+        nxt = norm.find("\n", stop + 1, limit)
         if nxt < 0:
-            return len(norm)
+            return limit
         stop = nxt
     return stop
 
@@ -813,6 +839,8 @@ def check_skill(folder: Path, files: Iterable[Any]) -> ContentReport:
         text = data.decode("utf-8", errors="replace")
         doc = _check(text, path)
         found.extend(doc.found)
+        if doc.skipped:  # read, but some patterns were over their bound
+            unchecked.append(f"{path} (patterns not matched: {', '.join(sorted(doc.skipped))})")
         if doc.argv_sent:
             sends_arguments.add(path)
         if path.lower().endswith(_MARKDOWN) or path.lower().endswith(".txt"):

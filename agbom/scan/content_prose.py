@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+MAX_STARTS = 10_000  # as agbom.scan.content.MAX_STARTS
 _WHO = r"(?:the\s+)?(?:user|human|operator|person|requester)s?"
 _PRIOR = (
     r"(?:previous|prior|earlier|above|preceding|original|system|developer|safety|existing"
@@ -221,6 +222,8 @@ def prose_findings(text: str) -> Iterator[tuple[str, int, int]]:
     for check, pattern, words in PATTERNS:
         if not any(word in lower for word in words):
             continue
+        if sum(lower.count(word) for word in words) > MAX_STARTS:
+            continue  # see agbom.scan.content.MAX_STARTS: a count, not a match per word
         flags = pattern.flags
         if check == "role-impersonation":
             pattern = re.compile(pattern.pattern, flags | re.MULTILINE)
