@@ -1,8 +1,13 @@
-"""Reading a file that holds a secret (a signing key, the review page's secret).
+"""Reading a file that agbom trusts: one that holds a secret (a signing key, the HMAC key of
+``--secret-file``/``--keys-file``, the read API's token, the review page's secret), or one
+that says who may do what (the reviewers file).
 
 One rule for every such file, so that none is read more loosely than another: never through
-a link (``O_NOFOLLOW``), a regular file only, readable and writable by its owner alone, and
-bounded in bytes. Each caller names the file for its messages and raises its own error.
+a link (``O_NOFOLLOW``), never a FIFO or device (``O_NONBLOCK``, then a regular file only),
+owned by you or root, written by its owner alone, and bounded in bytes; a secret is also
+read by its owner alone (:mod:`agbom._ownership`). The checks are made on the file opened,
+not on its name, so it cannot be swapped in between. Each caller names the file for its
+messages and raises its own error.
 """
 
 from __future__ import annotations
@@ -11,12 +16,24 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["read_private_file"]
+from agbom._ownership import file_problem
+
+__all__ = ["read_private_file", "read_trusted_file"]
 
 
 def read_private_file(path: Path, what: str, limit: int, error: type[Exception]) -> bytes:
-    """The bytes of ``path`` (``what`` names it in messages: "private key", "ui secret
-    file"); ``error`` with a one-line reason when it breaks the rule above."""
+    """The bytes of a file that holds a secret (``what`` names it in messages: "private key",
+    "ui secret file"); ``error`` with a one-line reason when it breaks the rule above."""
+    return _read(path, what, limit, error, secret=True)
+
+
+def read_trusted_file(path: Path, what: str, limit: int, error: type[Exception]) -> bytes:
+    """The bytes of a file that others may read but only its owner may write (the reviewers
+    file: token hashes and roles); ``error`` with a one-line reason otherwise."""
+    return _read(path, what, limit, error, secret=False)
+
+
+def _read(path: Path, what: str, limit: int, error: type[Exception], *, secret: bool) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -27,11 +44,9 @@ def read_private_file(path: Path, what: str, limit: int, error: type[Exception])
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise error(f"{what} {path} is not a regular file")
-        if info.st_mode & 0o077:
-            raise error(
-                f"{what} {path} is readable or writable by others "
-                f"(mode {stat.S_IMODE(info.st_mode):04o}); chmod 600 it"
-            )
+        problem = file_problem(info, what, path, secret=secret)
+        if problem is not None:
+            raise error(problem)
         data = os.read(fd, limit + 1)
     except OSError as exc:
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None

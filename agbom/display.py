@@ -16,32 +16,22 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-_SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-
-def _escape(char: str) -> str:
-    if char in _SHORT:
-        return _SHORT[char]
-    point = ord(char)
-    if point < 0x100:
-        return f"\\x{point:02x}"
-    if point < 0x10000:
-        return f"\\u{point:04x}"
-    return f"\\U{point:08x}"
-
 
 def visible(text: object) -> str:
-    """``text`` with every character that is not printable written as an escape.
+    """``text`` with every character that renders as nothing or as blank, and every one that
+    is not printable, written as an escape (the ASCII space excepted).
 
-    Not printable means what :meth:`str.isprintable` says, the ASCII space excepted: C0 and
-    C1 controls, DEL, format characters (bidi overrides and isolates, zero-width characters,
-    the BOM), line and paragraph separators, other spaces than U+0020, lone surrogates (from
-    undecodable file names), private-use and unassigned code points.
+    Which characters those are is decided once, by their Unicode properties, in
+    :mod:`agbom.invisible`: C0 and C1 controls, DEL, format characters (bidi overrides and
+    isolates, zero-width characters, the BOM, tags), default-ignorable characters (variation
+    selectors, Hangul fillers), spaces other than U+0020, line and paragraph separators, the
+    braille blank; and what :meth:`str.isprintable` refuses besides (lone surrogates from
+    undecodable file names, private-use and unassigned code points).
     """
+    from agbom.invisible import escape
+
     value = text if isinstance(text, str) else str(text)
-    if value.isprintable():
-        return value
-    return "".join(c if c.isprintable() or c == " " else _escape(c) for c in value)
+    return escape(value, keep=" ")
 
 
 CUT_MIN = 16

@@ -6,7 +6,7 @@ Regenerate with: python -m agbom._validators
 # mypy: ignore-errors
 # ruff: noqa
 # fmt: off
-SCHEMAS_SHA256 = "1612b339761d6aba0a41feb50ab74d6201c10ef7e1a089c29b836330d2adfe1a"
+SCHEMAS_SHA256 = "0e55b9e68fe32231fd3fd362775ecad8489fe0711b0e9a5cf2691055588e0f16"
 FASTJSONSCHEMA_VERSION = "2.22.3"
 GENERATOR_VERSION = 1
 from decimal import Decimal

@@ -1,4 +1,5 @@
-"""Hook handlers for agent runtimes that do not speak ACS (Oscova, Meerkat, Claude Code).
+"""Hook handlers for agent runtimes that do not speak ACS (Oscova, Meerkat, Claude Code, and the
+hosts Cursor, Codex CLI, Gemini CLI, GitHub Copilot CLI, Windsurf and opencode).
 
 Each runtime's events are mapped onto ACS steps and decided by the same Guardian, rules,
 approvals and audit chain as ACS requests. This package's ``__init__`` stays import-light:
@@ -9,18 +10,28 @@ the adapters themselves are only loaded by :func:`get_adapter`.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
+# Not typing.TYPE_CHECKING: thin mode imports this package on every hook process start, and
+# importing typing is about a millisecond of it. Type checkers take the name as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agbom.adapters.interface import Adapter
+    from typing import Any
 
-ADAPTERS: tuple[str, ...] = ("oscova", "meerkat", "claude-code")
+    from agbom.adapters.interface import Adapter
 
 _IMPLEMENTATIONS = {
     "oscova": ("agbom.adapters.oscova", "OscovaAdapter"),
     "meerkat": ("agbom.adapters.meerkat", "MeerkatAdapter"),
     "claude-code": ("agbom.adapters.claude_code", "ClaudeCodeAdapter"),
+    # One row per host: its translation module (event -> ACS steps, decision -> reply).
+    "cursor": ("agbom.adapters.cursor", "CursorAdapter"),
+    "codex": ("agbom.adapters.codex", "CodexAdapter"),
+    "gemini-cli": ("agbom.adapters.gemini_cli", "GeminiCliAdapter"),
+    "copilot": ("agbom.adapters.copilot", "CopilotAdapter"),
+    "windsurf": ("agbom.adapters.windsurf", "WindsurfAdapter"),
+    "opencode": ("agbom.adapters.opencode", "OpencodeAdapter"),
 }
+ADAPTERS: tuple[str, ...] = tuple(_IMPLEMENTATIONS)
 _cache: dict[str, Any] = {}
 
 _LAZY = {

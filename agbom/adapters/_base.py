@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from agbom.adapters import replies
+from agbom.adapters import identity, replies
 from agbom.adapters.headers import MAX_EVENT_BYTES, TOO_LARGE_CODE, too_large_reason
 from agbom.adapters.interface import HookReply, MalformedEvent, StepCall, Verdict
 from agbom.errors import AgbomError
@@ -170,6 +170,25 @@ class BaseAdapter:
         log.warning("%s", line)
         return HookReply(body=body, exit_code=exit_code, stderr=line, http_status=200)
 
+    def who(self, call: StepCall, env: Mapping[str, str]) -> StepCall:
+        """``call`` with the user and machine behind it (agbom/adapters/identity.py).
+
+        An adapter leaves the agent id as its runtime's name when neither the event nor
+        ``--agent-id`` names one; here that id becomes ``RUNTIME/USER@HOST`` (or
+        ``RUNTIME/claimed:USER@HOST`` when the server could not check the claim), so the
+        fleet shows one agent per developer and machine whatever the runtime. A session
+        start records the identity and how it was established in ``user_identity``.
+        """
+        if call.agent_id == self.name and not env.get(AGENT_ID_ENV):
+            agent = identity.agent_id(self.name, env)
+            if agent != call.agent_id:
+                call = replace(call, agent_id=agent)
+        if call.method == "steps/sessionStart":
+            described = identity.describe(env)
+            if described and "user_identity" not in call.payload:
+                call = replace(call, payload={**call.payload, "user_identity": described})
+        return call
+
     def handle(
         self, raw: bytes, guardian: Any, *, env: Mapping[str, str], fail_open: bool
     ) -> HookReply:
@@ -186,6 +205,7 @@ class BaseAdapter:
         except MalformedEvent as exc:
             event = replies.event_name(self.name, raw[:MAX_EVENT_BYTES])
             return self.malformed(str(exc), fail_open=fail_open, event=event, hook_id=hook_id)
+        call = self.who(call, env)
         if call.method is None:
             body, exit_code = self.render(None, call, hook_id=hook_id)
             return HookReply(body=body, exit_code=exit_code)
@@ -202,14 +222,27 @@ class BaseAdapter:
                     agent_id=call.agent_id,
                     turn_id=call.turn_id,
                 )
-            # (4) the same decision pipeline as an ACS request: rules, approvals, audit chain.
-            decision = guardian.decide(
-                call.method,
-                call.payload,
-                session_id=call.session_id,
-                agent_id=call.agent_id,
-                turn_id=call.turn_id,
-            )
+            decision = None
+            for method, payload in call.gates:
+                gate = guardian.decide(
+                    method,
+                    payload,
+                    session_id=call.session_id,
+                    agent_id=call.agent_id,
+                    turn_id=call.turn_id,
+                )
+                if Verdict.from_decision(gate).disposition != "allow":
+                    decision = gate
+                    break
+            if decision is None:
+                # (4) the same decision pipeline as an ACS request: rules, approvals, chain.
+                decision = guardian.decide(
+                    call.method,
+                    call.payload,
+                    session_id=call.session_id,
+                    agent_id=call.agent_id,
+                    turn_id=call.turn_id,
+                )
         except AgbomError as exc:
             return self.malformed(
                 f"{call.event}: no decision: {exc.diagnostics()}",

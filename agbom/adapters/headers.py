@@ -27,6 +27,12 @@ HEADER_TO_ENV = {
     **{f"x-oscova-hook-{v.lower().replace('_', '-')}": f"OSCOVA_HOOK_{v}" for v in OSCOVA_VARS},
     "x-agbom-agent-id": "AGBOM_AGENT_ID",
     "x-agbom-hook-id": "AGBOM_HOOK_ID",
+    # Who is asking (agbom/adapters/identity.py): a claim, checked by the server where it can.
+    "x-agbom-user": "AGBOM_USER",
+    "x-agbom-uid": "AGBOM_UID",
+    "x-agbom-host": "AGBOM_HOST",
+    # The event of a host whose payloads do not name it (Copilot's camelCase events).
+    "x-agbom-hook-event": "AGBOM_HOOK_EVENT",
 }
 ENV_TO_HEADER = {env: header for header, env in HEADER_TO_ENV.items()}
 # Thin mode passes its failure mode; the server's own setting wins (see fail_open_from_headers).

@@ -56,6 +56,9 @@ class StepCall:
     # Steps decided first, in order, in the same session (a Skill call's skillRegister before
     # its skillLoad); their decisions are recorded, the reply is ``method``'s.
     before: tuple[tuple[str, dict[str, Any]], ...] = ()
+    # Steps decided after ``before`` and before ``method``, whose decision is the reply when it
+    # is not an allow (a typed /skill's load, ahead of the prompt it arrives in).
+    gates: tuple[tuple[str, dict[str, Any]], ...] = ()
     # Appended to a non-allow reply's message (what the hook found, or did not, on its machine).
     note: str = ""
 

@@ -12,11 +12,15 @@ HTTP response body.
 from __future__ import annotations
 
 import json
+import re
+
+from agbom.adapters import host_replies
 
 OSCOVA = "oscova"
 MEERKAT = "meerkat"
 CLAUDE_CODE = "claude-code"
-RUNTIMES = (OSCOVA, MEERKAT, CLAUDE_CODE)
+# Cursor, Codex, Gemini CLI, Copilot, Windsurf, opencode: their replies are in host_replies.
+RUNTIMES = (OSCOVA, MEERKAT, CLAUDE_CODE, *host_replies.HOSTS)
 
 # Oscova: exit codes the command handler contract gives meaning to.
 OSCOVA_EXIT_ALLOW = 0
@@ -38,7 +42,23 @@ MEERKAT_OBSERVE_ONLY = frozenset(
     }
 )
 # Claude Code events a failure or a deny can block (exit code 2 blocks them).
-CLAUDE_BLOCKING = frozenset({"PreToolUse", "UserPromptSubmit"})
+CLAUDE_BLOCKING = frozenset(
+    {"PreToolUse", "UserPromptSubmit", "UserPromptExpansion", "ConfigChange"}
+)
+
+# Claude Code events the hook reads something on the user's machine for (the skill a Skill
+# call, a typed /name or a ConfigChange names; the session's inventory at SessionStart).
+_CLAUDE_LOCAL_MARKERS = (b'"Skill"', b"UserPromptExpansion", b"ConfigChange", b"SessionStart")
+_CLAUDE_TYPED_PROMPT = re.compile(rb'"prompt"\s*:\s*"\s*/')
+
+
+def claude_needs_local_read(raw: bytes) -> bool:
+    """Whether the Claude Code event ``raw`` may need a local read (a cheap byte test, made
+    before thin mode imports anything for it)."""
+    if any(marker in raw for marker in _CLAUDE_LOCAL_MARKERS):
+        return True
+    return b"UserPromptSubmit" in raw and _CLAUDE_TYPED_PROMPT.search(raw) is not None
+
 
 # Meerkat refuses a command or HTTP response larger than ``payload_max_bytes`` (128 KiB default).
 MEERKAT_MAX_REPLY_BYTES = 128 * 1024
@@ -161,6 +181,8 @@ def event_name(runtime: str, raw: bytes) -> str | None:
 
     Used to answer a failure the way that event expects (an observe-only event is never denied).
     """
+    if runtime in host_replies.HOSTS:
+        return host_replies.event_name(runtime, raw)
     try:
         doc = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -203,11 +225,13 @@ def failure(
             return claude_pass()
         if event == "PreToolUse":
             return claude_permission("PreToolUse", "deny", message)
-        if event in ("UserPromptSubmit", "PostToolUse"):
+        if event in ("UserPromptSubmit", "UserPromptExpansion", "ConfigChange", "PostToolUse"):
             # (Never block Stop on a failure: a blocked Stop makes Claude keep working.)
             return claude_block(message)
         if event is None:
             # Unknown event shape: exit 2 blocks whatever it was, with the reason on stderr.
             return b"", 2
         return claude_pass()
+    if runtime in host_replies.HOSTS:
+        return host_replies.failure(runtime, reason, fail_open=fail_open, event=event)
     raise ValueError(f"unknown runtime {runtime!r}")

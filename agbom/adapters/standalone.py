@@ -21,7 +21,15 @@ from agbom.adapters.headers import MAX_EVENT_BYTES
 # One byte more than the limit is read, so that an oversized event is seen as such (and denied).
 MAX_STDIN_BYTES = MAX_EVENT_BYTES
 
-_VALUED = {"--db": "db", "--rules": "rules", "--agent-id": "agent_id", "--hook-id": "hook_id"}
+_VALUED = {
+    "--db": "db",
+    "--rules": "rules",
+    "--agent-id": "agent_id",
+    "--hook-id": "hook_id",
+    "--egress": "egress",
+}
+# Repeatable options (agbom/guardian/pack_selection.py), each a list of values.
+_LISTS = {"--pack": "packs", "--egress-allow": "egress_allow", "--known-tool": "known_tools"}
 _FLAGS = {
     "--fail-open": ("fail_open", True),
     "--fail-closed": ("fail_open", False),
@@ -50,6 +58,10 @@ def parse(args: list[str], environ: dict[str, str] | None = None) -> dict[str, A
         "fail_open": False,
         "observe": False,
         "no_default_rules": False,
+        "egress": None,
+        "packs": [],
+        "egress_allow": [],
+        "known_tools": [],
     }
     seen: set[str] = set()
     i = 0
@@ -79,6 +91,17 @@ def parse(args: list[str], environ: dict[str, str] | None = None) -> dict[str, A
                 opts["observe"] = value == "observe"
             else:
                 opts[_VALUED[name]] = value
+        elif name in _LISTS:
+            if eq:
+                value = inline
+            elif i + 1 < len(args) and not args[i + 1].startswith("-"):
+                i += 1
+                value = args[i]
+            else:
+                return None
+            if not value:
+                return None
+            opts[_LISTS[name]].append(value)
         elif arg in _FLAGS:
             key, flag = _FLAGS[arg]
             if key in seen:
@@ -106,6 +129,14 @@ def parse(args: list[str], environ: dict[str, str] | None = None) -> dict[str, A
         opts["rules"] = Path(opts["rules"])
     if opts["no_default_rules"] and opts["rules"] is None:
         return None  # typer's usage error: no rules at all
+    from agbom.guardian.pack_selection import PackChoiceError, pack_settings
+
+    try:
+        opts["pack_settings"] = pack_settings(
+            opts["packs"], opts["egress_allow"], opts["known_tools"], opts["egress"]
+        )
+    except PackChoiceError:
+        return None  # typer's usage error, worded as serve's
     return opts
 
 
@@ -123,6 +154,7 @@ def main(args: list[str]) -> int | None:
         observe=opts["observe"],
         agent_id=opts["agent_id"],
         hook_id=opts["hook_id"],
+        packs=opts["pack_settings"],
     )
 
 
@@ -136,8 +168,13 @@ def run(
     observe: bool,
     agent_id: str | None,
     hook_id: str | None,
+    packs: dict[str, Any] | None = None,
 ) -> int:
     """Decide the event on stdin in process, write the runtime's answer; the exit code.
+
+    ``packs`` are the GuardianConfig fields of the pack options
+    (:func:`agbom.guardian.pack_selection.pack_settings`); None: the default (the runtime
+    baseline pack, as ``agbom serve`` starts with).
 
     Whatever goes wrong (unreadable store, bad rules, malformed event), the runtime gets an
     answer in its own format, per ``fail_open``; the reason goes to stderr.
@@ -159,9 +196,44 @@ def run(
             too_large_reason(), fail_open=False, code=TOO_LARGE_CODE, hook_id=hook_id or "agbom"
         )
         return answer(too_large)
+    # Who is asking: this process's user and machine (agbom/adapters/headers.py), as thin
+    # mode sends them to the server; here they are the OS's word, as nothing else asks.
+    from agbom.adapters.identity import VERIFIED_ENV, local_identity
+
+    env.update(local_identity())
+    env[VERIFIED_ENV] = "local-process"
+    if runtime == "claude-code":
+        # What the event names is read here, bounded, as in thin mode: the skill a Skill call,
+        # a typed /name or a ConfigChange names, the inventory at SessionStart; the adapter
+        # decides on that report and reads no folder itself.
+        from agbom.adapters import claude_inventory, skill_files
+
+        raw = claude_inventory.enrich(
+            raw,
+            home=env.get("HOME"),
+            environ=env,
+            limits=skill_files.ReadLimits.within(skill_files.READ_SECONDS),
+            limit=MAX_STDIN_BYTES,
+        )
+    else:
+        from agbom.adapters import host_replies
+
+        marker = host_replies.SKILL_MARKERS.get(runtime)
+        if marker is not None and marker in raw:
+            # Gemini CLI's activate_skill, opencode's skill tool: read here, the same way.
+            from agbom.adapters import host_skills, skill_files
+
+            raw = host_skills.with_local_skill(
+                runtime,
+                raw,
+                home=env.get("HOME"),
+                limits=skill_files.ReadLimits.within(skill_files.READ_SECONDS),
+                limit=MAX_STDIN_BYTES,
+            )
     guardian: Any = None
     try:
-        from agbom.guardian import build_guardian
+        from agbom.guardian import GuardianConfig, build_guardian
+        from agbom.guardian.pack_selection import pack_settings
 
         # A path or a store URL (postgresql://...), as --db takes it; never echoed with secrets.
         store: str | Path = db if db is not None else default_hook_store()
@@ -170,15 +242,19 @@ def run(
             rules,
             mode="observe" if observe else "enforce",
             with_default_rules=with_default_rules,
+            config=GuardianConfig(**(packs if packs is not None else pack_settings(()))),
         )
     except Exception as exc:  # noqa: BLE001 - the runtime must get an answer in its format
         from agbom.adapters import replies
         from agbom.errors import AgbomError
+        from agbom.store.interface import UntrustedStoreError
 
         why = exc.diagnostics() if isinstance(exc, AgbomError) else f"{type(exc).__name__}: {exc}"
         reply = adapter.malformed(
             f"cannot start the Guardian: {why}",
-            fail_open=fail_open,
+            # A store another user could have written is a deny even in fail-open mode:
+            # otherwise planting one would choose the answer.
+            fail_open=fail_open and not isinstance(exc, UntrustedStoreError),
             event=replies.event_name(runtime, raw[:MAX_STDIN_BYTES]),
             code="agbom_error",
         )

@@ -9,7 +9,14 @@ answered, fail-closed unless ``--fail-open`` is given. An event over the size li
 applies (:data:`~agbom.adapters.headers.MAX_EVENT_BYTES`) is denied here, in both modes.
 
 Options: ``--server URL`` (required), ``--fail-open`` / ``--fail-closed`` (default closed),
-``--timeout SECONDS`` (default 3, the whole exchange), ``--agent-id ID``, ``--hook-id ID``.
+``--timeout SECONDS`` (default 3, the whole exchange: reading the skill a Claude Code Skill
+call loads, then the request), ``--agent-id ID``, ``--hook-id ID``, ``--token-file FILE`` (the
+bearer token of ``serve --hook-token-file``; also ``$AGBOM_HOOK_TOKEN_FILE``).
+
+The skill folder is read here, as the user, with at most half of ``--timeout``
+(agbom/adapters/skill_files.py); a read that does not finish in time, or a folder past the
+read bounds, is a deny whatever the failure mode: fail-open is for a server that cannot
+answer, and a skill must not buy an allow by being slow to read.
 """
 
 from __future__ import annotations
@@ -17,9 +24,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 from agbom.adapters import headers as _headers
-from agbom.adapters import replies
+from agbom.adapters import host_replies, replies
+from agbom.adapters import identity as _identity
 
 MAX_STDIN_BYTES = _headers.MAX_EVENT_BYTES
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -34,11 +43,16 @@ EXIT_CODES = {
     ),
     replies.MEERKAT: frozenset({0}),
     replies.CLAUDE_CODE: frozenset({0, 2}),
+    **host_replies.EXIT_CODES,
 }
 DEFAULT_TIMEOUT = 3.0
+READ_SHARE = 0.5
+"""The part of ``--timeout`` the skill folder's read may take; the rest is the request's."""
+TOKEN_FILE_ENV = "AGBOM_HOOK_TOKEN_FILE"
+MAX_TOKEN_BYTES = 4096
 USAGE = (
-    "usage: agbom hook {oscova,meerkat,claude-code} --server URL [--fail-open|--fail-closed] "
-    "[--timeout SECONDS] [--agent-id ID] [--hook-id ID]"
+    f"usage: agbom hook {{{','.join(replies.RUNTIMES)}}} --server URL [--fail-open|--fail-closed] "
+    "[--timeout SECONDS] [--agent-id ID] [--hook-id ID] [--token-file FILE]"
 )
 
 
@@ -58,12 +72,14 @@ def _parse(args: list[str]) -> dict[str, object]:
         "timeout": DEFAULT_TIMEOUT,
         "agent_id": None,
         "hook_id": None,
+        "token_file": None,
     }
     valued = {
         "--server": "server",
         "--timeout": "timeout",
         "--agent-id": "agent_id",
         "--hook-id": "hook_id",
+        "--token-file": "token_file",
     }
     i = 0
     while i < len(args):
@@ -102,7 +118,29 @@ def _parse(args: list[str]) -> dict[str, object]:
     if not 0 < timeout <= 600:
         raise _Usage("--timeout must be between 0 and 600 seconds")
     opts["timeout"] = timeout
+    if opts["token_file"] is None and os.environ.get(TOKEN_FILE_ENV):
+        opts["token_file"] = os.environ[TOKEN_FILE_ENV]
     return opts
+
+
+def _token(path: str) -> str:
+    """The bearer token in ``path``: a private regular file (agbom/_private_files.py), one
+    line of at least 16 characters."""
+    from pathlib import Path
+
+    from agbom._private_files import read_private_file
+
+    data = read_private_file(Path(path), "hook token file", MAX_TOKEN_BYTES, _Usage)
+    try:
+        token = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise _Usage(f"hook token file {path} is not UTF-8 text") from None
+    if len(token) < 16 or any(ord(c) < 33 or ord(c) == 127 for c in token):
+        raise _Usage(
+            f"hook token file {path}: the token is shorter than 16 characters or "
+            "holds spaces or control characters"
+        )
+    return token
 
 
 class _BadResponse(Exception):
@@ -201,8 +239,11 @@ def _not_agbom(runtime: str, fields: dict[str, str], payload: bytes) -> str | No
     if fields.get("content-type", "").split(";")[0].strip().lower() != "application/json":
         return "not JSON"
     if not payload.strip():
-        # Claude Code's blocking failure is an empty body with exit code 2.
-        return None if runtime == replies.CLAUDE_CODE and code == "2" else "empty body"
+        # Claude Code's blocking failure is an empty body with exit code 2; several hosts
+        # read an empty stdout as "no objection" (Codex requires it) or block on exit 2 alone.
+        if runtime == replies.CLAUDE_CODE and code == "2":
+            return None
+        return None if runtime in host_replies.HOSTS else "empty body"
     try:
         doc = json.loads(payload)
     except (ValueError, RecursionError):
@@ -213,7 +254,7 @@ def _not_agbom(runtime: str, fields: dict[str, str], payload: bytes) -> str | No
         return "no Oscova decision in the body"
     if runtime == replies.MEERKAT and doc and not isinstance(doc.get("decision"), dict):
         return "no Meerkat decision in the body"
-    return None
+    return host_replies.answer_problem(runtime, doc)
 
 
 def _dechunk(data: bytes) -> bytes:
@@ -266,29 +307,44 @@ def main(args: list[str]) -> int:
         # The server would refuse it: denied here, never sent, so that it cannot end up as a
         # transport failure that --fail-open allows.
         return fail(_headers.too_large_reason(), _headers.TOO_LARGE_CODE, open_on_failure=False)
-    raw = _with_local_skill(runtime, raw)
     env = dict(os.environ)
     if opts["agent_id"]:
         env["AGBOM_AGENT_ID"] = str(opts["agent_id"])
     if opts["hook_id"]:
         env["AGBOM_HOOK_ID"] = str(opts["hook_id"])
     head = _headers.headers_from_env(env)
+    head.update(_identity.identity_headers(_identity.local_identity()))
     head[_headers.FAIL_OPEN_HEADER] = "true" if fail_open else "false"
+    try:
+        if opts["token_file"]:
+            head["Authorization"] = f"Bearer {_token(str(opts['token_file']))}"
+    except _Usage as exc:
+        sys.stderr.write(f"agbom: error: {exc}\n")
+        return 2
 
-    # One deadline for connect, send and receive: a server that accepts and then stalls must
-    # not hold the runtime past --timeout (socket timeouts alone apply per operation).
+    # One deadline for the skill's read and for connect, send and receive: a folder that is
+    # slow to read, or a server that accepts and then stalls, must not hold the runtime past
+    # --timeout (socket timeouts alone apply per operation).
     import signal
 
     def _expired(signum: int, frame: object) -> None:
         raise _Deadline
 
+    started = time.monotonic()
+    stage = "read"
     has_alarm = hasattr(signal, "setitimer")
     if has_alarm:
         previous = signal.signal(signal.SIGALRM, _expired)
         signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         try:
-            status, body, fields = _post(str(opts["server"]), runtime, raw, head, timeout)
+            if runtime == replies.CLAUDE_CODE:
+                raw = _with_local_skill(raw, started + timeout * READ_SHARE)
+            elif runtime in host_replies.SKILL_HOSTS:
+                raw = _with_host_skill(runtime, raw, started + timeout * READ_SHARE)
+            stage = "request"
+            left = max(timeout - (time.monotonic() - started), 0.001)
+            status, body, fields = _post(str(opts["server"]), runtime, raw, head, left)
         finally:
             # Cancelled before any failure reply is written, so it cannot interrupt that.
             if has_alarm:
@@ -298,8 +354,15 @@ def main(args: list[str]) -> int:
         sys.stderr.write(f"agbom: error: {exc}\n")
         return 2
     except (_Deadline, TimeoutError):
+        if stage == "read":
+            # The skill's own folder held the hook up: a deny in both failure modes.
+            reason = f"reading the skill's folder took longer than --timeout {timeout:g} s"
+            return fail(reason, "skill_unreadable", open_on_failure=False)
         return fail(f"no answer from {opts['server']} within {timeout:g} s", "timeout")
     except OSError as exc:
+        if stage == "read":  # never the server's fault: no fail-open for it
+            reason = f"cannot read the skill's folder: {exc.strerror or exc}"
+            return fail(reason, "skill_unreadable", open_on_failure=False)
         return fail(
             f"server {opts['server']} unreachable: {exc.strerror or exc}; is 'agbom serve' "
             "running there? (or drop --server to decide in this process)",
@@ -323,50 +386,36 @@ def main(args: list[str]) -> int:
     return int(fields[_headers.EXIT_CODE_HEADER])
 
 
-def _with_local_skill(runtime: str, raw: bytes) -> bytes:
-    """The event, with the skill it loads read here (see :mod:`agbom.adapters.skill_files`).
+def _with_local_skill(raw: bytes, deadline: float) -> bytes:
+    """The event, with what it names read here: the skill a Skill call, a typed ``/name`` or
+    a ``ConfigChange`` names, the session's inventory at ``SessionStart``
+    (:mod:`agbom.adapters.claude_inventory`, :mod:`agbom.adapters.skill_files`).
 
     The server runs elsewhere or as another user: its disk and its HOME are not where the
-    user's skills are. Only events that can name a skill are parsed; the result is bounded by
-    the event size limit (texts dropped first, then the report says the list is too large).
+    user's skills are, and it reads no folder a client names.
     """
-    if runtime != replies.CLAUDE_CODE or b'"Skill"' not in raw:
+    if not replies.claude_needs_local_read(raw):
         return raw
-    try:
-        event = json.loads(raw)
-    except (ValueError, RecursionError):
-        return raw  # the server answers malformed input
-    if not isinstance(event, dict) or event.get("hook_event_name") != "PreToolUse":
-        return raw
-    tool_input = event.get("tool_input")
-    if event.get("tool_name") != "Skill" or not isinstance(tool_input, dict):
-        return raw
-    name = tool_input.get("skill") or tool_input.get("command")
-    if not isinstance(name, str) or not name.strip():
-        return raw
-    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
-    return _attach(event, name.strip().lstrip("/"), cwd) or raw
+    from agbom.adapters import claude_inventory, skill_files
+
+    limits = skill_files.ReadLimits(deadline=deadline)
+    return claude_inventory.enrich(
+        raw, home=os.environ.get("HOME"), environ=os.environ, limits=limits, limit=MAX_STDIN_BYTES
+    )
 
 
-def _attach(event: dict[str, object], name: str, cwd: str | None) -> bytes | None:
-    from agbom.adapters import skill_files
+def _with_host_skill(runtime: str, raw: bytes, deadline: float) -> bytes:
+    """The event of a host with a skill gate (Gemini CLI, opencode), with the skill it loads
+    read here, as for Claude Code (agbom/adapters/host_skills.py)."""
+    if host_replies.SKILL_MARKERS[runtime] not in raw:
+        return raw
+    from agbom.adapters import host_skills, skill_files
 
-    info = skill_files.local_skill(name, cwd=cwd, home=os.environ.get("HOME"))
-    for attempt in (info, skill_files.strip_texts(info) if info["found"] else None):
-        if attempt is None:
-            break
-        data = json.dumps({**event, skill_files.EVENT_KEY: attempt}).encode()
-        if len(data) <= MAX_STDIN_BYTES:
-            return data
-    too_big = {
-        "name": name,
-        "found": False,
-        "looked_in": [],
-        "error": f"{info.get('folder')}: its file list is over the {MAX_STDIN_BYTES} byte event "
-        "limit",
-    }
-    data = json.dumps({**event, skill_files.EVENT_KEY: too_big}).encode()
-    return data if len(data) <= MAX_STDIN_BYTES else None
+    limits = skill_files.ReadLimits(deadline=deadline)
+    home = os.environ.get("HOME")
+    return host_skills.with_local_skill(
+        runtime, raw, home=home, limits=limits, limit=MAX_STDIN_BYTES
+    )
 
 
 def _emit(body: bytes) -> None:

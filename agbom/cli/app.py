@@ -88,8 +88,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "hook": (
         "hook_cmds",
-        "Answer one hook event of an agent runtime (oscova, meerkat, claude-code): the event "
-        "on stdin, the runtime's answer on stdout and exit code.",
+        "Answer one hook event of an agent host (claude-code, cursor, codex, gemini-cli, "
+        "copilot, windsurf, opencode, oscova, meerkat); install, uninstall and check the hosts' "
+        "hook configurations (hook install|uninstall|doctor).",
     ),
     "rules": ("rules_cmds", "Validate rule packs and run their unit tests."),
     "skills": (
@@ -269,9 +270,15 @@ def fail(message: str, code: int = 1) -> None:
 
 def run(args: list[str]) -> int:
     """Run the app on ``args``; map every failure to one line on stderr and an exit code."""
+    return run_app(app, args, prog_name="agbom")
+
+
+def run_app(application: typer.Typer, args: list[str], *, prog_name: str) -> int:
+    """Run ``application`` on ``args`` with :func:`run`'s failure mapping (also used by
+    ``agbom hook install|uninstall|doctor``, a small application of its own)."""
     verbose = os.environ.get("AGBOM_DEBUG") == "1"
     try:
-        result = app(args=args, prog_name="agbom", standalone_mode=False)
+        result = application(args=args, prog_name=prog_name, standalone_mode=False)
         return result if isinstance(result, int) else 0
     except typer.Exit as exc:
         return exc.exit_code

@@ -254,7 +254,17 @@ def audit_export(
         "approvals; needs --signing-key). docs/evidence.md.",
     ),
     signing_key: Path | None = typer.Option(
-        None, "--signing-key", metavar="PREFIX.key", help="With --bundle: the key that signs it."
+        None,
+        "--signing-key",
+        metavar="PREFIX.key",
+        help="With --bundle: the exporter's key, which signs the bundle.",
+    ),
+    head_key: Path | None = typer.Option(
+        None,
+        "--head-key",
+        metavar="PREFIX.key",
+        help="With --bundle, for a session the Guardian has not sealed: the Guardian's key, "
+        "to sign the chain head as it stands (not the exporter's key).",
     ),
 ) -> None:
     """Print a session's audit chain: its entries (JSON), or its OCSF events (JSON lines)."""
@@ -265,10 +275,10 @@ def audit_export(
 
         if fmt is not None or output is not None or allow_findings:
             raise typer.BadParameter("--bundle takes no --format or -o", param_hint="--bundle")
-        export_bundle(session_id, db, bundle, signing_key)
+        export_bundle(session_id, db, bundle, signing_key, head_key)
         return
-    if signing_key is not None:
-        raise typer.BadParameter("needs --bundle", param_hint="--signing-key")
+    if signing_key is not None or head_key is not None:
+        raise typer.BadParameter("needs --bundle", param_hint="--signing-key/--head-key")
     given = None if fmt is None else choice(fmt, ("json", "ocsf"), "--format")
     fmt = output_format(given, output, default="json", formats=("json", "ocsf"))
     if allow_findings and fmt != "ocsf":
@@ -303,8 +313,28 @@ def audit_verify(
         None,
         "--bundle",
         metavar="FILE",
-        help="Verify an evidence bundle offline instead (with --public-key; no store, no "
-        "secret). docs/evidence.md.",
+        help="Verify an evidence bundle offline instead (with --guardian-key and "
+        "--exporter-key; no store, no secret). docs/evidence.md.",
+    ),
+    guardian_keys: list[Path] | None = typer.Option(
+        None,
+        "--guardian-key",
+        metavar="FILE",
+        help="With --bundle: a public key (PEM or JWKS) of the Guardian, which signs chain "
+        "heads; repeat for a rotation.",
+    ),
+    exporter_keys: list[Path] | None = typer.Option(
+        None,
+        "--exporter-key",
+        metavar="FILE",
+        help="With --bundle: a public key (PEM or JWKS) of whoever exported the bundle; "
+        "repeat for several.",
+    ),
+    open_session: bool = typer.Option(
+        False,
+        "--open",
+        help="With --bundle: accept a checkpoint of a session that has not ended (its head "
+        "attests the chain up to its last entry only).",
     ),
     public_keys: list[Path] | None = typer.Option(
         None,
@@ -330,8 +360,18 @@ def audit_verify(
             raise typer.BadParameter(
                 "takes no SESSION_ID or --expected-head", param_hint="--bundle"
             )
-        verify_bundle_file(bundle, public_keys or [])
+        if public_keys:
+            raise typer.BadParameter(
+                "a bundle is checked with keys by role: --guardian-key (the chain head) and "
+                "--exporter-key (the bundle)",
+                param_hint="--public-key",
+            )
+        verify_bundle_file(
+            bundle, guardian_keys or [], exporter_keys or [], open_session=open_session
+        )
         return
+    if guardian_keys or exporter_keys or open_session:
+        raise typer.BadParameter("needs --bundle", param_hint="--guardian-key/--exporter-key")
     if public_keys:
         # Against the heads the Guardian signed at sessionEnd (docs/evidence.md).
         from agbom.cli.evidence_cmds import verify_signed_chains

@@ -30,7 +30,7 @@ def keys_file_option() -> Any:
         None,
         "--keys-file",
         help='Several keys for a rotation: a JSON object {"KEY_ID": "MATERIAL", ...}; a request '
-        "signed with any of them verifies and is answered with the same key.",
+        "signed with any of them verifies and is answered with the same key. Yours, mode 0600.",
     )
 
 
@@ -143,3 +143,79 @@ def guardian_config(**overrides: Any) -> Any:
     from agbom.guardian import GuardianConfig
 
     return GuardianConfig(**{k: v for k, v in overrides.items() if v is not None})
+
+
+# -- rule packs (serve and the standalone hook: agbom/guardian/pack_selection.py) -------------
+
+
+def pack_option() -> Any:
+    return typer.Option(
+        [],
+        "--pack",
+        metavar="NAME|FILE",
+        help="A rule pack to decide with, replacing the default (baseline): a shipped one by "
+        "name (baseline, flow-strict; 'agbom rules show NAME' prints it), a runtime pack file, "
+        "or 'none' for no runtime pack. Repeatable. See docs/rules-runtime.md.",
+    )
+
+
+def egress_allow_option() -> Any:
+    return typer.Option(
+        [],
+        "--egress-allow",
+        metavar="HOST",
+        help="A host (or *.domain) tool calls may reach, added to the runtime packs' egress "
+        "allowlist; once one is listed, every other destination is denied. Repeatable.",
+    )
+
+
+def known_tool_option() -> Any:
+    return typer.Option(
+        [],
+        "--known-tool",
+        metavar="NAME",
+        help="A tool this deployment runs (any case). Given once or more, the runtime packs' "
+        "unknown-tool check denies every other tool. Repeatable.",
+    )
+
+
+def egress_option() -> Any:
+    return typer.Option(
+        None,
+        "--egress",
+        metavar="[auto|deny|warn]",
+        help="The egress check: auto (default) warns until --egress-allow lists a host, then "
+        "denies the rest; deny denies every destination not listed, even with none listed; "
+        "warn records and denies none.",
+    )
+
+
+def pack_announcement(guardian: Any) -> list[str]:
+    """One line per pack a Guardian decides with, and what its egress check does."""
+    lines = [
+        f"agbom: rule pack {Path(source).stem}"
+        for source in getattr(guardian.rules, "sources", ()) or ()
+    ]
+    runtime = guardian.policies.runtime
+    if runtime is None:
+        lines.append(
+            "agbom: no runtime pack (--pack none): tool calls are not checked for destructive "
+            "commands, downloads into a shell, exfiltration, raw sockets or egress"
+        )
+    for pack in runtime.packs if runtime is not None else ():
+        egress = [r for r in pack.rules if r.check == "egress"]
+        if not egress:
+            allowed = "no egress rule"
+        elif all(r.action == "warn" for r in egress):
+            allowed = (
+                "egress: every destination recorded, none denied (list hosts with "
+                "--egress-allow to deny the rest)"
+                if not pack.egress_allow
+                else f"{len(pack.egress_allow)} allowed host(s), others recorded (--egress warn)"
+            )
+        elif pack.egress_allow:
+            allowed = f"{len(pack.egress_allow)} allowed host(s), every other destination denied"
+        else:
+            allowed = "egress allowlist EMPTY: every network destination is denied (--egress deny)"
+        lines.append(f"agbom: runtime pack {pack.name} ({len(pack.rules)} rules; {allowed})")
+    return lines

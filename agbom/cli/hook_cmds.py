@@ -1,4 +1,6 @@
-"""``agbom hook RUNTIME``: a command hook handler for Oscova, Meerkat and Claude Code.
+"""``agbom hook RUNTIME``: a command hook handler for Oscova, Meerkat, Claude Code, Cursor, Codex
+CLI, Gemini CLI, GitHub Copilot CLI, Windsurf and opencode (``agbom hook install|uninstall|doctor``
+are in :mod:`agbom.cli.hook_setup`).
 
 Standalone mode decides in process (:func:`agbom.adapters.standalone.run` opens the store and
 rules). Neither mode usually reaches this module: :func:`agbom.cli.main` hands thin mode
@@ -17,6 +19,12 @@ from pathlib import Path
 import typer
 
 from agbom.cli.common import choice, no_default_rules_option, rules_option, with_default_rules
+from agbom.cli.guardian_options import (
+    egress_allow_option,
+    egress_option,
+    known_tool_option,
+    pack_option,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -24,17 +32,23 @@ def register(app: typer.Typer) -> None:
     app.command(
         "hook",
         help=(
-            "Answer one hook event of an agent runtime (oscova, meerkat, claude-code): the event "
-            "on stdin, the runtime's answer on stdout and exit code. With --server URL the event "
-            "is forwarded to a running 'agbom serve' (thin mode, fast start); without, it is "
-            "decided in process with --db and --rules."
+            "Answer one hook event of an agent host (claude-code, cursor, codex, gemini-cli, "
+            "copilot, windsurf, opencode, oscova, meerkat); install, uninstall and check the "
+            "hosts' hook configurations (hook install|uninstall|doctor). The event comes on "
+            "stdin, the host's answer goes to stdout and the exit code. With --server URL the "
+            "event is forwarded to a running 'agbom serve' (thin mode, fast start); without, it "
+            "is decided in process with --db and --rules. 'agbom hook install HOST', 'agbom "
+            "hook uninstall HOST' and 'agbom hook doctor' have their own --help."
         ),
     )(hook_cmd)
 
 
 def hook_cmd(
     runtime: str = typer.Argument(
-        ..., metavar="[oscova|meerkat|claude-code]", help="The runtime whose hook event it is."
+        ...,
+        metavar="RUNTIME",
+        help="The runtime or host whose hook event it is: oscova, meerkat, claude-code, cursor, "
+        "codex, gemini-cli, copilot, windsurf, opencode.",
     ),
     db: str | None = typer.Option(
         None,
@@ -46,6 +60,10 @@ def hook_cmd(
     ),
     rules: Path | None = rules_option(),
     no_default_rules: bool = no_default_rules_option(),
+    packs: list[str] = pack_option(),
+    egress_allow: list[str] = egress_allow_option(),
+    known_tools: list[str] = known_tool_option(),
+    egress: str | None = egress_option(),
     fail_open: bool = typer.Option(
         False,
         "--fail-open/--fail-closed",
@@ -73,7 +91,20 @@ def hook_cmd(
         metavar="URL",
         help="Forward to a running 'agbom serve' at URL (thin mode).",
     ),
-    timeout: float = typer.Option(3.0, "--timeout", help="Thin mode: seconds to wait."),
+    timeout: float = typer.Option(
+        3.0,
+        "--timeout",
+        help="Thin mode: seconds for the whole exchange, the read of the skill a Claude Code "
+        "Skill call loads included.",
+    ),
+    token_file: Path | None = typer.Option(
+        None,
+        "--token-file",
+        metavar="FILE",
+        envvar="AGBOM_HOOK_TOKEN_FILE",
+        help="Thin mode: the bearer token of 'agbom serve --hook-token-file', in a file only "
+        "its owner can read.",
+    ),
 ) -> None:
     """Decide one hook event in process and answer it in the runtime's format."""
     from agbom.adapters import ADAPTERS
@@ -92,6 +123,19 @@ def hook_cmd(
         )
         raise typer.Exit(2)
     with_default = with_default_rules(rules, no_default_rules)
+    if server is not None and (packs or egress_allow or known_tools or egress):
+        typer.echo(
+            "agbom: error: the pack options are the server's (thin mode: --server); give them "
+            "to 'agbom serve'",
+            err=True,
+        )
+        raise typer.Exit(2)
+    from agbom.guardian.pack_selection import PackChoiceError, pack_settings
+
+    try:
+        settings = pack_settings(packs, egress_allow, known_tools, egress)
+    except PackChoiceError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--pack") from None
     if server is not None:
         # Reached only when called without the fast path (e.g. through CliRunner).
         from agbom.adapters.thin import main as thin_main
@@ -102,6 +146,8 @@ def hook_cmd(
             args += ["--agent-id", agent_id]
         if hook_id:
             args += ["--hook-id", hook_id]
+        if token_file is not None:
+            args += ["--token-file", str(token_file)]
         raise typer.Exit(thin_main(args))
     from agbom.adapters.standalone import run
 
@@ -114,5 +160,6 @@ def hook_cmd(
         observe=observe,
         agent_id=agent_id,
         hook_id=hook_id,
+        packs=settings,
     )
     raise typer.Exit(code)

@@ -65,6 +65,65 @@ def read_lock_or_exit(path: Path) -> dict[str, Any]:
         raise  # pragma: no cover - _usage exits
 
 
+def is_installer_lock(path: Path) -> bool:
+    """Whether ``path`` is a lock file of the ``skills`` installer (by its name, else by a
+    first look at its content: ``version`` and ``skills`` without ``lock_version``)."""
+    from agbom.scan.lock import is_lock_file
+    from agbom.scan.skills_lock import is_skills_lock
+
+    if is_skills_lock(path):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return b'"skills"' in head and b'"version"' in head and not is_lock_file(path)
+
+
+def read_any_lock_or_exit(path: Path) -> Any:
+    """An agbom lock (a dict) or a skills installer lock (:class:`SkillsLock`), or exit 2."""
+    if not is_installer_lock(path):
+        return read_lock_or_exit(path)
+    from agbom.scan.skills_lock import SkillsLockError, read_skills_lock
+
+    try:
+        return read_skills_lock(path)
+    except SkillsLockError as exc:
+        _usage(f"--locked {exc.diagnostics()}")
+        raise  # pragma: no cover - _usage exits
+
+
+def skills_lock_changes(lock: Any) -> list[Any]:
+    """The drift of the installed skills from a skills installer lock, as :class:`Change`
+    objects (``check --locked`` reports them as the lock pack's findings)."""
+    from agbom.scan.lock import Change
+
+    out = []
+    for check in _verify(lock):
+        cid = f"skill:{check.name}"
+        if check.status == "mismatch":
+            detail = (f"skill {check.name} at {check.folder}: {check.algorithm} "
+                      f"{str(check.locked)[:12]} in the lock, {str(check.computed)[:12]} "
+                      "installed")  # fmt: skip
+            out.append(Change("skills-lock-mismatch", cid, detail))
+        elif check.status == "unlocked":
+            out.append(Change("skills-lock-unlocked", cid, f"skill {check.name}: {check.reason}"))
+        elif check.status == "unverifiable":
+            detail = f"skill {check.name} at {check.folder}: cannot be verified ({check.reason})"
+            out.append(Change("skills-lock-unverifiable", cid, detail))
+        elif check.status == "missing":
+            out.append(Change("skill-removed", cid, f"skill {check.name} of the lock is not "
+                              f"installed under {lock.root}"))  # fmt: skip
+    return out
+
+
+def _verify(lock: Any) -> list[Any]:
+    from agbom.scan.skills_lock import verify_lock
+
+    return verify_lock(lock)
+
+
 def _usage(message: str) -> None:
     typer.echo(f"agbom: error: {visible(message)}", err=True)
     raise typer.Exit(EXIT_USAGE)
@@ -76,7 +135,12 @@ def drift_table(changes: Sequence[Any], *, tty: bool) -> str:
     rows: list[tuple[str, str, str]] = []
     for change in changes:
         rows.append((change.kind, change.component, change.detail))
-        # under it, what a changed tool said before and says now
+        # under it, which class each change is and why, then what a changed tool said
+        # before and says now
+        rows.extend(
+            ("", "", f"  {c['tool']} {c['change']}: {c['class']}: {'; '.join(c['reasons'])}")
+            for c in change.tools.get("classified", ())
+        )
         rows.extend(("", "", f"  {line}") for line in change.tools.get("differences", ()))
     return table(("DRIFT", "COMPONENT", "DETAIL"), rows, tty=tty) + "\n"
 
@@ -148,8 +212,9 @@ def register(app: typer.Typer) -> None:
 
 def drift_findings(changes: Sequence[Any], found: Sequence[Any], lock_name: str) -> list[Any]:
     """Each drift of ``agbom check --locked`` as a finding (pack ``lock``, rules
-    AGB-LOCK-001 to 005), so that it is in the table, the JSON and the SARIF like any other.
-    A tool set the rule packs already reported (AGB-LOCK-001 in ``found``) is not repeated."""
+    AGB-LOCK-001 to 009), so that it is in the table, the JSON and the SARIF like any other.
+    A drift the rule packs already reported (AGB-LOCK-001 or 009 in ``found``) is not
+    repeated."""
     from agbom.rules import Action, Finding, Severity
     from agbom.scan.lock import lock_rule
 
@@ -164,7 +229,7 @@ def drift_findings(changes: Sequence[Any], found: Sequence[Any], lock_name: str)
             Finding(
                 rule_id=rule.id,
                 severity=Severity.parse(rule.severity),
-                action=Action.DENY,
+                action=Action(rule.action),
                 message=f"{change.detail}{previous}",
                 components=(change.component,),
                 explanation=f"{rule.title} Compared with the lock file {lock_name}.",

@@ -21,15 +21,23 @@ from agbom.cli.common import (
     with_default_rules,
     write_output,
 )
-from agbom.cli.lock_cmds import attach, read_lock_or_exit, read_snapshots, tools_from_option
+from agbom.cli.lock_cmds import (
+    attach,
+    is_installer_lock,
+    read_any_lock_or_exit,
+    read_snapshots,
+    skills_lock_changes,
+    tools_from_option,
+)
 from agbom.cli.scan_cmds import load_advisories, osv_option
+from agbom.cli.vex_options import apply_statements, load_vex, suppressed_findings, vex_option
 from agbom.display import to_terminal, visible
 
 MAX_DRIFT_SHOWN = 20
 
 rules_app = typer.Typer(
     name="rules",
-    help="Validate rule packs and run their unit tests.",
+    help="Validate rule packs, run their unit tests, and show the shipped ones.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -66,15 +74,18 @@ def check_cmd(
         "folder). Files outside it keep absolute file:// URIs.",
     ),
     osv: Path | None = osv_option(),
-    locked: Path | None = typer.Option(
+    locked: list[Path] | None = typer.Option(
         None,
         "--locked",
         metavar="LOCK",
         help="Fail (exit 1) on any drift from this lock file (agbom lock): server packages "
         "and versions, tool sets, skill digests; each drift is a finding (AGB-LOCK-001 to "
-        "005) in every format.",
+        "008) in every format. Also a skills installer lock (skills-lock.json, "
+        "~/.agents/.skill-lock.json): installed skills against their recorded hash, skills "
+        "installed but not locked, locked but not installed. Repeatable.",
     ),
     tools_from: list[Path] | None = tools_from_option(),
+    vex: list[Path] | None = vex_option(),
 ) -> None:
     """Evaluate rules against an AgBOM (for CI); exit 1 with --fail-on when findings reach it,
     or with --locked on any drift."""
@@ -95,26 +106,35 @@ def check_cmd(
     from agbom.inventory import ComponentGraph
 
     advisories = load_advisories(osv)
-    lock = read_lock_or_exit(locked) if locked is not None else None
+    statements = load_vex(vex, osv)
+    locks = [read_any_lock_or_exit(path) for path in locked or ()]
     snapshots = read_snapshots(tools_from)
     ruleset = load_rules(rules, with_default=with_default)
     agbom = attach(load_agbom_input(agbom_file), snapshots)
     if advisories is not None:
         from agbom.advisories import annotate
 
-        agbom = annotate(agbom, advisories)
+        agbom = apply_statements(annotate(agbom, advisories), statements)
     changes: list[Any] = []
-    if lock is not None:
-        from agbom.scan.lock import drift, mark_drift
+    for lock in locks:
+        if isinstance(lock, dict):
+            from agbom.scan.lock import drift, mark_drift
 
-        changes = drift(lock, agbom)
-        agbom = mark_drift(agbom, changes)  # rules see tools_drift (AGB-LOCK-001)
+            drifted = drift(lock, agbom)
+            agbom = mark_drift(agbom, drifted)  # rules see tools_drift (AGB-LOCK-001)
+        else:
+            drifted = skills_lock_changes(lock)
+        changes.extend(drifted)
     findings = list(ruleset.evaluate(ComponentGraph(agbom)))
+    if statements is not None:  # listed, as suppressed, with who said so
+        findings.extend(suppressed_findings(ruleset, agbom, findings))
+        findings.sort(key=Finding.sort_key)
     infos = dict(describe_rules(ruleset))
-    if locked is not None:
+    if locked:
         # Drift is findings too (pack lock), in every format, not only lines on stderr.
+        names = ", ".join(str(path) for path in locked)
         findings = sorted(
-            [*findings, *drift_findings(changes, findings, str(locked))], key=Finding.sort_key
+            [*findings, *drift_findings(changes, findings, names)], key=Finding.sort_key
         )
         infos.update(lock_rule_infos())
     locate = _check_places(agbom_file, locked)
@@ -130,24 +150,35 @@ def check_cmd(
         places = [_shown(_first_places(f, locate)) for f in findings]
         text = render_table(findings, tty=to_terminal(output), places=places)
     write_output(text, output)
-    failing = [f for f in findings if threshold is not None and f.severity >= threshold]
+    failing = [
+        f
+        for f in findings
+        if threshold is not None and f.severity >= threshold and f.suppression is None
+    ]
     typer.echo(
         f"agbom: {len(findings)} finding(s) from {len(ruleset)} rule(s) on {len(agbom)} "
         f"component(s)"
         + (f"; {len(failing)} at or above {threshold}" if threshold else "")
         + f"; rule packs: {packs_used(ruleset)}"
-        + (f"; {len(changes)} drift(s) from {visible(locked)}" if locked is not None else ""),
+        + (
+            f"; {len(changes)} drift(s) from {', '.join(visible(p) for p in locked)}"
+            if locked
+            else ""
+        ),
         err=True,
     )
     for change in changes[:MAX_DRIFT_SHOWN]:
         typer.echo(f"agbom: drift: {visible(change.component)}: {visible(change.detail)}", err=True)
     if len(changes) > MAX_DRIFT_SHOWN:
         typer.echo(f"agbom: ... and {len(changes) - MAX_DRIFT_SHOWN} more (agbom diff)", err=True)
-    if failing or changes:
+    from agbom.scan.lock import unexpanded
+
+    # Any drift fails, except a tool set that changed without expanding (AGB-LOCK-009).
+    if failing or [c for c in changes if not unexpanded(c)]:
         raise typer.Exit(1)
 
 
-def _check_places(agbom_file: Path, locked: Path | None) -> Any:
+def _check_places(agbom_file: Path, locked: list[Path] | None) -> Any:
     """``locate(finding, component_id)`` for ``check``: a component's entry in the AgBOM file
     (or scan report), and for the lock pack's findings, else the entry in the lock file (a
     server or skill the inventory no longer has)."""
@@ -162,10 +193,13 @@ def _check_places(agbom_file: Path, locked: Path | None) -> Any:
             read_bytes(agbom_file), str(agbom_file), os.path.realpath(agbom_file)
         )
     in_lock: dict[str, Any] = {}
-    if locked is not None:
+    for path in reversed(locked or []):  # the first lock naming an entry wins
         from agbom.scan.lock import lock_locations
 
-        in_lock = lock_locations(read_bytes(locked), str(locked), os.path.realpath(locked))
+        in_lock.update(
+            lock_locations(read_bytes(path), str(path), os.path.realpath(path),
+                           skill_prefix="skill:" if is_installer_lock(path) else "")
+        )  # fmt: skip
 
     def locate(finding: Any, component_id: str) -> Any:
         here = located.get(component_id, ())
@@ -361,11 +395,58 @@ def _lineage_lines(lineage: Any, own: Any) -> list[str]:
         lines.append(
             f"  {fact.get('id')} {fact.get('origin')}{source}{below}"
             + (f" [from {where}]" if where else "")
+            + _trust_note(fact)
         )
     overrides = lineage.get("trust_overrides") or []
     if overrides:
         lines.append(f"  trust overrides: {', '.join(map(str, overrides))}")
     return lines
+
+
+def _trust_note(fact: dict[str, Any]) -> str:
+    """`` trust untrusted (claimed trusted; §7.2 says trusted: lineage via p3)``: what agbom
+    derived, what the client claimed, and the override of the §7.2 default if there was one
+    (entries before issue 42 hold only the claim, as ``trust``)."""
+    derived = fact.get("derived_trust")
+    claimed = fact.get("claimed_trust", fact.get("trust"))
+    parts = [f"claimed {claimed}"] if claimed else []
+    override = fact.get("trust_override")
+    if isinstance(override, dict):
+        via = override.get("via") or override.get("override")
+        parts.append(
+            f"§7.2 says {override.get('default')}: {override.get('reason')}"
+            + (f" via {via}" if via else "")
+        )
+    if derived is None:
+        return f" ({'; '.join(parts)})" if parts else ""
+    return f" trust {derived}" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+@rules_app.command("show")
+def rules_show_cmd(
+    name: str | None = typer.Argument(
+        None, metavar="[NAME]", help="A shipped pack (default, flow-strict, baseline)."
+    ),
+) -> None:
+    """Print a shipped rule pack, to copy and change; without NAME, list the shipped packs.
+
+    A changed copy is used with --rules FILE (component and flow packs) or --pack FILE
+    (runtime packs), never by editing the installed package.
+    """
+    from agbom.rules.loader import shipped_packs
+
+    shipped = shipped_packs()
+    if name is None:
+        for pack, (kind, _) in shipped.items():
+            typer.echo(f"{pack}\t{kind}")
+        return
+    if name not in shipped:
+        known = ", ".join(shipped)
+        typer.echo(
+            f"agbom: error: no shipped rule pack {visible(name)!r} (shipped: {known})", err=True
+        )
+        raise typer.Exit(2)
+    typer.echo(shipped[name][1].read_text(encoding="utf-8"), nl=False)
 
 
 @rules_app.command("check")

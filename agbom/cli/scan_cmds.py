@@ -32,6 +32,13 @@ from agbom.cli.common import (
     write_output,
 )
 from agbom.cli.lock_cmds import attach, read_snapshots, tools_from_option
+from agbom.cli.vex_options import (
+    apply_statements,
+    load_vex,
+    openvex_author,
+    suppressed_findings,
+    vex_option,
+)
 from agbom.display import table, to_terminal, visible
 
 if TYPE_CHECKING:
@@ -58,6 +65,7 @@ class ScanFormat(StrEnum):
     CYCLONEDX_XML = "cyclonedx-xml"
     SPDX_JSON = "spdx-json"
     SARIF = "sarif"
+    OPENVEX = "openvex"
 
 
 def _detail(component: Component) -> str:
@@ -218,6 +226,24 @@ def _load_keys(path: Path | None) -> Any:
         raise typer.Exit(EXIT_USAGE) from None
 
 
+def _load_signers(path: Path | None) -> Any:
+    """The signers file at ``path``, or ``None``; a bad one, or a missing library, exits 2."""
+    if path is None:
+        return None
+    from agbom.scan.skill_signatures import EXTRA, SignersError, available, load_signers
+
+    try:
+        signers = load_signers(path)
+    except SignersError as exc:
+        typer.echo(f"agbom: error: --skill-signers {visible(exc.diagnostics())}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    if not available():
+        typer.echo(f"agbom: error: --skill-signers needs the model-signing library: pip "
+                   f"install '{EXTRA}'", err=True)  # fmt: skip
+        raise typer.Exit(EXIT_USAGE)
+    return signers
+
+
 def _report_errors(result: ScanResult) -> None:
     errors = result.errors
     for path, error in errors[:MAX_ERRORS_SHOWN]:
@@ -248,8 +274,9 @@ def scan_cmd(
         None,
         "--format",
         "-f",
-        help="table (inventory), json (full report), cyclonedx-json, cyclonedx-xml, "
-        "spdx-json (SPDX 3.0.1), sarif. Default: what the -o name says (x.cdx.json, "
+        help="table (inventory), json (full report), cyclonedx-json (with --osv also a "
+        "CycloneDX VEX), cyclonedx-xml, spdx-json (SPDX 3.0.1), sarif, openvex (the --osv "
+        "matches as OpenVEX statements). Default: what the -o name says (x.cdx.json, "
         "x.cdx.xml, x.spdx.json, x.sarif, x.json), else table.",
         case_sensitive=False,
         show_default=False,
@@ -289,6 +316,23 @@ def scan_cmd(
         "unknown_key or unsigned.",
     ),
     tools_from: list[Path] | None = tools_from_option(),
+    skill_signers: Path | None = typer.Option(
+        None,
+        "--skill-signers",
+        metavar="FILE",
+        help="Verify skills' OpenSSF Model Signing signatures (skill.oms.sig) against the "
+        "signers in FILE (public keys, certificate roots; docs/skills.md): each skill gets "
+        "signed, partial, invalid, unknown_signer, or unsigned when FILE requires signatures. "
+        "Needs agbom[signatures].",
+    ),
+    vex: list[Path] | None = vex_option(),
+    vex_author: str | None = typer.Option(
+        None,
+        "--vex-author",
+        metavar="NAME",
+        help="openvex: who the document says it is from (default: $AGBOM_ACTOR, else git "
+        "config user.email, else the login name); cyclonedx-json: its metadata.authors.",
+    ),
     sign: Path | None = sign_option(),
     sign_format: str = sign_format_option(),
 ) -> None:
@@ -303,9 +347,12 @@ def scan_cmd(
             output,
             default=ScanFormat.TABLE.value,
             formats=[f.value for f in ScanFormat],
-            json_formats=("json", "cyclonedx-json", "spdx-json", "sarif"),
+            json_formats=("json", "cyclonedx-json", "spdx-json", "sarif", "openvex"),
         )
     )
+    if fmt is ScanFormat.OPENVEX and osv is None:
+        raise typer.BadParameter("openvex states the --osv matches: give --osv",
+                                 param_hint="--format")  # fmt: skip
     with_default = with_default_rules(rules, no_default_rules)
     exporter = None
     if fmt in (ScanFormat.CYCLONEDX_JSON, ScanFormat.CYCLONEDX_XML, ScanFormat.SPDX_JSON):
@@ -317,7 +364,9 @@ def scan_cmd(
         choice(spec_version, SPEC_VERSIONS, "--spec-version")
 
     advisories = load_advisories(osv)  # a bad export fails before scanning
+    statements = load_vex(vex, osv)
     key_set = _load_keys(keys)
+    signers = _load_signers(skill_signers)
     signer = bom_signer(sign, fmt.value, sign_format)  # a bad key fails before scanning
     snapshots = read_snapshots(tools_from)
     if not paths and home is None:
@@ -338,14 +387,23 @@ def scan_cmd(
         from agbom.scan.signatures import verify_scanned_cards
 
         verify_scanned_cards(result, key_set)
+    if signers is not None:
+        from agbom.scan.skill_signatures import verify_scanned_skills
+
+        verify_scanned_skills(result, signers)
     if advisories is not None:
         from agbom.advisories import annotate
 
-        result.agbom = annotate(result.agbom, advisories)
-    from agbom.rules import load_rules
+        result.agbom = apply_statements(annotate(result.agbom, advisories), statements)
+    from agbom.rules import Finding, load_rules
 
     ruleset = load_rules(rules, with_default=with_default)
     findings = _rule_findings(result, ruleset)
+    if statements is not None:  # listed, as suppressed, with who said so
+        findings = sorted(
+            [*findings, *suppressed_findings(ruleset, result.agbom, findings)],
+            key=Finding.sort_key,
+        )
     infos = _rule_infos(ruleset)
     locator = _locator(result, infos)
 
@@ -367,9 +425,17 @@ def scan_cmd(
         )
     elif fmt is ScanFormat.SARIF:
         data = _sarif(result, findings, infos, locator, sarif_root, _source_uri(paths, home))
+    elif fmt is ScanFormat.OPENVEX:
+        data = _openvex(result.agbom, vex_author, timestamp)
     else:
         assert exporter is not None
-        data = exporter.export(result.agbom)
+        if fmt is ScanFormat.CYCLONEDX_JSON and vex_author is not None:
+            # A CycloneDX VEX names who states its analyses (docs/vex.md).
+            document = exporter.build(result.agbom)
+            document["metadata"]["authors"] = [{"name": openvex_author(vex_author)}]
+            data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+        else:
+            data = exporter.export(result.agbom)
         if signer is not None:
             shown = output.name if output is not None and str(output) != "-" else "scan.cdx.json"
             data = signed_bom(data, signer, sign_format, name=shown)
@@ -377,11 +443,20 @@ def scan_cmd(
 
     _report_errors(result)
     summary = result.summary()
-    failing = [f for f in findings if threshold is not None and f.severity >= threshold]
+    failing = [
+        f
+        for f in findings
+        if threshold is not None and f.severity >= threshold and f.suppression is None
+    ]
     typer.echo(
         f"agbom: scanned {summary['files']} file(s) ({summary['ok']} ok, {summary['error']} "
         f"with errors, {summary['skipped']} skipped): {summary['components']} component(s), "
-        f"{len(findings)} finding(s)"
+        f"{sum(1 for f in findings if f.suppression is None)} finding(s)"
+        + (
+            f" ({suppressed} suppressed by VEX)"
+            if (suppressed := sum(1 for f in findings if f.suppression is not None))
+            else ""
+        )
         + (f", {len(failing)} at or above {threshold}" if threshold else "")
         + f"; rule packs: {packs_used(ruleset)}"
         + (f"; wrote {visible(output)}" if output is not None and str(output) != "-" else ""),
@@ -391,6 +466,20 @@ def scan_cmd(
         raise typer.Exit(EXIT_FINDINGS)
     if result.error_files:
         raise typer.Exit(EXIT_SCAN_ERRORS)
+
+
+def _openvex(agbom: AgBOM, author: str | None, timestamp: str | None) -> bytes:
+    """The OSV matches of ``agbom`` as an OpenVEX document (docs/vex.md)."""
+    from agbom.advisories.vex import to_openvex
+    from agbom.export import ExportError
+    from agbom.export.cyclonedx import resolve_timestamp
+
+    try:
+        when = resolve_timestamp(agbom, timestamp)
+    except ExportError as exc:
+        raise typer.BadParameter(visible(exc.diagnostics()), param_hint="--timestamp") from None
+    document = to_openvex(agbom, author=openvex_author(author), timestamp=when)
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
 
 
 def _what_the_user_has() -> tuple[list[Path], Path | None]:

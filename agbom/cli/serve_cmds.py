@@ -20,9 +20,14 @@ from agbom.cli.common import (
 from agbom.cli.guardian_options import (
     check_key_options,
     client_capabilities,
+    egress_allow_option,
+    egress_option,
     guardian_config,
     key_id_option,
     keys_file_option,
+    known_tool_option,
+    pack_announcement,
+    pack_option,
     secret_encoding_option,
 )
 from agbom.cli.signing_options import (
@@ -62,7 +67,8 @@ def serve(
         None,
         "--secret-file",
         metavar="FILE",
-        help="Deployment key material; session keys are derived from it (HKDF-SHA256).",
+        help="Deployment key material; session keys are derived from it (HKDF-SHA256). "
+        "Yours, mode 0600.",
     ),
     key_id: str | None = key_id_option(),
     keys_file: Path | None = keys_file_option(),
@@ -103,7 +109,9 @@ def serve(
         help="What ASK becomes for those clients: defer (default) or deny.",
     ),
     api_token_file: Path | None = typer.Option(
-        None, "--api-token-file", help="Bearer token protecting the /v1 read API."
+        None,
+        "--api-token-file",
+        help="Bearer token protecting the /v1 read API (a file of yours, mode 0600).",
     ),
     stdio: bool = typer.Option(
         False,
@@ -119,28 +127,10 @@ def serve(
     strict_inventory: bool = typer.Option(
         False, "--strict", help="Deny tool calls for tools missing from the session's AgBOM."
     ),
-    packs: list[str] = typer.Option(
-        [],
-        "--pack",
-        metavar="NAME|FILE",
-        help="A runtime rule pack every tool call is checked against as it happens: a shipped "
-        "one (baseline) or a pack file. Repeatable. See docs/rules-runtime.md.",
-    ),
-    egress_allow: list[str] = typer.Option(
-        [],
-        "--egress-allow",
-        metavar="HOST",
-        help="A host (or *.domain) tool calls may reach, added to the runtime packs' egress "
-        "allowlist. The baseline pack ships it empty: with --pack baseline and no host, every "
-        "network destination a tool call names is denied. Repeatable.",
-    ),
-    known_tools: list[str] = typer.Option(
-        [],
-        "--known-tool",
-        metavar="NAME",
-        help="A tool this deployment runs (any case). Given once or more, the runtime packs' "
-        "unknown-tool check denies every other tool. Repeatable.",
-    ),
+    packs: list[str] = pack_option(),
+    egress_allow: list[str] = egress_allow_option(),
+    known_tools: list[str] = known_tool_option(),
+    egress: str | None = egress_option(),
     max_body_bytes: int = typer.Option(
         1024 * 1024, "--max-body-bytes", help="Largest request body accepted."
     ),
@@ -153,6 +143,21 @@ def serve(
     ),
     fail_open_hooks: bool = typer.Option(
         False, "--hooks-fail-open", help="Runtime hook endpoints allow on malformed input."
+    ),
+    hook_token_file: Path | None = typer.Option(
+        None,
+        "--hook-token-file",
+        metavar="FILE",
+        help="Bearer token the /hooks endpoints require (thin hooks: --token-file; Claude "
+        "Code HTTP hooks: an Authorization header). Use it on a host other users share.",
+    ),
+    read_project_skills: list[Path] = typer.Option(
+        [],
+        "--read-project-skills",
+        metavar="DIR",
+        help="Read the skill a Claude Code hook event names from <cwd>/.claude/skills/NAME on "
+        "this server's disk when the event carries no report of it (HTTP hooks) and its cwd "
+        "is inside DIR. Off by default: the server reads no path a client names. Repeatable.",
     ),
     skew_window_ms: int = typer.Option(
         300_000, "--skew-window-ms", help="Accepted clock skew of request timestamps."
@@ -270,6 +275,23 @@ def serve(
         help="Check MCP servers' tool sets in AgBOMs and wrapped tools/list results against "
         "this lock file ('agbom lock'; AGB-LOCK-001). Reloaded on SIGHUP.",
     ),
+    skill_signers: Path | None = typer.Option(
+        None,
+        "--skill-signers",
+        metavar="FILE",
+        help="Verify the OMS signature (skill.oms.sig) a skill registration carries against "
+        "the signers in FILE: a failing one is denied, a load whose signature no longer "
+        "verifies is denied, and skills of the signers FILE lists under auto_approve are "
+        "approved on registration (docs/skills.md). Read again when it changes.",
+    ),
+    vex: list[Path] | None = typer.Option(
+        None,
+        "--vex",
+        metavar="FILE",
+        help="With --osv: VEX statements (OpenVEX or CycloneDX VEX); a not_affected statement "
+        "with a justification keeps its match from denying (docs/vex.md). Repeatable; "
+        "reloaded on SIGHUP.",
+    ),
     public_url: str | None = typer.Option(
         None,
         "--public-url",
@@ -322,6 +344,7 @@ def serve(
         if stdio:
             raise typer.BadParameter("is for HTTP; not with --stdio", param_hint="--ready-file")
         _clear_ready_file(ready_file)
+    skill_roots = _project_skill_roots(read_project_skills, stdio, hook_token_file)
     policy = None
     if not stdio:  # (usage errors first, before the store is opened)
         policy = _front_policy(
@@ -337,6 +360,8 @@ def serve(
         # Absolute: a decision process (re)started later reads the same files.
         osv_path=None if osv is None else str(osv.absolute()),
         lock_path=None if lock is None else str(lock.absolute()),
+        vex_paths=_vex_paths(vex, osv),
+        skill_signers_path=_skill_signers(skill_signers),
         public_url=_public_url(public_url),
         require_signatures=require_signatures,
         strict_inventory=strict_inventory,
@@ -346,7 +371,7 @@ def serve(
         max_load_path_depth=max_load_path_depth,
         deny_overbroad_capabilities=not allow_overbroad,
         require_session_start=require_session_start,
-        **_runtime_pack_settings(packs, egress_allow, known_tools),
+        **_runtime_pack_settings(packs, egress_allow, known_tools, egress),
         secret_encoding=choice(secret_encoding, ("raw", "hex", "base64"), "--secret-encoding"),
         **clients.settings(),
         **telemetry,
@@ -368,12 +393,16 @@ def serve(
     from agbom.guardian import build_guardian
 
     try:
-        signals = _signals(osv, lock)  # a bad export or lock file: exit 2, before the store opens
+        # A bad export, lock or VEX file: exit 2, before the store opens.
+        signals = _signals(osv, lock, config.vex_paths)
         review = _review_config(
             reviewers_file, reviewer_header, rules, with_default, allowed_origins, ui_secret_file
         )
         if review is not None and osv is not None:
             review.osv_path = osv.absolute()  # the page's findings name known vulnerabilities
+            review.vex_paths = tuple(Path(p) for p in config.vex_paths)
+        if review is not None and config.skill_signers_path is not None:
+            review.skill_signers_path = Path(config.skill_signers_path)
         loaded = [signals]  # this process's copy; dropped when a decision process loads its own
 
         def factory(transport: str = "http", *, observed: bool = True) -> Any:
@@ -413,11 +442,29 @@ def serve(
         from agbom.transports.http import (
             InProcessDecisions,
             ProcessDecisions,
+            is_loopback_host,
             read_token_file,
             serve_http,
         )
 
         token = read_token_file(api_token_file) if api_token_file is not None else None
+        hook_token = read_token_file(hook_token_file) if hook_token_file is not None else None
+        if hook_token is None and not is_loopback_host(host):
+            typer.echo(
+                f"agbom: note: the hook endpoints on {visible(host)} take events from anyone who "
+                "reaches them; --hook-token-file makes them require a token",
+                err=True,
+            )
+        project_skills = None
+        if skill_roots:
+            from agbom.adapters.project_skills import ProjectSkills
+
+            project_skills = ProjectSkills(skill_roots)
+            typer.echo(
+                "agbom: hook events' skills are read from this server's disk under "
+                + ", ".join(visible(str(r)) for r in skill_roots),
+                err=True,
+            )
         decisions: InProcessDecisions | ProcessDecisions
         if single_process:
             decisions = InProcessDecisions(factory, limits)
@@ -474,6 +521,8 @@ def serve(
             bundle_source=BundleSource(rules=rules, with_default=with_default),
             on_ready=ready,
             on_stop=None if ready_file is None else lambda: ready_file.unlink(missing_ok=True),
+            hook_token=hook_token,
+            project_skills=project_skills,
         )
     finally:
         if early is not None:
@@ -534,40 +583,41 @@ def _decision_process(
     return ProcessDecisions(spec, limits, deadline_s=decision_timeout)
 
 
-def _runtime_pack_settings(
-    packs: list[str], egress_allow: list[str], known_tools: list[str]
-) -> dict[str, Any]:
-    """The GuardianConfig fields of --pack, --egress-allow and --known-tool; a pack file is
-    named by its absolute path, so that a decision process started later reads the same one."""
-    if not packs:
-        if egress_allow or known_tools:
+def _project_skill_roots(
+    folders: list[Path], stdio: bool, hook_token_file: Path | None
+) -> tuple[Path, ...]:
+    """``--read-project-skills`` checked: existing folders, absolute; usage errors otherwise
+    (and with --stdio, which has no hook endpoints)."""
+    if stdio and (folders or hook_token_file is not None):
+        hint = "--read-project-skills" if folders else "--hook-token-file"
+        raise typer.BadParameter("applies to the HTTP hook endpoints, not --stdio", param_hint=hint)
+    roots = []
+    for folder in folders:
+        if not folder.is_dir():
             raise typer.BadParameter(
-                "--egress-allow and --known-tool are data for runtime packs; give --pack"
+                f"not a folder: {visible(str(folder))}", param_hint="--read-project-skills"
             )
-        return {}
-    from agbom.guardian.runtime_pack import builtin_packs
+        roots.append(folder.absolute())
+    return tuple(roots)
 
-    shipped = builtin_packs()
-    return {
-        "runtime_packs": tuple(p if p in shipped else str(Path(p).absolute()) for p in packs),
-        "egress_allow": tuple(egress_allow),
-        "known_tools": tuple(known_tools),
-    }
+
+def _runtime_pack_settings(
+    packs: list[str], egress_allow: list[str], known_tools: list[str], egress: str | None
+) -> dict[str, Any]:
+    """The GuardianConfig fields of --pack, --egress-allow, --known-tool and --egress
+    (agbom/guardian/pack_selection.py); a usage error for a bad combination."""
+    from agbom.guardian.pack_selection import PackChoiceError, pack_settings
+
+    try:
+        return pack_settings(packs, egress_allow, known_tools, egress)
+    except PackChoiceError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--pack") from None
 
 
 def _announce_packs(guardian: Any) -> None:
-    """Say which runtime packs decide, and when a pack's egress allowlist is empty."""
-    runtime = guardian.policies.runtime
-    for pack in runtime.packs if runtime is not None else ():
-        allowed = (
-            f"{len(pack.egress_allow)} allowed host(s)"
-            if pack.egress_allow
-            else "egress allowlist EMPTY: every network destination in a tool call is denied "
-            "(add hosts with --egress-allow)"
-        )
-        typer.echo(
-            f"agbom: runtime pack {pack.name} ({len(pack.rules)} rules; {allowed})", err=True
-        )
+    """Say which packs decide, and what the egress check does (agbom/guardian/pack_selection.py)."""
+    for line in pack_announcement(guardian):
+        typer.echo(line, err=True)
 
 
 def _public_url(value: str | None) -> str | None:
@@ -592,14 +642,43 @@ def _public_url(value: str | None) -> str | None:
     return value.strip().rstrip("/")
 
 
-def _signals(osv: Path | None, lock: Path | None) -> Any:
-    """The loaded ``--osv`` export and ``--lock`` file, or exit 2 with one line."""
+def _skill_signers(path: Path | None) -> str | None:
+    """``--skill-signers`` as an absolute path, checked now (a bad file exits 2)."""
+    if path is None:
+        return None
+    from agbom.scan.skill_signatures import EXTRA, SignersError, available, load_signers
+
+    try:
+        load_signers(path)
+    except SignersError as exc:
+        typer.echo(f"agbom: error: --skill-signers {visible(exc.diagnostics())}", err=True)
+        raise typer.Exit(2) from None
+    if not available():
+        typer.echo(f"agbom: error: --skill-signers needs the model-signing library: pip "
+                   f"install '{EXTRA}'", err=True)  # fmt: skip
+        raise typer.Exit(2)
+    return str(path.absolute())
+
+
+def _vex_paths(vex: list[Path] | None, osv: Path | None) -> tuple[str, ...]:
+    """``--vex`` files as absolute paths (a decision process started later reads them)."""
+    if not vex:
+        return ()
+    if osv is None:
+        raise typer.BadParameter("--vex states what --osv matched: give --osv too",
+                                 param_hint="--vex")  # fmt: skip
+    return tuple(str(path.absolute()) for path in vex)
+
+
+def _signals(osv: Path | None, lock: Path | None, vex: tuple[str, ...] = ()) -> Any:
+    """The loaded ``--osv`` export, ``--vex`` statements and ``--lock`` file, or exit 2
+    with one line."""
     if osv is None and lock is None:
         return None
     from agbom.guardian.signals import GuardianSignals
 
     try:
-        return GuardianSignals(osv, lock)
+        return GuardianSignals(osv, lock, vex=[Path(p) for p in vex])
     except InputError as exc:
         typer.echo(f"agbom: error: {visible(exc.diagnostics())}", err=True)
         raise typer.Exit(2) from None

@@ -115,9 +115,17 @@ def skill_diff(db: str, skill_id: str, old_digest: Digest, new_digest: Digest) -
     else:  # a side carried only SKILL.md's text: its diff, as the page shows it
         doc["files"] = None
         doc["skill_md_diff"] = summary.skill_md_diff
+    from agbom.scan.expansion import classify_capabilities, overall
+
+    # Which class the change of declared capabilities is, and why (agbom/scan/expansion.py).
+    classified = classify_capabilities(
+        list(old_record.declared_capabilities), list(new_record.declared_capabilities)
+    )
     doc["capabilities"] = {
         "added": summary.capabilities_added,
         "removed": summary.capabilities_removed,
+        "class": overall(classified),
+        "classified": [c.to_json() for c in classified],
     }
     doc["composition"] = {
         "added": summary.composition_added,
@@ -146,6 +154,10 @@ def render_text(doc: dict[str, Any]) -> str:
         if added or removed:
             listed = [f"+{c}" for c in added] + [f"-{c}" for c in removed]
             out.append(f"{kind}: {', '.join(listed)}\n")
+    said = doc["capabilities"]
+    why = "; ".join(r for c in said["classified"] for r in c["reasons"])
+    out.append(f"declared capabilities: {said['class']}"
+               + (f" ({why})" if why else " (unchanged)") + "\n")  # fmt: skip
     files = doc["files"]
     if files is None:
         out.append("files: not compared (a side carried no file list); SKILL.md:\n")

@@ -7,8 +7,15 @@ by ``export`` and ``cli``.
 """
 
 from agbom.evidence.bom import dsse_sign, dsse_verify, jsf_sign, jsf_verify
-from agbom.evidence.bundle import build_bundle, verify_bundle
-from agbom.evidence.head import seal_chain, sign_head, verify_head, verify_sealed_chain
+from agbom.evidence.bundle import BundleKeys, build_bundle, verify_bundle
+from agbom.evidence.head import (
+    seal_chain,
+    sign_head,
+    stored_head_is_earlier,
+    verify_head,
+    verify_sealed_chain,
+    verify_sealed_prefix,
+)
 from agbom.evidence.interface import (
     ALGORITHMS,
     ED25519,
@@ -22,6 +29,7 @@ from agbom.evidence.signed import sign_envelope, sign_object, verify_envelope, v
 from agbom.evidence.verify import kind_of, verify_document
 
 __all__ = [
+    "BundleKeys",
     "ALGORITHMS",
     "ED25519",
     "ML_DSA_65",
@@ -42,11 +50,13 @@ __all__ = [
     "sign_envelope",
     "sign_head",
     "sign_object",
+    "stored_head_is_earlier",
     "verify_bundle",
     "verify_document",
     "verify_envelope",
     "verify_head",
     "verify_object",
     "verify_sealed_chain",
+    "verify_sealed_prefix",
     "write_key_pair",
 ]

@@ -125,3 +125,73 @@ def verify_sealed_chain(
             f"{statement['entry_count']}",
         )
     return key
+
+
+SESSION_END = "steps/sessionEnd"
+
+
+def _sealed_at_end(entries: Sequence[Mapping[str, Any]], count: int) -> bool:
+    return entries[count - 1].get("step_type") == SESSION_END
+
+
+def stored_head_is_earlier(entries: Sequence[Mapping[str, Any]], stored: Mapping[str, Any]) -> bool:
+    """Whether the head stored for a session (``stored``) is an earlier head of its chain as
+    it now stands, one that a head sealed now may replace: a checkpoint of an open session,
+    sealed before the entries that followed it. False when it is this very head.
+
+    Raises ``chain_mismatch`` when the chain no longer passes through the stored head (it
+    was changed after that seal, which a new seal must not hide), or when it goes on past
+    the ``sessionEnd`` entry the stored head sealed."""
+    count, chain_hash = stored.get("entry_count"), stored.get("chain_hash")
+    if (
+        type(count) is not int
+        or not 1 <= count <= len(entries)
+        or entries[count - 1].get("entry_hash") != chain_hash
+    ):
+        raise EvidenceInvalid(
+            "chain_mismatch",
+            f"the chain no longer passes through the head sealed at {stored.get('sealed_at')} "
+            f"({count} entries, {str(chain_hash)[:16]}…): it was changed after the seal, and "
+            "a new seal would hide that",
+        )
+    if count == len(entries):
+        return False
+    if _sealed_at_end(entries, count):
+        raise EvidenceInvalid(
+            "chain_mismatch",
+            f"the chain goes on for {len(entries) - count} entries after the sessionEnd entry "
+            "its seal covers",
+        )
+    return True
+
+
+def verify_sealed_prefix(
+    entries: Sequence[Mapping[str, Any]], statement: Mapping[str, Any], keys: KeySet
+) -> tuple[PublicKey, int]:
+    """Check a stored chain against its stored head, where the head may be a checkpoint of
+    a session that went on (``agbom audit seal`` of an open session): the head's signature,
+    every link of the whole chain, and the head's hash at its position. Returns the key and
+    how many entries follow the sealed ones (unsigned, for the caller to say so). A chain
+    cut before the head, changed under it, or going on past a sealed ``sessionEnd`` fails
+    with ``chain_mismatch``."""
+    key = verify_head(statement, keys)
+    failure = verify_chain(list(entries))
+    if failure is not None:
+        raise EvidenceInvalid(
+            "chain_mismatch",
+            f"the chain is broken at entry index {failure.index}: {failure.reason}",
+        )
+    count = statement["entry_count"]
+    if count > len(entries) or entries[count - 1].get("entry_hash") != statement["chain_hash"]:
+        raise EvidenceInvalid(
+            "chain_mismatch",
+            f"the chain ({len(entries)} entries) does not pass through its signed head "
+            f"({count} entries, {statement['chain_hash'][:16]}…)",
+        )
+    if count < len(entries) and _sealed_at_end(entries, count):
+        raise EvidenceInvalid(
+            "chain_mismatch",
+            f"the chain goes on for {len(entries) - count} entries after the sessionEnd entry "
+            "its signed head covers",
+        )
+    return key, len(entries) - count

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agbom.evidence.bom import DSSE_PAYLOAD_TYPE, dsse_verify, jsf_verify
-from agbom.evidence.bundle import BUNDLE_TYPE, verify_bundle
+from agbom.evidence.bundle import BUNDLE_TYPE
 from agbom.evidence.head import HEAD_STATEMENT, verify_head
 from agbom.evidence.interface import EvidenceInvalid
 from agbom.evidence.keys import KeySet
@@ -40,7 +40,12 @@ def verify_document(document: Any, keys: KeySet) -> tuple[str, list[str]]:
     """Verify ``document`` with trusted ``keys``; return its kind and what was checked."""
     kind = kind_of(document)
     if kind == "bundle":
-        return kind, verify_bundle(document, keys)
+        raise EvidenceInvalid(
+            "key_role",
+            "an evidence bundle is checked with keys by role (the Guardian's for its head, an "
+            "exporter's for the bundle): agbom audit verify --bundle FILE --guardian-key G.pub "
+            "--exporter-key E.pub",
+        )
     if kind == "head":
         key = verify_head(document, keys)
         return kind, [

@@ -647,9 +647,14 @@ _CDX_SEVERITIES = frozenset({"critical", "high", "medium", "low", "info", "none"
 
 def _vulnerabilities(agbom: AgBOM, by_purl: Mapping[str, Mapping[str, Any]]) -> list[Any]:
     """``vulnerabilities[]`` from the components' OSV matches (``agbom scan --osv``): one
-    entry per advisory, affecting the package component of each matched purl (or the
-    component itself when it has no package entry)."""
-    entries: dict[str, dict[str, Any]] = {}
+    entry per advisory and analysis, affecting the package component of each matched purl
+    (or the component itself when it has no package entry). Each carries its VEX
+    ``analysis`` (``in_triage`` unless a statement read with ``--vex`` says otherwise), so
+    the BOM is also a CycloneDX VEX document (docs/vex.md)."""
+    from agbom.advisories.vex import cyclonedx_analysis
+
+    entries: dict[tuple[str, bytes], dict[str, Any]] = {}
+    refs: dict[str, int] = {}
     for component in agbom:
         found = component.data.get("vulnerabilities")
         if not isinstance(found, list):
@@ -660,11 +665,14 @@ def _vulnerabilities(agbom: AgBOM, by_purl: Mapping[str, Mapping[str, Any]]) -> 
             purl = match.get("package")
             package = by_purl.get(purl) if isinstance(purl, str) else None
             ref = str(package["bom-ref"]) if package is not None else component.id
-            entry = entries.get(match["id"])
+            analysis = cyclonedx_analysis(match)
+            key = (match["id"], orjson.dumps(analysis, option=orjson.OPT_SORT_KEYS))
+            entry = entries.get(key)
             if entry is None:
                 severity = str(match.get("severity", "unknown"))
+                refs[match["id"]] = count = refs.get(match["id"], 0) + 1
                 entry = {
-                    "bom-ref": f"vulnerability:{match['id']}",
+                    "bom-ref": f"vulnerability:{match['id']}" + (f"#{count}" if count > 1 else ""),
                     "id": match["id"],
                     "source": {"name": "OSV"},
                     "ratings": [
@@ -673,6 +681,7 @@ def _vulnerabilities(agbom: AgBOM, by_purl: Mapping[str, Mapping[str, Any]]) -> 
                             "severity": severity if severity in _CDX_SEVERITIES else "unknown",
                         }
                     ],
+                    "analysis": analysis,
                     "affects": [],
                 }
                 aliases = [a for a in match.get("aliases") or [] if isinstance(a, str)]
@@ -686,11 +695,13 @@ def _vulnerabilities(agbom: AgBOM, by_purl: Mapping[str, Mapping[str, Any]]) -> 
                 fixed = [f for f in match.get("fixed") or [] if isinstance(f, str)]
                 if fixed:
                     entry["recommendation"] = "Upgrade to a fixed version: " + ", ".join(fixed)
-                entries[match["id"]] = entry
+                entries[key] = entry
             version = _purl_version(purl)
             affect: dict[str, Any] = {"ref": ref}
             if version:
-                affect["versions"] = [{"version": version, "status": "affected"}]
+                stated = analysis["state"] in ("not_affected", "resolved", "false_positive")
+                status = "unaffected" if stated else "affected"
+                affect["versions"] = [{"version": version, "status": status}]
             if affect not in entry["affects"]:
                 entry["affects"].append(affect)
     return [entries[key] for key in sorted(entries)]

@@ -54,16 +54,19 @@ def build_guardian(
     from agbom.rules import load_rules
     from agbom.store import open_store
 
-    ruleset = load_rules(
-        Path(rules) if rules is not None else None, with_default=with_default_rules
-    )
     base = config or GuardianConfig()
+    ruleset = load_rules(
+        Path(rules) if rules is not None else None,
+        with_default=with_default_rules,
+        shipped=base.rule_packs,
+    )
     if signals is None and (base.osv_path is not None or base.lock_path is not None):
         from agbom.guardian.signals import GuardianSignals
 
         signals = GuardianSignals(
             Path(base.osv_path) if base.osv_path is not None else None,
             Path(base.lock_path) if base.lock_path is not None else None,
+            vex=[Path(p) for p in base.vex_paths],
         )
     store = open_store(db)
     keyring: KeyRing | None = None

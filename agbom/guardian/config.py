@@ -71,6 +71,11 @@ class GuardianConfig:
     # and a lock file whose tool-set pins every AgBOM is checked against. None: off.
     osv_path: str | None = None
     lock_path: str | None = None
+    # VEX documents (serve --vex, docs/vex.md): statements that suppress OSV matches.
+    vex_paths: tuple[str, ...] = ()
+    # Signed skills (serve --skill-signers, guardian/skill_trust.py): whose OMS signatures
+    # verify, whether one is required, and which signers' skills are approved on sight.
+    skill_signers_path: str | None = None
     # The review page's public address (serve --public-url): skill denials link to the pair.
     public_url: str | None = None
     # Runtime packs (serve --pack, guardian/runtime_pack.py): shipped names or pack files,
@@ -78,6 +83,14 @@ class GuardianConfig:
     runtime_packs: tuple[str, ...] = ()
     egress_allow: tuple[str, ...] = ()
     known_tools: tuple[str, ...] = ()
+    # The egress check (AGB-RUN-004) while the allowlist is empty: "deny" every destination,
+    # as a pack says; "warn" records each and denies none; "auto" (serve's and the hook's
+    # default) warns until a host is listed, then denies what is not listed. Raw sockets,
+    # downloads into a shell and exfiltration deny whatever this says.
+    egress: str = "deny"
+    # Shipped component and flow packs chosen by name (serve --pack flow-strict), loaded
+    # after the default pack and before --rules.
+    rule_packs: tuple[str, ...] = ()
     # How --secret-file / --keys-file bytes become key material (agbom.protocol.signatures):
     # "raw" (the default) reads them as the reference tools do, so one file gives one key.
     secret_encoding: str = "raw"
@@ -85,6 +98,8 @@ class GuardianConfig:
     def __post_init__(self) -> None:
         if self.ask_fallback not in ("defer", "deny"):
             raise ValueError("ask_fallback must be defer or deny")
+        if self.egress not in ("auto", "deny", "warn"):
+            raise ValueError("egress must be auto, deny or warn")
         if self.secret_encoding not in ("raw", "hex", "base64"):
             raise ValueError("secret_encoding must be raw, hex or base64")
 

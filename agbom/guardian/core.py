@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agbom.guardian.config import GuardianConfig
 from agbom.guardian.decision import Decision, clamp
-from agbom.guardian.handshake import read_client_hello, server_hello
+from agbom.guardian.handshake import PROVENANCE_PROFILE, read_client_hello, server_hello
 from agbom.guardian.memory import RestorePoint, SessionMemory
 from agbom.guardian.pipelined import (
     MAX_QUEUED,
@@ -173,7 +173,12 @@ class Guardian(PipelinedCommits, SessionMemory):
                 self.keyring.verify(request, metadata["session_id"])
             elif self.config.require_signatures:
                 return None  # refused by the pipeline: not worth the work
+            self._check_clock(params, self.clock())
         except AcsError:
+            return None
+        if not _may_take_snapshot(store.get_session(str(metadata["session_id"]))):
+            # Refused by the pipeline (no handshake, not negotiated, ended, a hook's): the
+            # component bodies a prepared snapshot writes ahead must not be written for it.
             return None
         return self.policies.prepare_snapshot(
             params, str(metadata["agent_id"]), params.get("tenant_id"), store
@@ -290,7 +295,10 @@ class Guardian(PipelinedCommits, SessionMemory):
         response = codes.error_response(_response_id(request), err)
         if self.signer is not None:
             signed = self.signer.sign(
-                response, session_id=context.session_id, hmac_key_id=context.key_id
+                response,
+                session_id=context.session_id,
+                hmac_key_id=context.key_id,
+                request_id=context.request_id or _request_id_of(request),
             )
             if signed is not None:
                 return signed
@@ -409,7 +417,7 @@ class Guardian(PipelinedCommits, SessionMemory):
         started = time.perf_counter()
         # (1) envelope shape
         if self._prechecked(request.get("params") if isinstance(request, dict) else None) is None:
-            validate_envelope(request, max_depth=self.config.max_json_depth)
+            validate_envelope(_unsigned_ping(request), max_depth=self.config.max_json_depth)
         method: str = request["method"]
         params: dict[str, Any] = request["params"]
         metadata: dict[str, Any] = params["metadata"]
@@ -437,6 +445,10 @@ class Guardian(PipelinedCommits, SessionMemory):
                 # is signed like the answer it replaces.
                 signed_key = key_id
                 pipelined.signer = lambda response: self._sign(response, session_id, signed_key)
+            if self.signer is not None and method != "handshake/hello":
+                # An acs-crypto session whose key this Guardian was not started with (a restart
+                # without it) is refused, never answered with another key (issue 39 D4).
+                self.signer.require_key(session_id)
         # (3) method
         if spec is None:
             raise AcsError(codes.METHOD_NOT_FOUND, "method_not_found", f"unknown method {method}")
@@ -848,6 +860,8 @@ class Guardian(PipelinedCommits, SessionMemory):
             )
         session.negotiated = offer.negotiated
         session.origin = "acs"
+        # acs-provenance (guardian/flow.py): on the session's record, so a restore holds it.
+        session.provenance_profile = offer.deterministic and PROVENANCE_PROFILE in offer.profiles
         session.signed_key = key_id
         # What the client can apply: the operator's declaration, narrowed (never widened) by
         # what the ClientHello says of itself.
@@ -861,7 +875,6 @@ class Guardian(PipelinedCommits, SessionMemory):
             # the store has it, not the offer this answer turned down.
             self._forget(session.session_id)
             raise
-        self.policies.flow.hello(session.session_id, hello)  # acs-provenance (guardian/flow.py)
         answer = server_hello(
             offer, self.config, signing=self.keyring is not None, can_ask=session.can_ask
         )
@@ -895,6 +908,7 @@ class Guardian(PipelinedCommits, SessionMemory):
                 session_id=params["metadata"]["session_id"],
                 hmac_key_id=key_id,
                 hello=request["method"] == "handshake/hello",
+                request_id=params.get("request_id"),
             )
             if signed is not None:
                 return signed
@@ -902,6 +916,20 @@ class Guardian(PipelinedCommits, SessionMemory):
             # Signed with the key the request used (a rotation keeps both keys in the ring).
             response = self._sign(response, params["metadata"]["session_id"], key_id)
         return response
+
+
+def _may_take_snapshot(stored: Mapping[str, Any] | None) -> bool:
+    """Whether a session row says an ``agbom/snapshot`` can be decided in it: negotiated by
+    an ACS handshake with the method, and not closed."""
+    negotiated = stored.get("negotiated") if stored is not None else None
+    if not isinstance(negotiated, Mapping) or stored is None or stored.get("status") == "closed":
+        return False
+    methods = negotiated.get("methods")
+    return (
+        negotiated.get("origin") != "hook"
+        and isinstance(methods, list)
+        and "agbom/snapshot" in methods
+    )
 
 
 def _internal_error(exc: Exception) -> AcsError:
@@ -929,6 +957,25 @@ def _chain_conflict() -> AcsError:
         f"the session's chain moved on another replica {STALE_ATTEMPTS} times while this "
         "request was decided; nothing was recorded, send it again",
     )
+
+
+def _request_id_of(request: Any) -> str | None:
+    params = request.get("params") if isinstance(request, dict) else None
+    request_id = params.get("request_id") if isinstance(params, dict) else None
+    return request_id if isinstance(request_id, str) else None
+
+
+def _unsigned_ping(request: Any) -> Any:
+    """A ``system/ping`` as its envelope is checked: without its signature, whatever that
+    holds (an unregistered algorithm, a string). §13: a ping is answered allow regardless of
+    signature, so that liveness can be probed during a key or algorithm mismatch; its
+    signature is never read. Any other request is returned as it is."""
+    if not isinstance(request, dict) or request.get("method") != "system/ping":
+        return request
+    params = request.get("params")
+    if not isinstance(params, dict) or "signature" not in params:
+        return request
+    return {**request, "params": {k: v for k, v in params.items() if k != "signature"}}
 
 
 def _session_of(request: Any) -> str | None:

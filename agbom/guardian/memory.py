@@ -237,6 +237,7 @@ class SessionMemory:
                 "origin": session.origin,
                 "signed_key": session.signed_key,
                 "client": {"modify": session.can_modify, "ask": session.can_ask},
+                "acs_provenance": session.provenance_profile,
             },
         )
 

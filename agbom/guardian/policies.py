@@ -104,7 +104,10 @@ class Policies(InventoryPolicies, SkillPolicies):
         if self.runtime is not None:  # serve --pack: the tool call as it is about to run
             from agbom.guardian.runtime_pack import combine
 
-            decision = combine(decision, self.runtime.evaluate(method, payload))
+            judged = combine(decision, self.runtime.evaluate(method, payload))
+            # The lineage ids the flow rules relied on stay cited whichever verdict stands
+            # (a runtime denial is merged afresh, without them: issue 42 item 12).
+            decision = replace(judged, cited_provenance_ids=decision.cited_provenance_ids)
         if (
             decision.disposition is Disposition.ALLOW
             and method in _CONTENT_STEPS
@@ -129,6 +132,7 @@ class Policies(InventoryPolicies, SkillPolicies):
         self, method: str, params: dict[str, Any], session: SessionState, decision: Decision
     ) -> None:
         pending, self._pending = self._pending, None
+        self.flow.commit(session, pending.entry if pending is not None else None)
         allowed = decision.disposition is not Disposition.DENY
         if pending is not None and pending.undo is not None and not allowed:
             pending.undo.undo()

@@ -96,7 +96,12 @@ class PolicyBase:
 
             self.runtime = RuntimePacks(
                 [
-                    load_pack(name, egress_allow=config.egress_allow, tools=config.known_tools)
+                    load_pack(
+                        name,
+                        egress_allow=config.egress_allow,
+                        tools=config.known_tools,
+                        egress=config.egress,
+                    )
                     for name in config.runtime_packs
                 ]
             )

@@ -26,21 +26,78 @@ from agbom.guardian.policy_base import PolicyBase
 _NO_FILES = "0" * 64
 
 
-def approval_hint(skill_id: str, digest: str, public_url: str | None) -> str:
-    """What a skill denial tells the user to do: the exact approve command for the pair, and
-    the review page's address of it when ``serve --public-url`` gave one."""
+def approval_hint(
+    skill_id: str, digest: str, public_url: str | None, store: str | None = None
+) -> str:
+    """What a skill denial tells the user to do, as one link or one command that works where
+    a person runs it: the review page of the pair when ``serve --public-url`` gave one, else
+    ``agbom skills approve`` naming the store that decides (``store``: a file path, or a
+    URL without its password), not the default store of whoever runs it."""
     import shlex
     from urllib.parse import urlencode
 
-    command = (
-        f"agbom skills approve {shlex.quote(skill_id)} --digest {shlex.quote(digest)} "
-        '--reason "..."'
-    )
-    text = f"; to approve it: {command}"
     if public_url:
         query = urlencode({"id": skill_id, "digest": digest})
-        text += f", or review it at {public_url.rstrip('/')}/ui/skill?{query}"
-    return text
+        return f"; review it at {public_url.rstrip('/')}/ui/skill?{query}"
+    command = f"agbom skills approve {shlex.quote(skill_id)} --digest {shlex.quote(digest)}"
+    if store:
+        command += f" --db {shlex.quote(store)}"
+    return f"; to approve it: {command} --reason '...'"
+
+
+def command_store(location: str) -> str:
+    """``--db`` for a store's :attr:`~agbom.store.interface.StoreLifecycle.location`: an
+    absolute file path, or the URL without any password (``user:***@`` becomes ``user@``;
+    the password comes from the client's own PGPASSWORD or .pgpass)."""
+    import os
+    import re
+
+    if "://" not in location:
+        return os.path.abspath(location)
+    location = re.sub(r"://([^:@/?#]*):\*\*\*@", r"://\1@", location)
+    location = re.sub(r"([?&])(?:ssl)?password=\*\*\*&?", r"\1", location)
+    return location.rstrip("?&")
+
+
+def changed_files(before: Any, after: Any, *, limit: int = 4) -> str:
+    """Which files differ between two stored definitions' file lists (``SKILL.md,
+    scripts/up.sh changed; new.sh added``), or "" when either list is unknown."""
+
+    def files(definition: Any) -> dict[str, str] | None:
+        listed = definition.get("files") if isinstance(definition, Mapping) else None
+        if not isinstance(listed, list):
+            return None
+        return {
+            str(f["path"]): str(f.get("sha256"))
+            for f in listed
+            if isinstance(f, Mapping) and isinstance(f.get("path"), str)
+        }
+
+    old, new = files(before), files(after)
+    if old is None or new is None:
+        return ""
+    groups = (
+        ("changed", sorted(p for p in new if p in old and new[p] != old[p])),
+        ("added", sorted(p for p in new if p not in old)),
+        ("removed", sorted(p for p in old if p not in new)),
+    )
+    parts = []
+    for label, paths in groups:
+        if paths:
+            shown = ", ".join(paths[:limit])
+            more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
+            parts.append(f"{shown}{more} {label}")
+    return "; ".join(parts)
+
+
+_NOT_APPROVED = {
+    "pending": "is not approved yet (pending review)",
+    "unknown": "is not approved yet (never registered)",
+    "denied": "was denied by a reviewer",
+    "revoked": "had its approval revoked",
+    "expired": "has an approval that expired",
+    "out_of_scope": "is approved, but not for this agent",
+}
 
 
 # Statuses of a skill verdict and the reason code each denial carries.
@@ -82,16 +139,30 @@ class SkillPolicies(PolicyBase):
             agent_id=session.agent_id,
             tenant_id=session.tenant_id,
         )
+        not_text = None
         if "body" in definition:  # for the review page; never part of the decision
-            from agbom.review.definition import remember
+            from agbom.review.definition import remember, skill_md_problem
 
             remember(store, skill_id, digest, definition["body"])
+            # ... but for a SKILL.md the body says is not text: refused, as no reviewer can
+            # read it on the page and the model reads it as text all the same.
+            not_text = skill_md_problem(definition["body"])
         skill = self._skill_component(skill_id, definition, declared, composition, session)
         graph = self._graph_with(session, skill)
         self._pending_graph(graph)
         collector = DecisionCollector()
+        if not_text is not None:
+            collector.denials.append(
+                Decision.deny(
+                    f"skill {skill_id} {digest}: {not_text}",
+                    "skill_md_not_text",
+                    references=[PolicyReference(policy_id="agbom", rule_id="skill-definition")],
+                )
+            )
         if previously_approved:
             collector.codes.append("artifact_changed")
+        if config.skill_signers_path is not None:  # serve --skill-signers (skill_trust.py)
+            self._signature_at_registration(collector, skill_id, digest, definition)
         verdict = store.verdict(
             skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
         )
@@ -101,13 +172,7 @@ class SkillPolicies(PolicyBase):
                 collector.denials.append(exceeding)
         if not verdict.approved:
             code = _SKILL_DENIAL.get(verdict.status, "approval_pending")
-            replaced = (
-                f"; it replaces approved digest {previously_approved[0]}"
-                if previously_approved
-                else ""
-            )
-            message = f"skill {skill_id} {digest} is {verdict.status}{replaced}"
-            message += approval_hint(skill_id, str(digest), config.public_url)
+            message = self._not_approved(skill_id, digest, verdict.status, previously_approved)
             if config.mode == "observe" and verdict.status in ("pending", "unknown"):
                 collector.codes.extend(["observe_mode", code])
             else:
@@ -139,6 +204,56 @@ class SkillPolicies(PolicyBase):
         self._skill_rules(collector, skill, graph, session)
         return collector.merge()
 
+    def _signature_at_registration(
+        self, collector: DecisionCollector, skill_id: str, digest: Digest, definition: Any
+    ) -> None:
+        """The carried signature, verified against the signers file: recorded on the decision
+        (and so in the audit chain), a failing one denied, and a trusted signer's skill
+        approved when the trust policy names them (recorded as such in the history)."""
+        from agbom.guardian.skill_trust import (
+            TRUST_POLICY_ACTOR,
+            auto_approver,
+            shown,
+            signature_of,
+            signers_of,
+        )
+
+        store = self.g.store
+        trust = signers_of(self.g.config.skill_signers_path)
+        if trust is None:
+            return
+        said = signature_of(definition.get("body"), digest, trust)
+        if said is None:
+            return
+        collector.warnings.append({"rule_id": "skill-signature", "components": [skill_id],
+                                   "message": f"skill {skill_id}: {shown(said)}",
+                                   "signature": said})  # fmt: skip
+        required = isinstance(trust, str) or trust.require_signature
+        status = said.get("status")
+        if status in ("invalid", "partial", "unsigned") or (status != "signed" and required):
+            collector.denials.append(
+                Decision.deny(
+                    f"skill {skill_id} {digest}: {shown(said)}",
+                    "signature_invalid" if status != "unsigned" else "signature_required",
+                    references=[PolicyReference(policy_id="agbom", rule_id="skill-signature")],
+                )
+            )
+            return
+        approver = auto_approver(said, trust)
+        record = store.get_skill(skill_id, digest)
+        if approver is None or record is None or record.status != "pending":
+            return  # a person's decision (denied, revoked) is never overridden
+        source = trust.source if not isinstance(trust, str) else ""
+        store.set_status(
+            skill_id,
+            digest,
+            "approved",
+            actor=f"{TRUST_POLICY_ACTOR}:{approver}",
+            reason=f"signed by {approver}, whose skills the trust policy ({source}) approves",
+            source=TRUST_POLICY_ACTOR,
+        )
+        collector.codes.append("approved_by_trust_policy")
+
     def _skill_rules(
         self,
         collector: DecisionCollector,
@@ -157,6 +272,27 @@ class SkillPolicies(PolicyBase):
         else:
             collector.warnings.extend(verdict.findings)
             collector.codes.extend(verdict.reason_codes)
+
+    def _not_approved(
+        self, skill_id: str, digest: Digest, status: str, approved: list[Digest]
+    ) -> str:
+        """The short reason a pair is not approved: what happened (for a skill that changed
+        since its approval, which files), then the one link or command that resolves it."""
+        config, store = self.g.config, self.g.store
+        if approved and status in ("unknown", "pending"):
+            try:
+                files = changed_files(
+                    store.skill_definition(skill_id, approved[0]),
+                    store.skill_definition(skill_id, digest),
+                )
+            except StoreError:
+                files = ""
+            what = f"{skill_id} changed since it was approved" + (f" ({files})" if files else "")
+        else:
+            what = f"{skill_id} {_NOT_APPROVED.get(status, f'is {status}')}"
+        location = getattr(store, "location", None)
+        where = command_store(location) if isinstance(location, str) and location else None
+        return what + approval_hint(skill_id, str(digest), config.public_url, where)
 
     def _overbroad(
         self, declared: list[str], composition: Mapping[str, Any], graph: ComponentGraph
@@ -257,17 +393,21 @@ class SkillPolicies(PolicyBase):
 
         # A load stands on the registration of its pair: one this session saw denied (over-broad,
         # beyond its approval, ...) cannot be loaded, whatever the load message itself carries.
-        if session.registrations.get((skill_id, digest.algorithm, digest.value)) is False:
-            deny(
-                f"the registration of skill {skill_id} {digest} in this session was denied; "
-                "a load cannot stand on it (register the skill again once it is approved)",
-                "registration_denied",
-                "skill-load-registration",
-            )
         # The Guardian checks the binding itself; digest_verified from the framework is ignored.
         verdict = store.verdict(
             skill_id, digest, agent_id=session.agent_id, tenant_id=session.tenant_id
         )
+        if session.registration_denied((skill_id, digest.algorithm, digest.value)):
+            if verdict.approved:
+                deny(
+                    f"the registration of {skill_id} in this session was denied (see its "
+                    "decision); it loads once registered again within its approval",
+                    "registration_denied",
+                    "skill-load-registration",
+                )
+            else:
+                # The approval denial below says what happened and what resolves it.
+                collector.codes.append("registration_denied")
         missing = digest.algorithm == "sha256" and digest.value == _NO_FILES
         if missing and not verdict.approved:
             # What a hook sends for a skill it cannot find or digest: not a changed skill.
@@ -279,11 +419,10 @@ class SkillPolicies(PolicyBase):
             )
         elif not verdict.approved:
             approved = store.approved_digests(skill_id)
-            hint = approval_hint(skill_id, str(digest), config.public_url)
-            if approved and verdict.status in ("unknown", "pending"):
+            drift = bool(approved) and verdict.status in ("unknown", "pending")
+            if drift:
                 deny(
-                    f"skill {skill_id} digest {digest} differs from the approved {approved[0]}"
-                    + hint,
+                    self._not_approved(skill_id, digest, verdict.status, approved),
                     "digest_mismatch",
                     "skill-load-digest",
                 )
@@ -296,11 +435,21 @@ class SkillPolicies(PolicyBase):
                     else _SKILL_DENIAL.get(verdict.status, "skill_unverifiable")
                 )
                 deny(
-                    f"skill {skill_id} {digest} cannot be tied to an approved registration "
-                    f"({verdict.status})" + hint,
+                    self._not_approved(skill_id, digest, verdict.status, []),
                     code,
                     "skill-load-approval",
                 )
+        if verdict.approved and config.skill_signers_path is not None:
+            from agbom.guardian.skill_trust import shown as in_words
+            from agbom.guardian.skill_trust import signers_of, stored_signature
+
+            trust = signers_of(config.skill_signers_path)
+            said = stored_signature(store, skill_id, digest, trust) if trust is not None else None
+            if said is not None and said.get("status") != "signed":
+                # Judged again now: a signer dropped from the signers file, or a signature
+                # that no longer verifies, stops the load whatever the approval says.
+                deny(f"skill {skill_id} {digest}: {in_words(said)}", "signature_invalid",
+                     "skill-load-signature")  # fmt: skip
         load_declared = payload.get("declared_capabilities")
         if verdict.approved and verdict.record is not None and isinstance(load_declared, list):
             exceeding = _capabilities_exceeding(

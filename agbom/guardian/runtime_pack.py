@@ -136,10 +136,15 @@ def builtin_packs() -> dict[str, Path]:
 
 
 def load_pack(
-    name_or_path: str, *, egress_allow: Sequence[str] = (), tools: Sequence[str] = ()
+    name_or_path: str,
+    *,
+    egress_allow: Sequence[str] = (),
+    tools: Sequence[str] = (),
+    egress: str = "deny",
 ) -> RuntimePack:
     """The pack shipped under that name, or the pack file at that path; the operator's
-    ``egress_allow`` hosts and ``tools`` are added to the pack's own lists."""
+    ``egress_allow`` hosts and ``tools`` are added to the pack's own lists. ``egress`` is
+    what an ``egress`` rule does while the allowlist is empty (:func:`with_egress`)."""
     shipped = builtin_packs()
     path = shipped.get(name_or_path) or Path(name_or_path)
     if name_or_path not in shipped and not path.is_file():
@@ -157,7 +162,29 @@ def load_pack(
     if size > MAX_PACK_BYTES:
         raise RuleError(f"larger than the {MAX_PACK_BYTES} byte limit", file=str(path))
     data, _ = read_yaml(path)
-    return compile_pack(data, str(path), egress_allow=egress_allow, tools=tools)
+    pack = compile_pack(data, str(path), egress_allow=egress_allow, tools=tools)
+    return with_egress(pack, egress)
+
+
+EGRESS_UNLISTED_NOTE = "no host is allowed yet (--egress-allow): recorded, not denied"
+
+
+def with_egress(pack: RuntimePack, egress: str) -> RuntimePack:
+    """``pack`` with its ``egress`` rules set for ``egress`` (``GuardianConfig.egress``):
+    ``deny`` leaves the pack as written; ``warn`` makes them warnings; ``auto`` makes them
+    warnings only while the allowlist is empty, so that a new deployment records every
+    destination without being blocked from all of them, and denies what is not listed as
+    soon as one host is. Raw sockets (``raw-socket``) are not egress rules: they deny."""
+    if egress == "deny" or (egress == "auto" and pack.egress_allow):
+        return pack
+    note = EGRESS_UNLISTED_NOTE if not pack.egress_allow else "recorded, not denied (--egress warn)"
+    rules = tuple(
+        replace(rule, action="warn", message=f"{rule.message} ({note})")
+        if rule.check == "egress" and rule.action == "deny"
+        else rule
+        for rule in pack.rules
+    )
+    return replace(pack, rules=rules)
 
 
 def compile_pack(

@@ -16,9 +16,6 @@ is appended); as many toolCallRequest ids, which a toolCallResult must name."""
 REFUSED_REQUEST_IDS = 1024
 """Request ids of refused requests each in-memory session remembers, so that a replay of a
 refused request is answered -32005 rather than refused again for its first reason."""
-SKILL_REGISTRATIONS = 1024
-"""Outcomes of skillRegister per (skill_id, digest) each in-memory session remembers: the
-latest at least this many, at most twice as many."""
 
 SESSION_BASE_BYTES = 8 * 1024
 COMPONENT_BYTES = 2 * 1024
@@ -67,7 +64,12 @@ class ChainFold:
     turn_id: str | None = None
     request_ids: dict[str, None] = field(default_factory=dict)
     tool_calls: dict[str, None] = field(default_factory=dict)
-    registrations: dict[SkillPair, bool] = field(default_factory=dict)
+    # Pairs whose latest skillRegister was denied: every one, without a count bound, so that
+    # no number of other registrations lifts a ``registration_denied`` (issue 39).
+    denied: set[SkillPair] = field(default_factory=set)
+    # Whether an entry carries the acs-provenance marker (sessions stored before the profile
+    # was on the session's record are held to it by this).
+    provenance_marked: bool = False
 
     @classmethod
     def of(cls, entries: Sequence[Mapping[str, Any]]) -> ChainFold:
@@ -85,7 +87,7 @@ class ChainFold:
             self,
             request_ids=self.request_ids.copy(),
             tool_calls=self.tool_calls.copy(),
-            registrations=self.registrations.copy(),
+            denied=self.denied.copy(),
         )
         for entry in entries:
             if entry.get("seq") != fold.seq + 1 or entry.get("previous_hash") != fold.head:
@@ -111,7 +113,12 @@ class ChainFold:
         if isinstance(skill, Mapping):
             pair = (str(skill["skill_id"]), str(skill["algorithm"]), str(skill["value"]))
             allowed = entry.get("decision") != "deny"
-            _remember(self.registrations, pair, allowed, SKILL_REGISTRATIONS)
+            if allowed:
+                self.denied.discard(pair)
+            else:
+                self.denied.add(pair)
+        if entry.get("acs_provenance") is True:
+            self.provenance_marked = True
         if entry.get("turn_id"):
             self.turn_id = entry["turn_id"]
         if step_type == "steps/turnEnd":
@@ -119,7 +126,7 @@ class ChainFold:
 
     def remembered(self) -> int:
         """How many ids and pairs it holds (for the memory bound)."""
-        return len(self.request_ids) + len(self.tool_calls) + len(self.registrations)
+        return len(self.request_ids) + len(self.tool_calls) + len(self.denied)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,8 +180,12 @@ class SessionState:
     can_modify: bool = True
     can_ask: bool = True
     refused_request_ids: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    # Latest skillRegister outcome (allowed?) per pair in this session.
-    registrations: dict[SkillPair, bool] = field(default_factory=dict)
+    # Every pair whose latest skillRegister in this session was denied (no count bound).
+    denied_registrations: set[SkillPair] = field(default_factory=set)
+    # Whether the session is held to acs-provenance (the ClientHello claimed it as a
+    # deterministic producer): on the session's record; None for a session stored before it
+    # was (its chain entries say, see guardian/flow.py).
+    provenance_profile: bool | None = False
     # request_ids of this session's toolCallRequests, which a toolCallResult's request_id_ref
     # must name.
     tool_calls: dict[str, None] = field(default_factory=dict)
@@ -198,7 +209,7 @@ class SessionState:
             + len(self.refused_request_ids)
             + len(self.tool_calls)
             + len(self.nonces)
-            + len(self.registrations)
+            + len(self.denied_registrations)
             + (self.chain.remembered() if self.chain is not None else 0)
         )
         return SESSION_BASE_BYTES + COMPONENT_BYTES * components + REMEMBERED_ID_BYTES * remembered
@@ -235,6 +246,8 @@ class SessionState:
             session.origin = str(negotiated.get("origin") or LEGACY_ORIGIN)
             signed_key = negotiated.get("signed_key")
             session.signed_key = signed_key if isinstance(signed_key, str) else None
+            profile = negotiated.get("acs_provenance")
+            session.provenance_profile = profile if isinstance(profile, bool) else None
             client = negotiated.get("client")
             if isinstance(client, Mapping):
                 session.can_modify = client.get("modify") is not False
@@ -251,7 +264,7 @@ class SessionState:
         session.turn_id = chain.turn_id
         session.recent_request_ids = chain.request_ids.copy()
         session.tool_calls = chain.tool_calls.copy()
-        session.registrations = chain.registrations.copy()
+        session.denied_registrations = chain.denied.copy()
         if held is not None:
             session.agbom, session.agbom_version = held.agbom, held.version
             session.graph = held.graph
@@ -278,7 +291,14 @@ class SessionState:
         return request_id in self.recent_request_ids or request_id in self.refused_request_ids
 
     def remember_registration(self, pair: SkillPair, allowed: bool) -> None:
-        _remember(self.registrations, pair, allowed, SKILL_REGISTRATIONS)
+        if allowed:
+            self.denied_registrations.discard(pair)
+        else:
+            self.denied_registrations.add(pair)
+
+    def registration_denied(self, pair: SkillPair) -> bool:
+        """Whether the latest registration of ``pair`` in this session was denied."""
+        return pair in self.denied_registrations
 
     def remember_tool_call(self, request_id: str) -> None:
         _remember(self.tool_calls, request_id, None, RECENT_REQUEST_IDS)

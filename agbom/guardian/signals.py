@@ -31,6 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 from agbom.advisories import VULNERABILITIES_FIELD, vulnerabilities_of
 from agbom.advisories.live import LiveAdvisories
+from agbom.advisories.vex import (
+    VEX_FIELD,
+    VexError,
+    VexStatement,
+    apply_vex,
+    read_vex,
+    statement_for,
+)
 from agbom.scan.lock import (
     LOCK_VERSION,
     TOOLS_DRIFT,
@@ -79,13 +87,18 @@ class GuardianSignals:
         osv: Path | None,
         lock: Path | None,
         *,
+        vex: Sequence[Path] = (),
         report: Callable[[str], None] = _stderr,
     ) -> None:
         self._report = report
-        # Either load raises AdvisoryError/LockError (InputError): the caller's usage error.
+        # Each load raises AdvisoryError/LockError/VexError (InputError): a usage error.
         self.advisories = LiveAdvisories(osv, report=report) if osv is not None else None
         self.lock_path = lock
         self.lock: Mapping[str, Any] | None = read_lock(lock) if lock is not None else None
+        self.vex_paths = tuple(vex)
+        self.statements: Sequence[VexStatement] = read_vex(self.vex_paths) if vex else ()
+        # Counts reloads of the lock file and of the VEX statements (either changes what an
+        # annotation says; both only grow, so their sum changes exactly when one does).
         self.lock_generation = 1
         self._drifted: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
         self._reload_lock = threading.Lock()
@@ -110,6 +123,15 @@ class GuardianSignals:
                     self.lock = lock
                     self.lock_generation += 1
                     self._report(f"lock file reloaded from {self.lock_path}")
+            if self.vex_paths:
+                try:
+                    statements = read_vex(self.vex_paths)
+                except VexError as exc:
+                    self._report(f"VEX reload failed, keeping the loaded statements: {exc}")
+                else:
+                    self.statements = statements
+                    self.lock_generation += 1
+                    self._report(f"{len(statements)} VEX statement(s) reloaded")
 
     def install_sighup(self) -> None:
         """Reload on SIGHUP, in a thread (a large export takes seconds to load)."""
@@ -134,6 +156,8 @@ class GuardianSignals:
         rows = _approval_rows(store, servers) if store is not None else None
         if database is not None:
             agbom = annotate(agbom, database)
+            if self.statements:
+                agbom = apply_vex(agbom, self.statements)
         changes = self.tool_drift(lock, agbom) if lock is not None else []
         pinned = lock is not None or bool(rows)
         if rows:
@@ -189,6 +213,10 @@ class GuardianSignals:
             fresh = dict(component.data)
             if database is not None:
                 matches = vulnerabilities_of(fresh, database)
+                for match in matches:  # as apply_vex states them
+                    statement = statement_for(match, self.statements)
+                    if statement is not None:
+                        match[VEX_FIELD] = statement.to_json()
                 if matches:
                     fresh[VULNERABILITIES_FIELD] = matches
                 else:

@@ -3,9 +3,11 @@
 ``agbom serve --signing-key FILE`` (repeatable) gives the Guardian private keys from
 ``agbom keys generate``. With them:
 
-* the ServerHello's ``signature_algorithms_supported`` also lists the keys' algorithms, and
-  ``profiles_accepted`` holds ``acs-crypto`` when the client offered it and an ML-DSA-65 key
-  is configured (the profile requires ML-DSA-65);
+* the ServerHello's ``profiles_accepted`` holds ``acs-crypto`` when the client offered it
+  and an ML-DSA-65 key is configured (the profile requires ML-DSA-65), and its extension
+  member ``agbom_signatures`` says which algorithm signs the answers. The standard
+  ``signature_algorithms_supported`` is left as it is: the handshake schema defines it as
+  what the Guardian verifies on requests, which is HMAC-SHA256 only (issue 42 N2, N3);
 * responses carry ``{algorithm, value, key_id}`` by that key over the §10 input
   (:func:`agbom.evidence.sign_envelope`), so a third party with the published public key can
   check them; the HMAC baseline cannot give that, since the client holds the same secret;
@@ -36,7 +38,8 @@ from typing import Any
 
 from agbom.errors import InputError
 from agbom.evidence import ML_DSA_65, PublicKey, SigningKey, jwks, sign_envelope, sign_head
-from agbom.protocol import HMAC_SHA256, Disposition
+from agbom.protocol import HMAC_SHA256, AcsError, Disposition
+from agbom.protocol import errors as codes
 from agbom.store import Store, StoreError
 
 CRYPTO_PROFILE = "acs-crypto"
@@ -51,6 +54,28 @@ than ALLOW (an ML-DSA-65 signature costs about a millisecond: docs/performance.m
 MAX_KEYS = 16
 MAX_CRYPTO_SESSIONS = 1 << 16
 """Sessions remembered as ``acs-crypto`` (oldest forgotten first), so memory stays bounded."""
+BINDING = "agbom_binding"
+"""The extension member of a signed ServerHello (in ``result``) and of a signed error (in
+``error.data``) that names the session and the request it answers, under the signature, so
+that a captured one cannot be replayed into another handshake (issue 39 D4). ACS ignores
+unknown fields; decisions carry ``request_id`` already."""
+
+
+class _Unavailable:
+    """An acs-crypto session whose recorded key this Guardian does not hold."""
+
+    def __init__(self, key_id: str) -> None:
+        self.key_id = key_id
+
+
+def signing_key_unavailable(key_id: str) -> AcsError:
+    return AcsError(
+        codes.INTERNAL_ERROR,
+        "signing_key_unavailable",
+        f"this acs-crypto session's answers are signed with key {key_id}, which this "
+        "Guardian was not started with: nothing is decided until it is (give its "
+        "--signing-key); no other key answers in its place",
+    )
 
 
 class WireSigner:
@@ -76,7 +101,7 @@ class WireSigner:
         self.store = store
         # session id -> the key that signs its answers (acs-crypto), or None (it did not
         # accept acs-crypto); what the store said is remembered too, so it is read once.
-        self._sessions: OrderedDict[str, SigningKey | None] = OrderedDict()
+        self._sessions: OrderedDict[str, SigningKey | _Unavailable | None] = OrderedDict()
         self._lock = threading.Lock()
 
     @classmethod
@@ -86,10 +111,6 @@ class WireSigner:
         """Read each private key file (refused when others may read it: see
         :meth:`agbom.evidence.SigningKey.from_file`)."""
         return cls([SigningKey.from_file(f) for f in files], scope=scope, store=store)
-
-    @property
-    def algorithms(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(k.algorithm for k in self.keys))
 
     def jwks(self, retired: Iterable[PublicKey] = ()) -> dict[str, Any]:
         """The public keys, for ``GET /v1/keys`` (no private material), then ``retired``
@@ -101,13 +122,14 @@ class WireSigner:
     def hello(
         self, session_id: str, offered: Sequence[str], hello: dict[str, Any]
     ) -> dict[str, Any]:
-        """The ServerHello with this signer's algorithms, and ``acs-crypto`` accepted when
-        the client offered it and an ML-DSA-65 key signs."""
+        """The ServerHello with ``acs-crypto`` accepted when the client offered it and an
+        ML-DSA-65 key signs, and what signs the answers in ``agbom_signatures``.
+
+        ``signature_algorithms_supported`` is not touched: it lists what this Guardian
+        verifies on requests (the handshake schema's definition), and these keys only sign
+        answers. A client that read ML-DSA-65 there would sign with it and be refused on
+        every step; Ed25519 is not even a registered name (§10.1)."""
         listed = list(hello.get("signature_algorithms_supported") or [])
-        hello["signature_algorithms_supported"] = [
-            *listed,
-            *(a for a in self.algorithms if a not in listed),
-        ]
         crypto = self.crypto_key is not None and CRYPTO_PROFILE in offered
         if crypto:
             accepted = set(hello.get("profiles_accepted") or ()) | {CRYPTO_PROFILE}
@@ -132,17 +154,18 @@ class WireSigner:
 
     # -- responses ------------------------------------------------------------------------------
 
-    def _remember(self, session_id: str, key: SigningKey | None) -> None:
+    def _remember(self, session_id: str, key: SigningKey | _Unavailable | None) -> None:
         with self._lock:
             self._sessions[session_id] = key
             self._sessions.move_to_end(session_id)
             while len(self._sessions) > MAX_CRYPTO_SESSIONS:
                 self._sessions.popitem(last=False)
 
-    def _crypto_key_of(self, session_id: str | None) -> SigningKey | None:
+    def _crypto_key_of(self, session_id: str | None) -> SigningKey | _Unavailable | None:
         """The key of an acs-crypto session, or None: from memory, else from the store (the
-        handshake was on another replica, or before a restart)."""
-        if session_id is None or self.crypto_key is None:
+        handshake was on another replica, or before a restart). :class:`_Unavailable` when
+        the store names a key this Guardian does not hold."""
+        if session_id is None:
             return None
         with self._lock:
             if session_id in self._sessions:
@@ -153,17 +176,26 @@ class WireSigner:
             key_id = self.store.response_key(session_id)
         except StoreError:
             return None  # not remembered: asked again on the next request
-        key = None
+        key: SigningKey | _Unavailable | None = None
         if key_id is not None:
-            key = next((k for k in self.keys if k.key_id == key_id), self.crypto_key)
+            held = next((k for k in self.keys if k.key_id == key_id), None)
+            key = held if held is not None else _Unavailable(key_id)
         self._remember(session_id, key)
         return key
+
+    def require_key(self, session_id: str) -> None:
+        """Raise ``signing_key_unavailable`` for an acs-crypto session whose key this
+        Guardian does not hold (restarted without it): refused, never answered with another."""
+        key = self._crypto_key_of(session_id)
+        if isinstance(key, _Unavailable):
+            raise signing_key_unavailable(key.key_id)
 
     def _crypto_session(self, session_id: str | None) -> bool:
         return self._crypto_key_of(session_id) is not None
 
     def _key_for(self, session_id: str | None) -> SigningKey:
-        return self._crypto_key_of(session_id) or self.primary
+        key = self._crypto_key_of(session_id)
+        return key if isinstance(key, SigningKey) else self.primary
 
     def sign(
         self,
@@ -172,15 +204,27 @@ class WireSigner:
         session_id: str | None,
         hmac_key_id: str | None,
         hello: bool = False,
+        request_id: str | None = None,
     ) -> dict[str, Any] | None:
         """``response`` signed by this signer's key for the session, or None when it is to be
-        answered as before (HMAC-signed, or unsigned)."""
-        crypto = self._crypto_session(session_id)
-        if not crypto and hmac_key_id is not None:
+        answered as before (HMAC-signed, or unsigned). A ServerHello or an error names the
+        session and request it answers (:data:`BINDING`) under the signature."""
+        key = self._crypto_key_of(session_id)
+        if isinstance(key, _Unavailable):
+            return None  # refused (require_key); no other key signs in its place
+        if key is None and hmac_key_id is not None:
             return None  # an ACS-Core session that signs with HMAC: answered with HMAC
         if self.scope == SIGN_NOT_ALLOW and not hello and not _worth_signing(response):
             return None
-        return sign_envelope(response, self._key_for(session_id))
+        binding = {"session_id": session_id, "request_id": request_id}
+        if hello and isinstance(response.get("result"), Mapping):
+            response = {**response, "result": {**response["result"], BINDING: binding}}
+        elif isinstance(response.get("error"), Mapping):
+            error = dict(response["error"])
+            data = error.get("data")
+            error["data"] = {**(data if isinstance(data, Mapping) else {}), BINDING: binding}
+            response = {**response, "error": error}
+        return sign_envelope(response, key or self.primary)
 
     # -- sealing --------------------------------------------------------------------------------
 
@@ -203,10 +247,15 @@ class WireSigner:
         """
         if head is None or seq < 1:
             return
+        statement = self.seal(session_id, chain_hash=head, entry_count=seq)
         try:
-            store.save_signed_head(
-                session_id, self.seal(session_id, chain_hash=head, entry_count=seq)
-            )
+            store.save_signed_head(session_id, statement)
+            stored = store.signed_head(session_id)
+            count = stored.get("entry_count") if stored is not None else None
+            if stored is not None and type(count) is int and count < seq:
+                # A checkpoint 'agbom audit seal' stored while the session was open: the
+                # head of its end takes its place (the first seal of the end stands).
+                store.replace_signed_head(session_id, statement, stored)
         except StoreError as exc:
             print(
                 f"agbom: could not store the signed head of session {ascii(session_id[:80])}: "

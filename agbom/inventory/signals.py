@@ -10,6 +10,7 @@ CONTENT_CHECKS: tuple[str, ...] = (
     "secret-exfiltration",
     "hidden-after-blank-lines",
     "invisible-characters",
+    "blank-characters",
     "instruction-override",
     "hide-from-user",
     "executable-outside-scripts",
@@ -36,3 +37,7 @@ CONTENT_CHECKS: tuple[str, ...] = (
 )
 """The deterministic checks of a skill's content (``agbom/scan/content.py``), the names a
 finding in ``content_findings`` carries and a rule's ``content:`` accepts."""
+
+DRIFT_CLASSES: tuple[str, ...] = ("cosmetic", "narrowing", "expansion")
+"""The classes of a change of a pinned surface (``agbom/scan/expansion.py``), narrowest
+first: what a drift's ``class`` holds and a rule's ``tools_drift: {class: ...}`` accepts."""

@@ -39,6 +39,7 @@ import hashlib
 import os
 import posixpath
 import stat
+import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,33 @@ _CHUNK = 1024 * 1024
 # Names skipped at any depth when walking; reported, never silently dropped. A link into
 # them is still followed and its target digested.
 SKIPPED_NAMES = frozenset({".git"})
+
+
+SCRIPT_SUFFIXES = frozenset(
+    {".sh", ".bash", ".zsh", ".fish", ".ps1", ".psm1", ".bat", ".cmd", ".py", ".js", ".mjs",
+     ".cjs", ".ts", ".rb", ".pl", ".php", ".lua"}
+)  # fmt: skip
+
+
+def is_script(path: str, executable: bool) -> bool:
+    """Whether a skill file is code a reviewer must read: executable, under a ``scripts/``
+    folder, or named as a script."""
+    if executable or path.startswith("scripts/") or "/scripts/" in path:
+        return True
+    return os.path.splitext(path)[1].lower() in SCRIPT_SUFFIXES
+
+
+def review_order(path: str, size: int, executable: bool) -> tuple[int, int, int, str]:
+    """The order in which a skill's files matter to a reviewer, for whoever can carry or
+    show only some of them: SKILL.md first (the folder's own before a nested skill's), then
+    scripts, then the rest; small before large within each."""
+    if path == "SKILL.md" or path.endswith("/SKILL.md"):
+        tier = 0
+    elif is_script(path, executable):
+        tier = 1
+    else:
+        tier = 2
+    return tier, path.count("/") if tier == 0 else 0, size, path
 
 
 class SkillDigestError(AgbomError):
@@ -114,8 +142,77 @@ class SkillDigest:
         }
 
 
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def open_skill_file(full: str | os.PathLike[str]) -> tuple[int, os.stat_result] | None:
+    """``(fd, stat)`` of a skill folder's regular file, opened for reading, or None when the
+    name is now something else. Every read of a skill folder opens its files here:
+
+    - ``O_NOFOLLOW``: a file swapped for a link since it was listed is not followed;
+    - ``O_NONBLOCK``: a file swapped for a FIFO does not wait for a writer (an open for
+      reading blocks until one comes), nor a device for its hardware;
+    - the type checked with ``fstat`` on what was opened, not on the name before.
+
+    Raises OSError when the name cannot be opened; the caller owns the descriptor.
+    """
+    fd = os.open(full, _OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    return fd, st
+
+
+@dataclass(slots=True)
+class ReadBudget:
+    """What one digest may read in all: bytes actually read (not the sizes the folder
+    claims, which a sparse file makes cheap to inflate), entries listed, and a deadline on
+    :func:`time.monotonic`. A hook or a server reading a folder someone else controls sets
+    it; ``agbom scan`` and ``agbom skills digest`` read the folders they are given whole."""
+
+    max_bytes: int | None = None
+    max_entries: int | None = None
+    deadline: float | None = None
+    read: int = 0
+    listed: int = 0
+
+    def take(self, size: int, rel: str) -> None:
+        self.read += size
+        if self.max_bytes is not None and self.read > self.max_bytes:
+            raise SkillDigestError(
+                f"{rel}: the folder holds more than the {self.max_bytes} bytes read at most"
+            )
+        self.check_time(rel)
+
+    def count(self, rel: str) -> None:
+        self.listed += 1
+        if self.max_entries is not None and self.listed > self.max_entries:
+            raise SkillDigestError(
+                f"{rel}: the folder lists more than the {self.max_entries} entries read at most"
+            )
+
+    def check_time(self, rel: str) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise SkillDigestError(f"{rel}: reading the folder took longer than allowed")
+
+
 def _hash_file(
-    full: str, rel: str, size_hint: int, max_file_bytes: int, expect: tuple[int, int]
+    full: str,
+    rel: str,
+    size_hint: int,
+    max_file_bytes: int,
+    expect: tuple[int, int],
+    budget: ReadBudget,
 ) -> tuple[int, str]:
     """Hash one regular file, refusing it when it is (or grows) over the size limit.
 
@@ -129,15 +226,14 @@ def _hash_file(
     digest = hashlib.sha256()
     total = 0
     try:
-        # O_NOFOLLOW: the entry was a regular file when listed; refuse a swap to a link.
-        fd = os.open(
-            full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-        )
+        opened = open_skill_file(full)
     except OSError as exc:
         raise SkillDigestError(f"{rel}: cannot open: {exc.strerror or exc}") from exc
+    if opened is None:
+        raise SkillDigestError(f"{rel}: changed while it was being digested")
+    fd, st = opened
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != expect:
+        if (st.st_dev, st.st_ino) != expect:
             raise SkillDigestError(f"{rel}: changed while it was being digested")
         while chunk := os.read(fd, _CHUNK):
             total += len(chunk)
@@ -145,6 +241,7 @@ def _hash_file(
                 raise SkillDigestError(
                     f"{rel}: over the {max_file_bytes} byte limit for skill files"
                 )
+            budget.take(len(chunk), rel)
             digest.update(chunk)
     except OSError as exc:
         raise SkillDigestError(f"{rel}: cannot read: {exc.strerror or exc}") from exc
@@ -175,8 +272,9 @@ def _kind(mode: int) -> str:
 class _Walk:
     """One digest computation: the limits, the folder's real path, and what was hashed."""
 
-    def __init__(self, root: str, max_file_bytes: int) -> None:
+    def __init__(self, root: str, max_file_bytes: int, budget: ReadBudget) -> None:
         self.root = root
+        self.budget = budget
         self._root_real: str | None = None  # resolved lazily: only links need it
         self.max_file_bytes = max_file_bytes
         # (device, inode) -> (size, sha256): each file is read once however many names
@@ -194,7 +292,7 @@ class _Walk:
         key = (st.st_dev, st.st_ino)
         known = self.hashed.get(key)
         if known is None:
-            known = _hash_file(full, rel, st.st_size, self.max_file_bytes, key)
+            known = _hash_file(full, rel, st.st_size, self.max_file_bytes, key, self.budget)
             self.hashed[key] = known
         if st.st_nlink > 1:
             self.hardlinked.add(rel)
@@ -287,14 +385,16 @@ def digest_skill_folder(
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     max_files: int = DEFAULT_MAX_FILES,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    budget: ReadBudget | None = None,
 ) -> SkillDigest:
     """Compute the ``agbom-skill-digest/2`` digest of the skill folder ``path``.
 
     Raises :class:`SkillDigestError` naming the file for a symbolic link that is absolute,
     leaves the folder, loops, points at nothing or at a folder; a FIFO, socket or device; two
     names differing only by case; a file over ``max_file_bytes``; more than ``max_files``
-    entries; or nesting deeper than ``max_depth``.
+    entries; nesting deeper than ``max_depth``; or a read past ``budget``.
     """
+    budget = budget if budget is not None else ReadBudget()
     root = os.fspath(path)
     try:
         if not stat.S_ISDIR(os.stat(root).st_mode):
@@ -302,7 +402,7 @@ def digest_skill_folder(
     except OSError as exc:
         raise SkillDigestError(f"{path}: {exc.strerror or exc}") from exc
 
-    walk = _Walk(root, max_file_bytes)
+    walk = _Walk(root, max_file_bytes, budget)
     entries: list[tuple[bytes, SkillFile]] = []
     skipped: list[str] = []
     stack: list[tuple[str, str, int]] = [(root, "", 0)]
@@ -310,9 +410,13 @@ def digest_skill_folder(
         folder, prefix, depth = stack.pop()
         if depth > max_depth:
             raise SkillDigestError(f"{prefix or '.'}: nested deeper than {max_depth} folders")
+        budget.check_time(prefix or ".")
         try:
             with os.scandir(folder) as listing:
-                items = list(listing)
+                items = []
+                for item in listing:
+                    budget.count(prefix + item.name)
+                    items.append(item)
         except OSError as exc:
             raise SkillDigestError(f"{prefix or '.'}: cannot list: {exc.strerror or exc}") from exc
         folded: dict[str, str] = {}
@@ -365,6 +469,7 @@ def digest_skill_folder(
 
 __all__ = [
     "ALGORITHM",
+    "ReadBudget",
     "DEFAULT_MAX_FILES",
     "DEFAULT_MAX_FILE_BYTES",
     "FORMAT",
@@ -373,4 +478,7 @@ __all__ = [
     "SkillDigestError",
     "SkillFile",
     "digest_skill_folder",
+    "is_script",
+    "open_skill_file",
+    "review_order",
 ]

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agbom._private_files import read_private_file
 from agbom.protocol.canonical import canonical_bytes
 from agbom.protocol.errors import SIGNATURE_INVALID, AcsError
 from agbom.protocol.interface import ProtocolError
@@ -50,8 +51,8 @@ class SignatureInvalid(AcsError):
     and ``signature_mismatch``.
     """
 
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(SIGNATURE_INVALID, reason, message)
+    def __init__(self, reason: str, message: str, data: Mapping[str, Any] | None = None) -> None:
+        super().__init__(SIGNATURE_INVALID, reason, message, data)
 
 
 class KeyMaterialError(ProtocolError):
@@ -121,6 +122,23 @@ def sign_envelope(envelope: Mapping[str, Any], key: bytes, key_id: str) -> dict[
     return unsigned
 
 
+def _check_algorithm(sig: Mapping[str, Any]) -> None:
+    """Refuse a signature whose algorithm this side does not verify on requests, before its
+    key is looked up: an ML-DSA-65 request names a key id no HMAC key ring holds, and the
+    client must be told the algorithm is the problem (with what is verified), not the key."""
+    algorithm = sig.get("algorithm")
+    if not isinstance(algorithm, str):
+        raise SignatureInvalid("signature_malformed", "signature.algorithm is not a string")
+    if algorithm not in SUPPORTED_SIGNATURE_ALGORITHMS:
+        raise SignatureInvalid(
+            "signature_algorithm_unsupported",
+            f"signature algorithm {algorithm[:40]!r} is not verified on requests (verified: "
+            f"{', '.join(SUPPORTED_SIGNATURE_ALGORITHMS)}, as the ServerHello's "
+            "signature_algorithms_supported says)",
+            {"signature_algorithms_supported": list(SUPPORTED_SIGNATURE_ALGORITHMS)},
+        )
+
+
 def signature_of(envelope: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The signature object an envelope carries, or ``None`` when it has none."""
     slot = _slot(envelope)
@@ -138,15 +156,7 @@ def verify_envelope(envelope: Mapping[str, Any], key: bytes) -> None:
     sig = signature_of(envelope)
     if sig is None:
         raise SignatureInvalid("signature_missing", "the envelope carries no signature")
-    algorithm = sig.get("algorithm")
-    if not isinstance(algorithm, str):
-        raise SignatureInvalid("signature_malformed", "signature.algorithm is not a string")
-    if algorithm not in SUPPORTED_SIGNATURE_ALGORITHMS:
-        raise SignatureInvalid(
-            "signature_algorithm_unsupported",
-            f"signature algorithm {algorithm[:40]!r} is not supported "
-            f"(supported: {', '.join(SUPPORTED_SIGNATURE_ALGORITHMS)})",
-        )
+    _check_algorithm(sig)
     value = sig.get("value")
     if not isinstance(value, str):
         raise SignatureInvalid("signature_malformed", "signature.value is not a string")
@@ -168,9 +178,15 @@ SECRET_ENCODINGS = ("raw", "hex", "base64")
 DEFAULT_SECRET_ENCODING = "raw"
 """The file's bytes exactly as they are, trailing newline included: how the reference
 conformance check reads its key file (``readFileSync``), so one file gives both the same key.
-``openssl rand -hex 32 > key`` is then 65 bytes of key material, not 32."""
+``openssl rand -hex 32 > key`` is then 65 bytes of key material, not 32. A file that ends in
+whitespace also verifies under its bytes without it (:data:`TRAILING_WHITESPACE`)."""
 
 _WHITESPACE = b" \t\r\n"
+TRAILING_WHITESPACE = b"\r\n\t "
+"""What the public Python ACS adapters strip from the end of their key file
+(``adapters/_common/acs_common.py``, ``load_hmac_secret``: ``rstrip(b"\\r\\n\\t ")``),
+where the TypeScript conformance harness and the reference Guardians use the raw bytes. A
+raw-read key file that ends in these is held both ways (:class:`KeyRing`)."""
 
 
 def parse_key_material(raw: bytes, encoding: str = DEFAULT_SECRET_ENCODING) -> bytes:
@@ -212,6 +228,15 @@ def describe_material(material: bytes, encoding: str, source: str = "file's") ->
     return f"decoded from {encoding} ({len(material)} bytes)"
 
 
+def trimmed_material(material: bytes) -> bytes | None:
+    """``material`` without trailing whitespace, as the Python ACS adapters read a key file,
+    when that differs and is still long enough to be a key; else ``None``."""
+    trimmed = material.rstrip(TRAILING_WHITESPACE)
+    if trimmed == material or len(trimmed) < MIN_KEY_MATERIAL:
+        return None
+    return trimmed
+
+
 MAX_KEYS = 64
 """Most keys a keys file may list (a rotation needs two or three)."""
 _KEY_ID = re.compile(r"[A-Za-z0-9._:@/+-]{1,128}")
@@ -236,26 +261,27 @@ def key_file_notice(file: Path, encoding: str) -> str | None:
     if encoding != "raw":
         return None
     try:
-        with file.open("rb") as handle:
-            raw = handle.read(MAX_KEY_FILE_BYTES + 1)
-    except OSError:
+        raw = _read_secret(file)
+    except KeyMaterialError:
         return None
-    if len(raw) > MAX_KEY_FILE_BYTES or _HEX_TEXT.fullmatch(raw) is None:
+    if _HEX_TEXT.fullmatch(raw) is None:
         return None
+    trimmed = trimmed_material(raw)
+    both = (
+        f" or as the {len(trimmed)} before its trailing whitespace (the Python ACS adapters)"
+        if trimmed is not None
+        else ""
+    )
     return (
-        f"key file {file} holds hex text; it is used as its {len(raw)} raw bytes, as the "
-        "reference tools read it (pass --secret-encoding hex if your clients decode it)"
+        f"key file {file} holds hex text; it is used as its {len(raw)} raw bytes (the "
+        f"reference tools){both}, not decoded (pass --secret-encoding hex if your clients "
+        "decode it)"
     )
 
 
 def _read_secret(file: Path) -> bytes:
-    try:
-        size = file.stat().st_size
-        if size > MAX_KEY_FILE_BYTES:
-            raise KeyMaterialError(f"key file {file} is {size} bytes; the limit is 64 KiB")
-        raw = file.read_bytes()
-    except OSError as exc:
-        raise KeyMaterialError(f"cannot read key file {file}: {exc.strerror}") from exc
+    # The rule of every file holding a secret: no link, a regular file, yours, 0600, bounded.
+    raw = read_private_file(file, "key file", MAX_KEY_FILE_BYTES, KeyMaterialError)
     if not raw.strip():
         raise KeyMaterialError(f"key file {file} is empty")
     return raw
@@ -277,11 +303,19 @@ class KeyRing:
     A request signed with any listed key verifies; the answer is signed with the key the
     request used. ``key_id`` is the primary key, used where no request names one.
 
+    A key read raw from a file that ends in whitespace (``openssl rand -hex 32 > key``) is
+    held two ways, because ACS clients read such a file two ways: its bytes as they are (the
+    TypeScript conformance harness, the reference Guardians) and without the trailing
+    whitespace (the Python ACS adapters). A request verifies under either; the session is
+    then answered, and its errors signed, under the reading its client used (remembered per
+    session and key, in memory). Both readings are the same secret, so neither weakens the
+    other, and a request that verifies under neither is refused as before.
+
     The secrets are never shown by ``repr`` or ``str``. Session keys are cached; the cache is
     cleared when it reaches ``max_cached`` entries so memory stays bounded.
     """
 
-    __slots__ = ("_ikm", "_cache", "_max_cached", "_read_as", "key_id")
+    __slots__ = ("_ikm", "_trimmed", "_cache", "_max_cached", "_read_as", "_reading", "key_id")
 
     def __init__(
         self,
@@ -308,10 +342,14 @@ class KeyRing:
         if key_id not in self._ikm:
             key_id = next(iter(self._ikm)) if isinstance(material, Mapping) else key_id
         self.key_id = key_id
-        self._cache: dict[tuple[str, str], bytes] = {}
+        self._cache: dict[tuple[str, str, bool], bytes] = {}
         self._max_cached = max_cached
         # How each key read from a file was decoded, for the signature-mismatch message.
         self._read_as: dict[str, str] = {}
+        # Keys read raw from a file ending in whitespace: the material without it.
+        self._trimmed: dict[str, bytes] = {}
+        # (key id, session id) whose client signs under the trimmed reading.
+        self._reading: set[tuple[str, str]] = set()
 
     @classmethod
     def from_file(
@@ -324,8 +362,9 @@ class KeyRing:
         """Read one key's material from a secret file, decoded as ``encoding`` says
         (:func:`parse_key_material`; by default the raw bytes, as the reference tools do)."""
         file = Path(path)
+        raw = _read_secret(file)  # its messages name the file already
         try:
-            material = parse_key_material(_read_secret(file), encoding)
+            material = parse_key_material(raw, encoding)
         except KeyMaterialError as exc:
             raise KeyMaterialError(
                 f"key file {file}: {exc} (--secret-encoding {encoding})"
@@ -333,6 +372,9 @@ class KeyRing:
         material = _checked_material(material, f"key file {file}")
         ring = cls(material, _check_key_id(key_id))
         ring._read_as[ring.key_id] = describe_material(material, encoding)
+        trimmed = trimmed_material(material) if encoding == "raw" else None
+        if trimmed is not None:
+            ring._trimmed[ring.key_id] = trimmed
         return ring
 
     @classmethod
@@ -393,18 +435,24 @@ class KeyRing:
         """Every key id this ring verifies."""
         return tuple(self._ikm)
 
-    def session_key(self, session_id: str, key_id: str | None = None) -> bytes:
-        """The HKDF-derived HMAC key for ``session_id`` under ``key_id`` (default: primary)."""
+    def session_key(
+        self, session_id: str, key_id: str | None = None, *, trimmed: bool | None = None
+    ) -> bytes:
+        """The HKDF-derived HMAC key for ``session_id`` under ``key_id`` (default: primary),
+        from the reading of the key the session's client uses (``trimmed``: without the key
+        file's trailing whitespace; by default, as the session's requests verified)."""
         kid = key_id or self.key_id
-        key = self._cache.get((kid, session_id))
+        if trimmed is None:
+            trimmed = (kid, session_id) in self._reading
+        key = self._cache.get((kid, session_id, trimmed))
         if key is None:
-            ikm = self._ikm.get(kid)
+            ikm = self._trimmed.get(kid) if trimmed else self._ikm.get(kid)
             if ikm is None:
                 raise SignatureInvalid("signature_key_unknown", "signature names an unknown key_id")
             if len(self._cache) >= self._max_cached:
                 self._cache.clear()
             key = derive_session_key(ikm, session_id)
-            self._cache[(kid, session_id)] = key
+            self._cache[(kid, session_id, trimmed)] = key
         return key
 
     def sign(
@@ -420,24 +468,46 @@ class KeyRing:
         sig = signature_of(envelope)
         if sig is None:
             raise SignatureInvalid("signature_missing", "the envelope carries no signature")
+        _check_algorithm(sig)
         kid = sig.get("key_id")
         if not isinstance(kid, str) or kid not in self._ikm:
             raise SignatureInvalid("signature_key_unknown", "signature names an unknown key_id")
-        try:
-            verify_envelope(envelope, self.session_key(session_id, kid))
-        except SignatureInvalid as exc:
-            read_as = self._read_as.get(kid)
-            if exc.reason != "signature_mismatch" or read_as is None:
-                raise
-            # The usual cause is not an attacker but a key file the two sides read apart
-            # (a trailing newline, hex decoded on one side only): say how this side read it.
-            raise SignatureInvalid(
-                "signature_mismatch",
-                f"signature does not match the envelope under key {kid!r}, {read_as}; a "
-                "client that reads the key file otherwise needs agbom's --secret-encoding "
-                f"({'|'.join(SECRET_ENCODINGS)}) to match",
-            ) from exc
-        return kid
+        last = (kid, session_id) in self._reading
+        readings = (last, not last) if kid in self._trimmed else (False,)
+        for trimmed in readings:
+            try:
+                verify_envelope(envelope, self.session_key(session_id, kid, trimmed=trimmed))
+            except SignatureInvalid as exc:
+                if exc.reason != "signature_mismatch":
+                    raise
+                failure = exc
+                continue
+            self._remember_reading(kid, session_id, trimmed)
+            return kid
+        read_as = self._read_as.get(kid)
+        if read_as is None:
+            raise failure
+        # The usual cause is not an attacker but a key file the two sides read apart (a
+        # trailing newline, hex decoded on one side only): say how this side read it.
+        if kid in self._trimmed:
+            read_as += (
+                f", nor without its trailing whitespace ({len(self._trimmed[kid])} bytes, "
+                "as the Python ACS adapters read it)"
+            )
+        raise SignatureInvalid(
+            "signature_mismatch",
+            f"signature does not match the envelope under key {kid!r}, {read_as}; the likely "
+            "cause is a key file the client reads another way (decoded from hex or base64?): "
+            f"agbom's --secret-encoding ({'|'.join(SECRET_ENCODINGS)}) must match it",
+        ) from failure
+
+    def _remember_reading(self, kid: str, session_id: str, trimmed: bool) -> None:
+        if not trimmed:
+            self._reading.discard((kid, session_id))
+            return
+        if len(self._reading) >= self._max_cached:
+            self._reading.clear()  # bounded: a forgotten session verifies both ways again
+        self._reading.add((kid, session_id))
 
     def __repr__(self) -> str:
         return f"KeyRing(key_ids={list(self._ikm)!r}, material=<redacted>)"

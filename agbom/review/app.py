@@ -31,6 +31,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from agbom.display import visible
+from agbom.invisible import escape
 from agbom.review import queries
 from agbom.review.auth import (
     LOGIN_COOKIE,
@@ -102,6 +103,8 @@ class ReviewConfig:
     with_default_rules: bool = True
     allowed_origins: frozenset[str] = field(default_factory=frozenset)
     osv_path: Path | None = None  # serve --osv: the skill page's findings include advisories
+    vex_paths: tuple[Path, ...] = ()  # serve --vex: statements that suppress those findings
+    skill_signers_path: Path | None = None  # serve --skill-signers: who signed, and whether
 
     def __post_init__(self) -> None:
         if self.identity_header is not None:
@@ -158,12 +161,13 @@ def _environment() -> Any:
     import jinja2
 
     def shown(value: Any) -> Any:
-        # Every value a page shows has its invisible characters written as escapes (a bidi
-        # override in a SKILL.md or a zero-width space in a name would otherwise mislead the
-        # reviewer); line breaks and tabs stay, so file contents keep their lines. Ids go
-        # through the ``id`` filter, which escapes line breaks too.
-        if isinstance(value, str) and not hasattr(value, "__html__") and not value.isprintable():
-            return "".join(c if c.isprintable() or c in " \n\t\r" else visible(c) for c in value)
+        # Every value a page shows has each character that renders as nothing or as blank
+        # written as an escape (agbom/invisible.py: a bidi override in a SKILL.md, a zero-width
+        # space in a name, variation selectors carrying text after an emoji, a no-break space
+        # would otherwise mislead the reviewer); line breaks and tabs stay, so file contents
+        # keep their lines. Ids go through the ``id`` filter, which escapes line breaks too.
+        if isinstance(value, str) and not hasattr(value, "__html__"):
+            return escape(value, keep=" \n\t\r")
         return value
 
     env = jinja2.Environment(
@@ -179,6 +183,30 @@ def _environment() -> Any:
     env.filters["ts"] = lambda value: format_timestamp(value) or ""
     env.filters["when"] = when
     return env
+
+
+REVIEWED_ELSEWHERE = "reviewed_elsewhere"
+"""The decision form's checkbox: the approver read elsewhere what the page cannot show."""
+
+
+def _confirmed(reason: str, unseen: list[Any], fields: dict[str, str]) -> str:
+    """The reason an approval is recorded with. When the page cannot show the digest's
+    SKILL.md or a script, the approver must have ticked :data:`REVIEWED_ELSEWHERE`, and the
+    history says so, naming the files; otherwise the approval is refused."""
+    paths = [u.path for u in unseen if u.blocking]
+    if not paths:
+        return reason
+    if fields.get(REVIEWED_ELSEWHERE) != "yes":
+        raise BadInput(
+            400,
+            f"the page cannot show {', '.join(paths[:5])}{' and more' if len(paths) > 5 else ''}"
+            ": approve only after reading them elsewhere, and confirm so on the form",
+        )
+    named = ", ".join(paths)
+    if len(named) > 512:
+        named = named[:511] + "…"
+    note = f" [reviewed elsewhere, not shown on the page: {named}]"
+    return reason[: MAX_REASON - len(note)] + note
 
 
 def when(value: Any) -> Any:
@@ -243,15 +271,20 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         # changes; a failed load shows no advisories rather than an error page.
         if config.osv_path is None:
             return None
-        try:
-            stamp = config.osv_path.stat().st_mtime_ns
-        except OSError:
-            stamp = None
+        stamp: list[int | None] = []
+        for path in (config.osv_path, *config.vex_paths):
+            try:
+                stamp.append(path.stat().st_mtime_ns)
+            except OSError:
+                stamp.append(None)
         if not osv_cache or osv_cache[0] != stamp:
             from agbom.advisories.live import LiveAdvisories
+            from agbom.advisories.vex import StatedAdvisories, read_vex
 
             try:
                 live: Any = LiveAdvisories(config.osv_path)
+                if config.vex_paths:  # the page says what --vex says, as the Guardian does
+                    live = StatedAdvisories(live, read_vex(config.vex_paths))
             except Exception:  # noqa: BLE001 - a broken export: the Guardian reports it
                 live = osv_cache[1] if osv_cache else None
             osv_cache[:] = [stamp, live]
@@ -557,7 +590,19 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             p=data,
             done=done,
             next_pending=following,
+            signature=signature_of(db, data.record),
         )
+
+    def signature_of(db: Any, record: Any) -> Any:
+        """Who signed the pair's carried definition, and whether it verifies now."""
+        if config.skill_signers_path is None:
+            return None
+        from agbom.guardian.skill_trust import signers_of, stored_signature
+
+        trust = signers_of(str(config.skill_signers_path))
+        if trust is None:
+            return None
+        return stored_signature(db, record.skill_id, record.digest, trust)
 
     def decide(request: Request, who: Any, fields: dict[str, str]) -> Response:
         action = fields.get("action", "")
@@ -597,6 +642,8 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
                 409,
                 f"a {current.status} registration cannot be {ACTIONS[action]} from this page",
             )
+        if status is SkillStatus.APPROVED:
+            reason = _confirmed(reason, queries.cannot_show(db, current), fields)
         db.set_status(
             skill_id,
             digest,

@@ -14,7 +14,10 @@ shapes of it:
 Anything else is ignored. The body is the agent's word, so the page shows whether it matches
 the digest: a file list is *verified* when the ``agbom-skill-digest`` manifest built from it
 hashes to the registration's digest, and the SKILL.md text is verified when its SHA-256 is
-the one a verified list gives ``SKILL.md``.
+the one a verified list gives ``SKILL.md``. The page shows, compares and checks only what the
+digest covers (:meth:`Definition.covered`): the texts of a verified list whose SHA-256 is the
+one listed. A SKILL.md must be text: a body whose list marks it binary is refused
+(:func:`skill_md_problem`), and so is the registration.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class DefinitionFile:
     text: str | None = None  # the content as text, when the registration carried it
     binary: bool = False  # the sender marked it binary (no text carried)
     oversize: bool = False  # its text was over a bound (the sender's or this module's)
+    mismatched: bool = False  # a text was carried that is not the listed file's (dropped)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -59,6 +63,8 @@ class DefinitionFile:
             out["binary"] = True
         if self.oversize:
             out["oversize"] = True
+        if self.mismatched:
+            out["mismatched"] = True
         return out
 
     @property
@@ -70,7 +76,7 @@ class DefinitionFile:
         data = self.text.encode("utf-8", "surrogatepass")
         return hashlib.sha256(data).hexdigest() == self.sha256
 
-    def without_text(self, *, oversize: bool) -> DefinitionFile:
+    def without_text(self, *, oversize: bool, mismatched: bool = False) -> DefinitionFile:
         return DefinitionFile(
             self.path,
             self.size,
@@ -80,7 +86,11 @@ class DefinitionFile:
             None,
             self.binary,
             self.oversize or oversize,
+            self.mismatched or mismatched,
         )
+
+    def with_text(self, text: str) -> DefinitionFile:
+        return DefinitionFile(self.path, self.size, self.executable, self.sha256, self.target, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +109,31 @@ class Definition:
     @property
     def empty(self) -> bool:
         return self.skill_md is None and self.files is None
+
+    def covered(self, algorithm: str, value: str) -> Definition:
+        """What of this body the digest ``algorithm:value`` covers, the only part the page
+        shows, compares and checks: the file list when it verifies, each with its text only
+        when that hashes to the listed SHA-256 (SKILL.md's from ``skill_md`` when the list
+        carried none), and ``skill_md`` only as that SKILL.md's verified text. Nothing when
+        the list is missing or does not verify: a text the digest does not cover is the
+        agent's word, and must not be read as what an approval pins."""
+        if self.files is None or verify(self, algorithm, value).files_match is not True:
+            return Definition(None, None)
+        files = []
+        for f in self.files:
+            if f.text is not None and f.text_matches is not True:
+                f = f.without_text(oversize=False, mismatched=True)
+            if (
+                f.path == "SKILL.md"
+                and f.text is None
+                and f.target is None
+                and self.skill_md is not None
+                and _sha256(self.skill_md) == f.sha256
+            ):
+                f = f.with_text(self.skill_md)
+            files.append(f)
+        skill_md = next((f.text for f in files if f.path == "SKILL.md"), None)
+        return Definition(skill_md, tuple(files))
 
 
 def _file(raw: Any) -> DefinitionFile | None:
@@ -126,19 +161,39 @@ def _file(raw: Any) -> DefinitionFile | None:
 
 
 def _bounded_texts(files: list[DefinitionFile]) -> list[DefinitionFile]:
-    """Texts kept in path order until :data:`MAX_TEXT_TOTAL` characters; the rest are kept
-    as entries marked oversize (the list stays whole, so the digest check still holds)."""
+    """Texts kept until :data:`MAX_TEXT_TOTAL` characters, SKILL.md first, then scripts,
+    small before large (:func:`agbom.inventory.skill_digest.review_order`: a pile of licence
+    text must not push them out); the rest are kept as entries marked oversize (the list stays
+    whole and in path order, so the digest check still holds)."""
+    from agbom.inventory.skill_digest import review_order
+
     budget = MAX_TEXT_TOTAL
-    out = []
-    for f in files:
-        text = f.text
-        if text is not None:
-            if len(text) > budget:
-                f = f.without_text(oversize=True)
-            else:
-                budget -= len(text)
-        out.append(f)
-    return out
+    kept: set[str] = set()
+    for f in sorted(
+        (f for f in files if f.text is not None),
+        key=lambda f: review_order(f.path, f.size, f.executable),
+    ):
+        assert f.text is not None
+        if len(f.text) <= budget:
+            budget -= len(f.text)
+            kept.add(f.path)
+    return [f if f.text is None or f.path in kept else f.without_text(oversize=True) for f in files]
+
+
+def skill_md_problem(body: Any) -> str | None:
+    """Why a registration's body cannot stand, or None: a SKILL.md is what the model reads,
+    so it must be text, never an entry marked binary (which the page cannot show)."""
+    raw_files = body.get("files") if isinstance(body, Mapping) else None
+    if not isinstance(raw_files, list):
+        return None
+    for raw in raw_files[: MAX_FILES + 1]:
+        if isinstance(raw, Mapping) and raw.get("path") == "SKILL.md" and raw.get("binary") is True:
+            return "its file list marks SKILL.md binary: a SKILL.md must be text"
+    return None
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def parse_body(body: Any) -> Definition | None:
@@ -238,6 +293,8 @@ def remember(store: Any, skill_id: str, digest: Any, body: Any) -> None:
     """
     from agbom.store.interface import StoreError
 
+    if skill_md_problem(body) is not None:
+        return  # refused with the registration (agbom/guardian/policy_skills.py)
     definition = parse_body(body)
     if definition is None:
         return

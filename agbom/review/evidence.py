@@ -38,12 +38,15 @@ class FindingView:
     file: str | None  # the file it cites, None when it cites none
     line: int | None
     check: str | None = None  # the content check behind it, for content findings
+    suppression: str | None = None  # a VEX statement that suppresses it, in words
 
     @property
     def anchor(self) -> str | None:
         if self.file is None:
             return None
-        return f"{file_anchor(self.file)}-L{self.line or 1}"
+        if self.line is None:
+            return file_anchor(self.file)  # about the whole file (one the page cannot show)
+        return f"{file_anchor(self.file)}-L{self.line}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +68,7 @@ class FileView:
     sha256: str
     executable: bool
     target: str | None
-    kind: str  # text, binary, oversize, link, not-carried
+    kind: str  # text, binary, oversize, link, not-carried, mismatched
     text_matches: bool | None  # the shown text hashes to the listed SHA-256
     change: str | None  # added, changed, unchanged; None: no approved digest to compare
     lines: list[LineView] = field(default_factory=list)
@@ -100,6 +103,8 @@ def _kind(f: DefinitionFile) -> str:
         return "binary"
     if f.oversize:
         return "oversize"
+    if f.mismatched:
+        return "mismatched"
     return "not-carried"
 
 
@@ -169,6 +174,82 @@ def removed_files(new: Definition, old: Definition | None) -> list[DefinitionFil
     return [f for f in old.files if f.path not in kept]
 
 
+# -- what the page cannot show ----------------------------------------------------------------
+
+NOT_SHOWN = "not-shown"
+"""The page's own finding for content it cannot show (it names no rule of a pack)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unshown:
+    """A file of the digest whose content the page cannot show, and why. ``blocking``: it
+    is SKILL.md or a script, so Approve is offered only to an approver who confirms having
+    reviewed it elsewhere."""
+
+    path: str
+    why: str
+    blocking: bool
+    listed: bool = True  # False: no verified file list names it (the whole folder is unseen)
+
+
+def unshown(covered: Definition) -> list[Unshown]:
+    """What of the digest ``covered`` (:meth:`Definition.covered`) the page cannot show."""
+    from agbom.inventory.skill_digest import is_script
+
+    if covered.files is None:
+        why = "the registration carried no file list that matches the digest, so no file of it"
+        return [Unshown("SKILL.md", f"{why} can be shown", True, listed=False)]
+    out = []
+    for f in covered.files:
+        if f.target is not None or f.text is not None:
+            continue
+        if f.mismatched:
+            why = "the text carried for it does not match its SHA-256"
+        elif f.binary:
+            why = "the registration marked it binary"
+        elif f.oversize:
+            why = "it was too large to carry or keep"
+        else:
+            why = "the registration did not carry its content"
+        blocking = f.path == "SKILL.md" or is_script(f.path, f.executable)
+        out.append(Unshown(f.path, why, blocking))
+    return out
+
+
+def unshown_findings(items: list[Unshown]) -> list[FindingView]:
+    """One finding per file the page cannot show: high for SKILL.md and scripts (what the
+    agent reads and runs), low for the rest."""
+    out = []
+    for item in items:
+        kind = "SKILL.md" if item.path == "SKILL.md" else "script" if item.blocking else "file"
+        out.append(
+            FindingView(
+                rule_id=NOT_SHOWN,
+                severity="high" if item.blocking else "low",
+                action="confirm" if item.blocking else "warn",
+                message=f"{item.path} ({kind}) cannot be shown here: {item.why}",
+                remediation=(
+                    "Read it in the skill's folder before approving, and confirm so on the form"
+                    if item.blocking
+                    else "Read it in the skill's folder if it matters to the skill"
+                ),
+                file=item.path if item.listed else None,
+                line=None,
+                check=NOT_SHOWN,
+            )
+        )
+    return out
+
+
+def ranked(findings: list[FindingView]) -> list[FindingView]:
+    """Most severe first, then by file and line; at most :data:`MAX_FINDINGS`."""
+    rank = {"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
+    findings.sort(
+        key=lambda v: (rank.get(v.severity, 5), v.file or "\uffff", v.line or 0, v.rule_id)
+    )
+    return findings[:MAX_FINDINGS]
+
+
 # -- findings --------------------------------------------------------------------------------
 
 
@@ -179,7 +260,22 @@ def _remediation(finding: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _suppressed(rules: Any, agbom: Any, component: Any, found: list[Any]) -> list[Any]:
+    """The findings VEX statements suppress for ``component``, marked (as ``scan --vex``
+    lists them)."""
+    from agbom.advisories.vex import mark_suppressed
+    from agbom.inventory import ComponentGraph
+
+    def evaluate(bare: Any) -> Any:
+        return rules.evaluate_component(bare.get(component.id), ComponentGraph(bare))
+
+    return mark_suppressed(agbom, found, evaluate)
+
+
 def _view(finding: Any, file: str | None, line: int | None, check: str | None) -> FindingView:
+    from agbom.advisories.vex import suppression_text
+
+    said = getattr(finding, "suppression", None)
     return FindingView(
         rule_id=finding.rule_id,
         severity=finding.severity.value,
@@ -189,6 +285,7 @@ def _view(finding: Any, file: str | None, line: int | None, check: str | None) -
         file=file,
         line=line,
         check=check,
+        suppression=suppression_text(said) if said is not None else None,
     )
 
 
@@ -303,6 +400,7 @@ def rule_findings(
         plain = agbom.get(record.skill_id) or plain
         skill = dict(plain.data)
         found = rules.evaluate_component(plain, ComponentGraph(agbom))
+        found = [*found, *_suppressed(rules, agbom, plain, found)]
     except Exception:  # noqa: BLE001 - an AgBOM that no longer loads: the skill on its own
         try:
             found = rules.evaluate_component(plain)
@@ -342,6 +440,4 @@ def rule_findings(
             out.append(_view(f, str(entry["file"]), int(entry["line"]), str(entry["check"])))
         if len(out) >= MAX_FINDINGS:
             break
-    rank = {"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
-    out.sort(key=lambda v: (rank.get(v.severity, 5), v.file or "\uffff", v.line or 0, v.rule_id))
-    return out[:MAX_FINDINGS]
+    return ranked(out)

@@ -16,10 +16,14 @@ from agbom.review.definition import Definition, DefinitionFile, Verification, pa
 from agbom.review.evidence import (
     FileView,
     FindingView,
+    Unshown,
     bounded_diff,
     file_views,
+    ranked,
     removed_files,
     rule_findings,
+    unshown,
+    unshown_findings,
 )
 from agbom.review.svg import Node, render
 from agbom.store.interface import Digest, SkillRecord, SkillStatus, Store, format_timestamp
@@ -114,8 +118,8 @@ class FileChange:
 @dataclass(frozen=True, slots=True)
 class Changes:
     baseline: SkillRecord
-    files: list[FileChange] | None  # None: a side carried no file list
-    skill_md_diff: list[str] | None  # None: a side carried no SKILL.md text
+    files: list[FileChange] | None  # None: a side carried no file list its digest covers
+    skill_md_diff: list[str] | None  # None: a side's digest covers no SKILL.md text
     diff_cut: bool
     capabilities_added: list[str]
     capabilities_removed: list[str]
@@ -148,6 +152,16 @@ class SkillPage:
     removed: list[DefinitionFile] = field(default_factory=list)
     findings: list[FindingView] = field(default_factory=list)
     rules_loaded: bool = False
+    # What of this digest the page cannot show; SKILL.md or a script among them means
+    # Approve needs the approver's word that it was reviewed elsewhere.
+    unshown: list[Unshown] = field(default_factory=list)
+    # The registration sent a SKILL.md text its digest does not cover (not shown or checked).
+    skill_md_uncovered: bool = False
+
+    @property
+    def must_confirm(self) -> list[str]:
+        """The files an approval must confirm were reviewed elsewhere."""
+        return [u.path for u in self.unshown if u.blocking]
 
     @property
     def actions(self) -> tuple[str, ...]:
@@ -190,6 +204,20 @@ def skill_id_from_hex(text: str) -> str | None:
 def definition_of(store: Store, record: SkillRecord) -> Definition | None:
     stored = store.skill_definition(record.skill_id, record.digest)
     return None if stored is None else parse_body(stored)
+
+
+def covered_of(store: Store, record: SkillRecord) -> Definition:
+    """What the page may show, compare and check of a registration: the part of its body its
+    digest covers (:meth:`Definition.covered`); empty when it sent none."""
+    definition = definition_of(store, record)
+    if definition is None:
+        return Definition(None, None)
+    return definition.covered(record.digest.algorithm, record.digest.value)
+
+
+def cannot_show(store: Store, record: SkillRecord) -> list[Unshown]:
+    """What of ``record``'s digest the page cannot show (the decision form checks it too)."""
+    return unshown(covered_of(store, record))
 
 
 def _components_of_agent(store: Store, agent_id: str | None) -> dict[str, Mapping[str, Any]]:
@@ -266,8 +294,10 @@ def _composition_items(record: SkillRecord) -> set[str]:
 
 
 def changes(store: Store, record: SkillRecord, baseline: SkillRecord) -> tuple[Changes, bool]:
-    old = definition_of(store, baseline) or Definition(None, None)
-    new = definition_of(store, record) or Definition(None, None)
+    # Only what each digest covers: a SKILL.md text sent beside the files, or a file's text
+    # that is not the listed file's, is the agent's word and is never diffed.
+    old = covered_of(store, baseline)
+    new = covered_of(store, record)
     diff: list[str] | None = None
     cut = False
     if old.skill_md is not None and new.skill_md is not None:
@@ -359,23 +389,32 @@ def skill_page(
     )
     description = (components.get(record.skill_id) or {}).get("description")
     page.description = description if isinstance(description, str) else None
+    covered = (
+        Definition(None, None)
+        if definition is None
+        else definition.covered(record.digest.algorithm, record.digest.value)
+    )
+    page.skill_md_uncovered = definition is not None and (
+        definition.skill_md is not None and definition.skill_md != covered.skill_md
+    )
     baseline = _baseline(store, record, others)
     old: Definition | None = None
     if baseline is not None:
         page.changes, page.baseline_missing_definition = changes(store, record, baseline)
-        old = definition_of(store, baseline) or Definition(None, None)
+        old = covered_of(store, baseline)
     latest = (
         store.latest_agbom_for_agent(record.registered_by_agent)
         if record.registered_by_agent
         else None
     )
     page.rules_loaded = rules is not None
-    page.findings = rule_findings(
-        record, definition, latest["document"] if latest else None, rules, advisories
+    page.unshown = unshown(covered)
+    page.findings = ranked(
+        rule_findings(record, covered, latest["document"] if latest else None, rules, advisories)
+        + unshown_findings(page.unshown)
     )
-    if definition is not None:
-        page.files = file_views(definition, old, page.findings)
-        page.removed = removed_files(definition, old)
+    page.files = file_views(covered, old, page.findings)
+    page.removed = removed_files(covered, old)
     return page
 
 

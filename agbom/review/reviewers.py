@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from agbom._private_files import read_trusted_file
 from agbom.errors import InputError
 from agbom.review._files import write_private
 
@@ -91,15 +92,8 @@ def new_token() -> str:
 
 def load(path: Path) -> list[Reviewer]:
     """The reviewers in ``path``; a :class:`ReviewersError` naming the problem otherwise."""
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise ReviewersError(f"reviewers file {path} does not exist") from None
-    except OSError as exc:
-        raise ReviewersError(f"cannot read reviewers file {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ReviewersError(f"reviewers file {path} is over {MAX_FILE_BYTES} bytes")
+    # Who may approve: refused when another user could have written it (agbom/_ownership.py).
+    raw = read_trusted_file(path, "reviewers file", MAX_FILE_BYTES, ReviewersError)
     try:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError:

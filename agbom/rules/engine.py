@@ -158,19 +158,30 @@ def compile_rule(raw: Mapping[str, Any], *, pack: str, source: str) -> Rule:
     raise fail(f"unknown rule kind {kind!r}", "kind")  # pragma: no cover - schema enum
 
 
-def load_rules(path: Path | None = None, *, with_default: bool = False) -> RuleSet:
+def load_rules(
+    path: Path | None = None, *, with_default: bool = False, shipped: tuple[str, ...] = ()
+) -> RuleSet:
     """Load and compile rule packs; ``None`` is the packaged default pack, a folder means
     every ``*.yaml``/``*.yml`` pack in it (rule tests excluded); ``with_default`` adds the
-    packaged default pack to ``path``'s. Fails closed: no packs, or a pack without rules, is
-    an error."""
-    from agbom.rules.loader import default_pack_path, iter_pack_sources, read_yaml, validate_pack
+    packaged default pack to ``path``'s; ``shipped`` names more shipped packs to load
+    (``flow-strict``: ``serve --pack flow-strict``). Fails closed: no packs, or a pack
+    without rules, is an error."""
+    from agbom.rules.loader import (
+        RULES_KIND,
+        default_pack_path,
+        iter_pack_sources,
+        read_yaml,
+        shipped_pack,
+        validate_pack,
+    )
 
     rules: list[Rule] = []
     trust: list[TrustOverride] = []
     seen: dict[str, str] = {}
     sources: list[str] = []
     default = str(default_pack_path())
-    for file in iter_pack_sources(path, with_default=with_default):
+    extra = tuple(shipped_pack(name, RULES_KIND) for name in dict.fromkeys(shipped))
+    for file in iter_pack_sources(path, with_default=with_default, extra=extra):
         data, node = read_yaml(file)
         validate_pack(data, node, file)
         pack = data.get("pack") or file.stem

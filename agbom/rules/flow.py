@@ -9,7 +9,7 @@ for the session; ``agbom rules test`` cases give the steps and the call inline.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -264,6 +264,12 @@ def flow_rules(rules: Iterable[Rule]) -> list[FlowRule]:
     return [r for r in rules if isinstance(r, FlowRule) and r.enabled]
 
 
+def source_filters(rules: Iterable[FlowRule]) -> dict[int, Callable[[ProvenanceNode], bool]]:
+    """The ``source`` filters of ``rules`` by the key :meth:`FlowRule.check_call` asks the
+    lineage with: what a lineage should keep answers for (:meth:`Lineage.watch_only`)."""
+    return {id(rule): rule._wanted for rule in rules if rule.filtered}  # noqa: SLF001
+
+
 def evaluate_call(
     rules: Sequence[FlowRule],
     call: FlowCall,
@@ -309,4 +315,5 @@ __all__ = [
     "compile_trust",
     "evaluate_call",
     "flow_rules",
+    "source_filters",
 ]

@@ -7,7 +7,7 @@ produces them lives in :mod:`agbom.rules.engine`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import total_ordering
@@ -110,6 +110,9 @@ class Finding:
     pack: str = ""
     # How to fix it: one actionable line (rule packs' ``remediation``, or the code check's own).
     remediation: str = ""
+    # Set on a finding a VEX statement suppresses: who said the vulnerability does not apply,
+    # and why (docs/vex.md). A suppressed finding is listed, never counted or acted on.
+    suppression: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def sort_key(self) -> tuple[int, str, tuple[str, ...], tuple[str, ...], str]:
         """Most severe first, then rule id, components, path: a total, stable order."""
@@ -127,6 +130,7 @@ class Finding:
             "explanation": self.explanation,
             "pack": self.pack,
             "remediation": self.remediation,
+            **({"suppressed": dict(self.suppression)} if self.suppression is not None else {}),
         }
 
     @classmethod
@@ -142,6 +146,7 @@ class Finding:
             explanation=str(data.get("explanation", "")),
             pack=str(data.get("pack", "")),
             remediation=str(data.get("remediation", "")),
+            suppression=data["suppressed"] if isinstance(data.get("suppressed"), dict) else None,
         )
 
 

@@ -11,11 +11,26 @@ Nodes are the Provenance objects a session's steps carried; edges are their
 * an ancestor id the session has not (yet) delivered, or a cycle, counts as ``unknown``;
 * a remote-asserted ``trust`` is a hint: it can lower a node's trust, never raise it.
 
-The value only depends on the set of nodes, not on the order they arrived in. It is
-computed once per node when its ancestry is complete (all ancestors present), as the
-minimum of its own trust and its parents' (an index, not a walk); a node waiting for a
-missing ancestor is settled when that ancestor arrives. Until then a query walks what is
-known of its ancestry.
+The value only depends on the set of nodes, not on the order they arrived in.
+
+Every answer is kept per node and kept current as nodes arrive, so a query costs what it
+asks (the argument's parents, a path of at most 12 hops), never a walk of the lineage
+(issue 39):
+
+* a node whose ancestry is complete and acyclic is *settled* once, as the minimum of its own
+  trust and its parents' (an index, not a walk), and never changes again;
+* a node that waits for an ancestor (one not delivered, or on a cycle) is *open*: it holds
+  the minimum of ``unknown``, its own trust and its parents' values, and the parent that gave
+  it. The open nodes that counted an id are listed under it; when it arrives, settles or
+  its value falls, only they are looked at again (each node's value falls at most once and
+  settles once, so the work over a session is linear in its edges);
+* for each ``source`` filter a flow rule asks about (:meth:`Lineage.reaches`), whether a
+  settled node's ancestry holds a wanted source is worked out when it settles. An open
+  node's ancestry is not known: for a filtered rule it counts as holding one (a missing
+  ancestor never makes a filtered rule pass).
+
+``work`` counts the steps taken (a parent looked at, a waiting node looked at again, a hop
+of a path), for the callers' work budgets.
 
 The lineage is bounded in bytes (an estimate of what it holds, like the session memory);
 a node that does not fit is not recorded, so what derives from it is ``unknown``.
@@ -24,7 +39,7 @@ a node that does not fit is not recorded, so what derives from it is ``unknown``
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agbom.protocol.provenance import ProvenanceNode
@@ -122,11 +137,18 @@ class Lineage:
         self.bytes = 0
         self.dropped = 0  # nodes refused by the bound
         self.conflicts = 0  # ids delivered again with other facts (the first is kept)
+        self.work = 0  # steps taken so far (see the module docstring)
         # Settled nodes: id -> (trust, the parent the minimum came from or None, override id)
         self._value: dict[str, tuple[Trust, str | None, str | None]] = {}
-        # id (missing or unsettled) -> nodes that wait for it to settle
+        # Open nodes: id -> (trust, at most unknown; the parent it came from or None)
+        self._open: dict[str, tuple[Trust, str | None]] = {}
+        self._pending: dict[str, int] = {}  # open node -> its parents not settled
+        # id not settled (missing or open) -> the open nodes that counted it, once each
         self._waiting: dict[str, list[str]] = {}
-        self._flags: dict[int, dict[str, str | None]] = {}  # per source filter, see reaches()
+        self._order: list[str] = []  # settled ids, in the order they settled (topological)
+        # per source filter: (wanted, settled id -> "" the node itself is a wanted source, a
+        # parent id = through it, None = no wanted source in its ancestry)
+        self._reach: dict[int, tuple[Callable[[ProvenanceNode], bool], dict[str, str | None]]] = {}
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -138,7 +160,8 @@ class Lineage:
 
     def add(self, node: ProvenanceNode) -> bool:
         """Record ``node``; False when it was not (a known id, or over the byte bound)."""
-        known = self.nodes.get(node.provenance_id)
+        pid = node.provenance_id
+        known = self.nodes.get(pid)
         if known is not None:
             if (known.origin, known.source_id, known.derived_from) != (
                 node.origin,
@@ -151,9 +174,34 @@ class Lineage:
         if self.bytes + cost > self.max_bytes:
             self.dropped += 1
             return False
-        self.nodes[node.provenance_id] = node
+        self.nodes[pid] = node
         self.bytes += cost
-        self._settle(node.provenance_id)
+        value = self._value
+        parents = node.derived_from
+        self.work += len(parents) + 1
+        unsettled = [p for p in parents if p not in value]
+        if not unsettled:
+            self._settle(pid, node)
+        else:
+            if len(unsettled) > 1:
+                unsettled = list(dict.fromkeys(unsettled))  # an id named twice counts once
+            self._pending[pid] = len(unsettled)
+            waiting, opened = self._waiting, self._open
+            for parent in unsettled:
+                waiting.setdefault(parent, []).append(pid)
+            trust, via = self.policy.base(node)[0], None
+            for parent in parents:
+                settled = value.get(parent)
+                if settled is not None:
+                    got = settled[0]
+                else:
+                    held = opened.get(parent)
+                    got = held[0] if held is not None else Trust.UNKNOWN
+                if got < trust:
+                    trust, via = got, parent
+            opened[pid] = (min(trust, Trust.UNKNOWN), via)
+        if pid in self._waiting:
+            self._propagate(pid)
         return True
 
     def add_all(self, nodes: Iterable[ProvenanceNode]) -> int:
@@ -163,30 +211,70 @@ class Lineage:
     def with_policy(self, policy: TrustPolicy) -> Lineage:
         """The same nodes under other overrides (rules were reloaded): values recomputed."""
         fresh = Lineage(policy, max_bytes=self.max_bytes)
+        fresh._reach = {key: (wanted, {}) for key, (wanted, _) in self._reach.items()}
         fresh.add_all(self.nodes.values())
         return fresh
 
-    def _settle(self, first: str) -> None:
-        # Worklist: settle ``first`` if its parents are settled, then whoever waited on it.
+    def _settle(self, pid: str, node: ProvenanceNode) -> None:
+        """``pid``'s parents are all settled: its value, once and for good."""
+        value = self._value
+        trust, override = self.policy.base(node)
+        via = None
+        for parent in node.derived_from:
+            if value[parent][0] < trust:
+                trust, via = value[parent][0], parent
+        value[pid] = (trust, via, override.id if override else None)
+        self._order.append(pid)
+        for wanted, table in self._reach.values():
+            table[pid] = self._reach_of(node, wanted, table)
+
+    def _reach_of(
+        self,
+        node: ProvenanceNode,
+        wanted: Callable[[ProvenanceNode], bool],
+        table: dict[str, str | None],
+    ) -> str | None:
+        if self.policy.base(node)[0] < Trust.TRUSTED and wanted(node):
+            return ""
+        for parent in node.derived_from:
+            if table.get(parent) is not None:
+                return parent
+        return None
+
+    def _propagate(self, first: str) -> None:
+        """``first`` arrived, settled or its value fell: look again at the open nodes that
+        counted it, and on at theirs, as far as something changes."""
         work = [first]
-        value, waiting, nodes = self._value, self._waiting, self.nodes
+        value, opened, pending, waiting, nodes = (
+            self._value,
+            self._open,
+            self._pending,
+            self._waiting,
+            self.nodes,
+        )
         while work:
             pid = work.pop()
-            if pid in value:
-                continue
-            node = nodes[pid]
-            unsettled = [p for p in node.derived_from if p not in value]
-            if unsettled:
-                for parent in unsettled:
-                    waiting.setdefault(parent, []).append(pid)
-                continue
-            trust, override = self.policy.base(node)
-            via = None
-            for parent in node.derived_from:
-                if value[parent][0] < trust:
-                    trust, via = value[parent][0], parent
-            value[pid] = (trust, via, override.id if override else None)
-            work.extend(waiting.pop(pid, ()))
+            settled = value.get(pid)
+            if settled is not None:
+                trust = settled[0]
+                children = waiting.pop(pid, ())
+            else:
+                trust = opened[pid][0]
+                children = waiting.get(pid, ())
+            self.work += len(children)
+            for child in children:
+                if child in value:
+                    continue
+                if settled is not None:
+                    pending[child] -= 1
+                    if not pending[child]:
+                        del pending[child], opened[child]
+                        self._settle(child, nodes[child])
+                        work.append(child)
+                        continue
+                if trust < opened[child][0]:
+                    opened[child] = (trust, pid)
+                    work.append(child)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -205,59 +293,40 @@ class Lineage:
     def _verdict_of(self, node: ProvenanceNode) -> Verdict:
         trust, override = self.policy.base(node)
         best: tuple[Trust, str | None] = (trust, None)
-        missing: str | None = None
+        self.work += len(node.derived_from) + 1
         for parent in node.derived_from:
-            parent_trust, parent_missing = self._trust(parent)
+            parent_trust = self._trust_of(parent)
             if parent_trust < best[0]:
-                best, missing = (parent_trust, parent), parent_missing
+                best = (parent_trust, parent)
         path = [node.provenance_id]
         overrides = [override.id] if override else []
+        missing = None
         if best[1] is not None:
-            tail, more, missing2 = self._path(best[1], best[0])
+            tail, more, missing = self._path(best[1])
             path += tail
             overrides += more
-            missing = missing2 or missing
         return Verdict(best[0], tuple(path), missing, tuple(dict.fromkeys(overrides)))
 
-    def _trust(self, pid: str) -> tuple[Trust, str | None]:
+    def trust(self, provenance_id: str) -> Trust:
+        """The trust of a delivered id as it stands (``unknown`` for one never delivered)."""
+        self.work += 1
+        return self._trust_of(provenance_id)
+
+    def _trust_of(self, pid: str) -> Trust:
         settled = self._value.get(pid)
         if settled is not None:
-            return settled[0], None
-        if pid not in self.nodes:
-            return Trust.UNKNOWN, pid
-        return self._walk(pid)
+            return settled[0]
+        opened = self._open.get(pid)
+        return opened[0] if opened is not None else Trust.UNKNOWN
 
-    def _walk(self, start: str) -> tuple[Trust, str | None]:
-        # An unsettled node: the minimum over what is known of its ancestry; a missing
-        # ancestor or a cycle (which keeps nodes unsettled) is unknown.
-        seen = {start}
-        stack = [start]
-        trust = Trust.TRUSTED
-        missing: str | None = None
-        while stack:
-            pid = stack.pop()
-            settled = self._value.get(pid)
-            if settled is not None:
-                trust = min(trust, settled[0])
-                continue
-            node = self.nodes.get(pid)
-            if node is None:
-                missing = missing or pid
-                trust = min(trust, Trust.UNKNOWN)
-                continue
-            trust = min(trust, self.policy.base(node)[0], Trust.UNKNOWN)
-            for parent in node.derived_from:
-                if parent not in seen:
-                    seen.add(parent)
-                    stack.append(parent)
-        return trust, missing
-
-    def _path(self, pid: str, trust: Trust) -> tuple[list[str], list[str], str | None]:
-        """Ids from ``pid`` to the ancestor that gave it ``trust``, overrides on the way."""
+    def _path(self, pid: str) -> tuple[list[str], list[str], str | None]:
+        """Ids from ``pid`` along the parents each value came from, overrides on the way, and
+        the id not delivered it ends at (if it does)."""
         path: list[str] = []
         overrides: list[str] = []
         current: str | None = pid
         while current is not None and len(path) < _MAX_PATH_HOPS and current not in path:
+            self.work += 1
             path.append(current)
             settled = self._value.get(current)
             if settled is not None:
@@ -265,110 +334,91 @@ class Lineage:
                     overrides.append(settled[2])
                 current = settled[1]
                 continue
-            node = self.nodes.get(current)
-            if node is None:
+            opened = self._open.get(current)
+            if opened is None:
                 return path, overrides, current
-            nxt = None
-            for parent in node.derived_from:
-                if self._trust(parent)[0] <= trust:
-                    nxt = parent
-                    break
-            current = nxt
+            # Untrusted came from that parent for good; unknown may have come from one that
+            # settled since, so the path goes on to a parent still waited for.
+            current = opened[1] if opened[0] < Trust.UNKNOWN else self._waited_parent(current)
         return path, overrides, None
+
+    def _waited_parent(self, pid: str) -> str | None:
+        """A parent of the open node ``pid`` that is not settled (one always is)."""
+        value = self._value
+        for parent in self.nodes[pid].derived_from:
+            self.work += 1
+            if parent not in value:
+                return parent
+        return None
+
+    def _open_path(self, pid: str) -> list[str]:
+        """Ids from the unsettled ``pid`` through parents not settled: to an id not delivered,
+        round a cycle, or 12 hops."""
+        path: list[str] = []
+        current: str | None = pid
+        while current is not None and len(path) < _MAX_PATH_HOPS and current not in path:
+            self.work += 1
+            path.append(current)
+            current = self._waited_parent(current) if current in self.nodes else None
+        return path
+
+    def settled(self, provenance_id: str) -> bool:
+        """Whether the node's ancestry is complete and acyclic (its value is final)."""
+        return provenance_id in self._value
+
+    def watch(self, key: int, wanted: Callable[[ProvenanceNode], bool]) -> None:
+        """Keep, from now on, which settled nodes have a ``wanted`` source in their ancestry
+        (the ``source`` filter of a flow rule, named by ``key``): worked out for the nodes
+        settled so far in one pass, then for each as it settles."""
+        if key in self._reach:
+            return
+        table: dict[str, str | None] = {}
+        nodes = self.nodes
+        for pid in self._order:
+            table[pid] = self._reach_of(nodes[pid], wanted, table)
+        self.work += len(self._order)
+        self._reach[key] = (wanted, table)
+
+    def watch_only(self, filters: Mapping[int, Callable[[ProvenanceNode], bool]]) -> None:
+        """Keep answers for exactly ``filters`` (key -> wanted), see :meth:`watch`."""
+        for key in [k for k in self._reach if k not in filters]:
+            del self._reach[key]
+        for key, wanted in filters.items():
+            self.watch(key, wanted)
 
     def reaches(
         self, node: ProvenanceNode, key: int, wanted: Callable[[ProvenanceNode], bool]
     ) -> tuple[str, ...] | None:
         """A path from ``node`` to an ancestor that is not trusted by itself and for which
-        ``wanted`` holds (a flow rule's ``source`` filter), or None. ``key`` names the filter:
-        the answer for each settled node is kept under it."""
-        flags = self._flags.setdefault(key, {})
-
-        def own(n: ProvenanceNode) -> bool:
-            return self.policy.base(n)[0] < Trust.TRUSTED and wanted(n)
-
-        if own(node):
-            return (node.provenance_id,)
-        for parent in node.derived_from:
-            tail = self._reaches_from(parent, flags, own)
-            if tail is not None:
-                return (node.provenance_id, *tail)
+        ``wanted`` holds (a flow rule's ``source`` filter), or None. ``key`` names the filter
+        (see :meth:`watch`). An ancestry that is not complete (an id not delivered, a cycle)
+        may hold such a source: the path to what is missing is the answer then."""
+        self.watch(key, wanted)
+        table = self._reach[key][1]
+        known = self.nodes.get(node.provenance_id)
+        # An id delivered before with other facts: the recorded one's ancestry counts too.
+        for candidate in (node,) if known is None or known is node else (node, known):
+            if self.policy.base(candidate)[0] < Trust.TRUSTED and wanted(candidate):
+                return (node.provenance_id,)
+            self.work += len(candidate.derived_from)
+            for parent in candidate.derived_from:
+                if parent not in self._value:
+                    return (node.provenance_id, *self._open_path(parent))
+                if table.get(parent) is not None:
+                    return (node.provenance_id, *self._reach_path(parent, table))
         return None
 
-    def _reaches_from(
-        self,
-        start: str,
-        flags: dict[str, str | None],
-        own: Callable[[ProvenanceNode], bool],
-    ) -> tuple[str, ...] | None:
-        # flags[id]: "" = the node itself is a wanted source, a parent id = through it,
-        # None = no wanted source in its ancestry. Only settled nodes are kept in ``flags``
-        # (their ancestry is complete and acyclic, so the answer never changes).
-        local: dict[str, str | None] = {}
-        if start not in flags:
-            self._fill(start, flags, local, own)
-        if flags.get(start, local.get(start)) is None:
-            return None
+    def _reach_path(self, start: str, table: dict[str, str | None]) -> list[str]:
         path = [start]
         current = start
         while len(path) < _MAX_PATH_HOPS:
-            step = flags[current] if current in flags else local.get(current)
+            step = table.get(current)
             if not step:
                 break
             current = step
             path.append(current)
-        return tuple(path)
-
-    def _fill(
-        self,
-        start: str,
-        flags: dict[str, str | None],
-        local: dict[str, str | None],
-        own: Callable[[ProvenanceNode], bool],
-    ) -> None:
-        # Iterative post-order DFS over the ancestry; a node on the stack (a cycle) counts as
-        # no wanted source on that edge.
-        nodes, settled = self.nodes, self._value
-        stack: list[tuple[str, int]] = []
-        on_stack: set[str] = set()
-
-        def known(pid: str) -> bool:
-            return pid in flags or pid in local
-
-        def result(pid: str) -> str | None:
-            return flags[pid] if pid in flags else local.get(pid)
-
-        def resolve(pid: str, value: str | None) -> None:
-            local[pid] = value
-            if pid in settled:
-                flags[pid] = value
-
-        def push(pid: str) -> None:
-            node = nodes.get(pid)
-            if node is None:
-                resolve(pid, None)  # missing: unknown (trust says so), not a wanted source
-            elif own(node):
-                resolve(pid, "")
-            else:
-                stack.append((pid, 0))
-                on_stack.add(pid)
-
-        push(start)
-        while stack:
-            pid, index = stack[-1]
-            parents = nodes[pid].derived_from
-            if index and known(parents[index - 1]) and result(parents[index - 1]) is not None:
-                resolve(pid, parents[index - 1])
-            elif index < len(parents):
-                stack[-1] = (pid, index + 1)
-                parent = parents[index]
-                if not known(parent) and parent not in on_stack:
-                    push(parent)
-                continue
-            else:
-                resolve(pid, None)
-            stack.pop()
-            on_stack.discard(pid)
+        self.work += len(path)
+        return path
 
     def describe(self, path: Sequence[str], first: ProvenanceNode | None = None) -> list[str]:
         """``agent_generated p7``, ``tool_output p3 (web_fetch)``… for each id of a path;
@@ -384,7 +434,8 @@ def _text_bytes(node: ProvenanceNode) -> int:
     return (
         len(node.provenance_id)
         + len(node.source_id or "")
-        + sum(len(p) + 8 for p in node.derived_from)
+        + sum(map(len, node.derived_from))
+        + 8 * len(node.derived_from)
         + len(node.step_id)
         + len(node.field)
     )

@@ -31,6 +31,38 @@ def default_pack_path() -> Path:
     return Path(str(resources.files("agbom.rules").joinpath("packs", "default.yaml")))
 
 
+RULES_KIND = "rules"
+RUNTIME_KIND = "runtime"
+
+
+def shipped_packs() -> dict[str, tuple[str, Path]]:
+    """Every rule pack shipped with agbom, by name: ``(kind, file)``.
+
+    One layout (docs/rules.md, "Shipped packs"): component and flow packs are
+    ``agbom/rules/packs/NAME.yaml`` (kind ``rules``: ``default``, ``flow-strict``), runtime
+    packs ``agbom/rules/packs/runtime/NAME.yaml`` (kind ``runtime``: ``baseline``); each
+    pack's unit tests are ``NAME_test.yaml`` (and ``NAME_*_test.yaml``) beside it, shipped
+    too, so ``agbom rules test`` runs them on an installed copy. Nothing else holds a copy.
+    """
+    root = Path(str(resources.files("agbom.rules").joinpath("packs")))
+    found: dict[str, tuple[str, Path]] = {}
+    for kind, folder in ((RULES_KIND, root), (RUNTIME_KIND, root / "runtime")):
+        for path in sorted(folder.glob("*.yaml")):
+            if not path.name.endswith(TEST_SUFFIXES):
+                found.setdefault(path.stem, (kind, path))
+    return found
+
+
+def shipped_pack(name: str, kind: str | None = None) -> Path:
+    """The file of the shipped pack ``name`` (of ``kind``, when given); a located
+    :class:`RuleError` naming the shipped packs otherwise."""
+    entry = shipped_packs().get(name)
+    if entry is None or (kind is not None and entry[0] != kind):
+        known = ", ".join(n for n, (k, _) in shipped_packs().items() if kind in (None, k))
+        raise RuleError(f"no shipped rule pack {name!r} (shipped: {known})", file=name)
+    return entry[1]
+
+
 def pack_files(path: Path) -> list[Path]:
     """The pack files at ``path``: the file itself, or every ``*.yaml``/``*.yml`` in a folder
     that is not a rule test (``*_test.yaml``)."""
@@ -201,14 +233,17 @@ def _schema_properties(parts: list[str | int]) -> set[str]:
     return set(defs["match"]["properties"])
 
 
-def iter_pack_sources(path: Path | None, *, with_default: bool = False) -> Iterator[Path]:
+def iter_pack_sources(
+    path: Path | None, *, with_default: bool = False, extra: tuple[Path, ...] = ()
+) -> Iterator[Path]:
     """Pack files for ``load_rules(path)``: the packaged default pack when ``path`` is
-    ``None`` or ``with_default`` is set (first, so its rules keep their place), then the packs
-    at ``path``. The default pack found again in ``path`` (the same file, or a copy of it
-    such as the repository's ``rules/default.yaml``) is read once."""
+    ``None`` or ``with_default`` is set (first, so its rules keep their place), then the
+    ``extra`` packs (shipped packs chosen by name), then the packs at ``path``. The default
+    pack found again in ``path`` (the same file, or a copy of it) is read once."""
     default = default_pack_path()
     if path is None or with_default:
         yield default
+    yield from extra
     if path is None:
         return
     for file in pack_files(Path(path)):

@@ -92,7 +92,9 @@ def render_json(
     columns, as ``agbom scan`` writes them)."""
     counts = {s.value: 0 for s in Severity}
     for finding in findings:
-        counts[finding.severity.value] += 1
+        if finding.suppression is None:
+            counts[finding.severity.value] += 1
+    suppressed = sum(1 for f in findings if f.suppression is not None)
     listed = [
         f.to_json() if locations is None else {**f.to_json(), "locations": locations(f)}
         for f in findings
@@ -100,7 +102,11 @@ def render_json(
     document = {
         "tool": {"name": "agbom", "version": __version__},
         "source": source_uri,
-        "summary": {"total": len(findings), "by_severity": counts},
+        "summary": {
+            "total": len(findings) - suppressed,
+            "by_severity": counts,
+            **({"suppressed": suppressed} if suppressed else {}),
+        },
         "findings": listed,
     }
     return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
@@ -120,7 +126,7 @@ def render_table(
     rows = [
         (
             f.severity.value,
-            f.action.value,
+            f.action.value if f.suppression is None else "suppressed",
             f.rule_id,
             f.components[0] if f.components else "-",
             f.message,
@@ -134,6 +140,7 @@ def render_table(
             "at: " + place if place else "",
             "path: " + " -> ".join(f.path) if len(f.path) > 1 else "",
             "fix: " + f.remediation if f.remediation else "",
+            *([suppressed_line(f.suppression)] if f.suppression is not None else []),
         )
         for f, place in zip(findings, at, strict=True)
     ]
@@ -141,13 +148,27 @@ def render_table(
     lines = [table(headers, rows, tty=tty, whole=(0, 1), fill=(4,), below=paths)]
     counts: dict[str, int] = {}
     for f in findings:
-        counts[f.severity.value] = counts.get(f.severity.value, 0) + 1
+        if f.suppression is None:
+            counts[f.severity.value] = counts.get(f.severity.value, 0) + 1
     summary = ", ".join(
         f"{counts[s.value]} {s.value}" for s in reversed(Severity) if s.value in counts
     )
+    active = sum(counts.values())
+    suppressed = len(findings) - active
     lines.append("")
-    lines.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} ({summary})")
+    lines.append(
+        f"{active} finding{'s' if active != 1 else ''}"
+        + (f" ({summary})" if summary else "")
+        + (f"; {suppressed} suppressed by VEX statements" if suppressed else "")
+    )
     return "\n".join(lines)
+
+
+def suppressed_line(suppression: Mapping[str, Any]) -> str:
+    """``suppressed: not_affected (vulnerable_code_not_present) by AUTHOR in DOCUMENT``."""
+    from agbom.advisories.vex import suppression_text
+
+    return "suppressed: " + suppression_text(suppression)
 
 
 # -- SARIF ----------------------------------------------------------------------------------
@@ -620,4 +641,14 @@ def _result(
         result["relatedLocations"] = related
     if flow:
         result["codeFlows"] = flow
+    if finding.suppression is not None:
+        # SARIF's own form: an accepted external suppression, with who stated it and why.
+        result["suppressions"] = [
+            {
+                "kind": "external",
+                "status": "accepted",
+                "justification": suppressed_line(finding.suppression),
+                "properties": dict(finding.suppression),
+            }
+        ]
     return result

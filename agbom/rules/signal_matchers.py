@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agbom.inventory.signals import CONTENT_CHECKS
+from agbom.inventory.signals import CONTENT_CHECKS, DRIFT_CLASSES
 from agbom.rules.matchers import MatchSpecError, Predicate, Subject, TextMatcher
 
 VULNERABILITY_SEVERITIES = ("critical", "high", "medium", "low", "unknown")
@@ -77,6 +77,9 @@ class VulnerabilityIs(Predicate):
             self.aliases = TextMatcher(_strings(value["alias"], "vulnerability.alias"))
 
     def _holds(self, entry: Mapping[str, Any]) -> bool:
+        vex = entry.get("vex")
+        if isinstance(vex, Mapping) and vex.get("suppresses") is True:
+            return False  # a VEX not_affected statement with a justification (docs/vex.md)
         if self.severities is not None and entry.get("severity") not in self.severities:
             return False
         if self.ids is not None:
@@ -201,19 +204,38 @@ class SignatureIs(Predicate):
 
 
 class ToolsDriftIs(Predicate):
-    """``tools_drift: true``: the server's tool set differs from its pinned one."""
+    """``tools_drift: true``: the server's tool set differs from its pinned one;
+    ``tools_drift: {class: expansion}``: it does, and the change is of that class (one of
+    cosmetic, narrowing, expansion; a drift without a class counts as an expansion)."""
 
     key = "tools_drift"
 
     def __init__(self, value: Any) -> None:
+        self.classes: frozenset[str] | None = None
+        if isinstance(value, Mapping):
+            wanted = [c.lower() for c in _strings(value.get("class"), "tools_drift.class")]
+            unknown = [c for c in wanted if c not in DRIFT_CLASSES]
+            if unknown or set(value) != {"class"}:
+                raise MatchSpecError(
+                    "tools_drift.class", "one or more of " + ", ".join(DRIFT_CLASSES)
+                )
+            self.classes = frozenset(wanted)
+            value = True
         if not isinstance(value, bool):
-            raise MatchSpecError("tools_drift", "must be true or false")
+            raise MatchSpecError("tools_drift", "must be true, false or {class: ...}")
         self.want = value
 
     def __call__(self, subject: Subject) -> bool:
-        return isinstance(subject.data.get("tools_drift"), Mapping) == self.want
+        drift = subject.data.get("tools_drift")
+        if not isinstance(drift, Mapping):
+            return not self.want
+        if self.classes is None:
+            return self.want
+        return str(drift.get("class") or "expansion") in self.classes
 
     def describe(self) -> str:
+        if self.classes is not None:
+            return "its tool set drifted from its pin (" + " or ".join(sorted(self.classes)) + ")"
         return "its tool set drifted from its pin" if self.want else "its tool set matches its pin"
 
     def explain(self, subject: Subject) -> list[tuple[bool, str]]:
@@ -228,6 +250,16 @@ class ToolsDriftIs(Predicate):
             if isinstance(names, list) and names:
                 parts.append(f"{change} " + ", ".join(str(n) for n in names[:5]))
         text = "tools " + "; ".join(parts) if parts else str(drift.get("detail") or "")
+        classified = drift.get("classified")
+        if isinstance(classified, list) and classified:
+            # Which class each change is, and why (agbom/scan/expansion.py).
+            said = [
+                f"{c.get('tool')} {c.get('change')}: {c.get('class')} "
+                f"({'; '.join(str(r) for r in (c.get('reasons') or [])[:3])})"
+                for c in classified[:5]
+                if isinstance(c, Mapping)
+            ]
+            text = f"{drift.get('class') or 'expansion'}: {text}; " + "; ".join(said)
         # What a changed tool now says against what was pinned (cut; see scan/lock.py).
         differences = drift.get("differences")
         if isinstance(differences, list) and differences:

@@ -188,7 +188,8 @@ def _judge(
 
 def run_tests(path: Path, rules_path: Path | None = None) -> list[CaseResult]:
     """Run every rule test under ``path`` against the packs next to each test file (or
-    ``rules_path`` / the file's own ``rules:`` key)."""
+    ``rules_path`` / the file's own ``rules:`` key; with ``with_default: true``, the default
+    pack too)."""
     results: list[CaseResult] = []
     files = find_test_files(path)
     if not files:
@@ -209,9 +210,11 @@ def run_tests(path: Path, rules_path: Path | None = None) -> list[CaseResult]:
             source = (file.parent / data["rules"]).resolve()
         else:
             source = file.parent
-        key = str(source)
+        # ``with_default: true``: the default pack is loaded too, as --rules loads it.
+        with_default = data.get("with_default") is True
+        key = f"{source}\0{with_default}"
         if key not in cache:
-            cache[key] = load_rules(source)
+            cache[key] = load_rules(source, with_default=with_default)
         for index, case in enumerate(cases):
             if not isinstance(case, Mapping):
                 raise RuleError(

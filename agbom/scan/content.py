@@ -17,13 +17,13 @@ from __future__ import annotations
 import bisect
 import os
 import re
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from agbom.inventory.signals import CONTENT_CHECKS
+from agbom.inventory.skill_digest import open_skill_file
 from agbom.scan._normalise import Normalised, ProseView
 
 CHECKS = CONTENT_CHECKS
@@ -186,9 +186,6 @@ _PROSE_SEND = re.compile(
     r"|the\s+(?:server|endpoint|webhook)\b|[\w-]+\.(?:com|net|org|io|dev|app|xyz|site|ru|cn|sh)\b)"
 )
 _ASSIGNED = re.compile(r"(?:export\s+|local\s+|const\s+|let\s+|var\s+)?([A-Za-z_]\w{0,63})\s*=")
-_INVISIBLE = re.compile(
-    "[\u200b\u200c\u200d\u2060-\u2064\u180e\u202a-\u202e\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
-)
 _INSTRUCTION_OVERRIDE = re.compile(
     r"(?i)\b(?:ignore|disregard|forget|override|bypass)\s+"
     r"(?:all\s+|any\s+|the\s+|your\s+|every\s+|of\s+)*"
@@ -288,8 +285,14 @@ class ContentFinding:
 def shown(text: str) -> str:
     """``text`` safe to show and to export: invisible characters named, secrets redacted,
     cut to :data:`MAX_TEXT` characters."""
-    text = _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text.strip())
-    text = "".join(ch if ch.isprintable() else f"<U+{ord(ch):04X}>" for ch in text)
+    text = text.strip()
+    if not (text.isascii() and text.isprintable()):
+        from agbom.invisible import kind
+
+        text = "".join(
+            ch if ch.isprintable() and (ch == " " or kind(ch) is None) else f"<U+{ord(ch):04X}>"
+            for ch in text
+        )
     from agbom.scan.redact import redact_url
 
     text = re.sub(r"\b[a-z][a-z0-9+.-]*://\S+", lambda m: redact_url(m.group())[0], text)
@@ -572,70 +575,28 @@ def _blank_runs(doc: _Text) -> None:
 
 
 def _invisible(doc: _Text) -> None:
+    """Characters that render as nothing (``invisible-characters``) or as blank
+    (``blank-characters``), as :func:`agbom.invisible.hidden` finds them (emoji sequences
+    and a leading byte-order mark are not reported): one finding per check and line, over
+    the line's first run."""
+    from agbom.invisible import NOTHING, hidden
+
     text = doc.original
-    last_line = 0
-    for invisible in _INVISIBLE.finditer(text):
-        if invisible.start() == 0 and text[0] == "\ufeff":
-            continue  # a leading byte-order mark
-        if _in_sequence(text, invisible.start()):
-            continue  # part of an emoji, a flag, or a word of a script that joins letters
-        line, _ = doc.position(invisible.start())
-        if line == last_line:
-            continue
-        last_line = line
-        lo = text.rfind("\n", 0, invisible.start()) + 1
-        hi = text.find("\n", invisible.start())
-        part = text[lo : len(text) if hi < 0 else hi][:MAX_LINE_CHARS]
-        span = invisible.start(), invisible.end()
-        begin, stop = span
+    reported: set[tuple[str, int]] = set()
+    for begin, stop, what in hidden(text):
+        check = "invisible-characters" if what == NOTHING else "blank-characters"
         line, column = doc.position(begin)
+        if (check, line) in reported:
+            continue
+        reported.add((check, line))
+        lo = text.rfind("\n", 0, begin) + 1
+        hi = text.find("\n", begin)
+        part = text[lo : len(text) if hi < 0 else hi][:MAX_LINE_CHARS]
         end_line, end_column = doc.position(stop)
+        count = f"{stop - begin} characters: " if stop - begin > 1 else ""
         doc.found.append(
-            ContentFinding(
-                "invisible-characters", doc.file, line, shown(part), column, end_line, end_column
-            )
+            ContentFinding(check, doc.file, line, count + shown(part), column, end_line, end_column)
         )
-
-
-def _emoji(ch: str) -> bool:
-    code = ord(ch)
-    return (
-        0x1F000 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF or 0x2300 <= code <= 0x23FF
-        or 0x2B00 <= code <= 0x2BFF or code in (0xFE0F, 0x20E3, 0x00A9, 0x00AE, 0x203C, 0x2049,
-                                                 0x2122, 0x2139, 0x3030, 0x303D)
-    )  # fmt: skip
-
-
-def _in_sequence(text: str, index: int) -> bool:
-    """The invisible character at ``index`` joins an emoji sequence (a zero-width joiner
-    between two emoji: 👩‍💻), is a tag of a subdivision flag (🏴 then tag letters then
-    U+E007F), or joins letters of a script that uses joiners (Persian, Indic scripts)."""
-    ch = text[index]
-    before = text[index - 1] if index > 0 else ""
-    after = text[index + 1] if index + 1 < len(text) else ""
-    if ch == "\u200d" and before and after and _emoji(before) and _emoji(after):
-        return True
-    if (
-        ch in "\u200c\u200d"
-        and before
-        and after
-        and (before.isalpha() and not before.isascii() and after.isalpha() and not after.isascii())
-    ):
-        return True
-    if "\U000e0020" <= ch <= "\U000e007f":
-        start = index
-        while start > 0 and "\U000e0020" <= text[start - 1] <= "\U000e007e" and index - start < 8:
-            start -= 1
-        end = index
-        while end < len(text) and "\U000e0020" <= text[end] <= "\U000e007e" and end - start < 8:
-            end += 1
-        return (
-            start > 0 and text[start - 1] == "\U0001f3f4" and end < len(text)
-            and text[end] == "\U000e007f"
-            and all("\U000e0061" <= t <= "\U000e007a" or "\U000e0030" <= t <= "\U000e0039"
-                    for t in text[start:end])
-        )  # fmt: skip
-    return False
 
 
 def _teaching(norm: str, match: re.Match[str]) -> bool:
@@ -892,12 +853,13 @@ def _scripts_given_secrets(
 def _read(path: Path) -> bytes | None:
     """The file's bytes, never through a link swapped in since the digest listed it."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        opened = open_skill_file(path)  # O_NONBLOCK: a FIFO swapped in does not block
     except OSError:
         return None
+    if opened is None:
+        return None
+    fd = opened[0]
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         with os.fdopen(fd, "rb") as handle:
             fd = -1
             return handle.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]

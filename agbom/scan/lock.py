@@ -241,7 +241,10 @@ class Change:
     kind: str  # server-added | server-removed | version | package | tools | skill-added | ...
     component: str
     detail: str
-    tools: dict[str, list[str]] = field(default_factory=dict)  # added/removed/changed/renamed
+    # added/removed/changed/renamed/differences (lists of names or lines); for a tool set,
+    # also "class" (the widest: expansion, narrowing, cosmetic) and "classified" (each change
+    # with its class and reasons; agbom/scan/expansion.py).
+    tools: dict[str, Any] = field(default_factory=dict)
     previous: str | None = None  # the lock's id of the entry, when the change renamed it
 
     def to_json(self) -> dict[str, Any]:
@@ -262,6 +265,7 @@ class LockRule:
     severity: str
     title: str
     remediation: str
+    action: str = "deny"
 
 
 # Each kind of change, as the finding it becomes (docs/rules.md, "Lock drift"). A tool set
@@ -274,6 +278,16 @@ LOCK_RULES: Mapping[str, LockRule] = {
         "An MCP server's tool set drifted from the one the lock file pins.",
         "Review the changed tool definitions, then update the lock (`agbom lock`) if they are "
         "expected; otherwise pin the previous version",
+    ),
+    # A tool set that changed without widening what the server can do (cosmetic, narrowing):
+    # recorded and shown, allowed under the pin; it fails no check (docs/scan.md).
+    "tools-unexpanded": LockRule(
+        "AGB-LOCK-009",
+        "low",
+        "An MCP server's tool set changed without expanding: wording, removals, fewer values.",
+        "Nothing to do before use: the change is recorded; update the lock (`agbom lock`) to "
+        "stop seeing it",
+        action="warn",
     ),
     "added": LockRule(
         "AGB-LOCK-002",
@@ -295,6 +309,27 @@ LOCK_RULES: Mapping[str, LockRule] = {
         "Review what the new version changes (release notes, tool definitions), then update "
         "the lock (`agbom lock`); otherwise pin the locked version again",
     ),
+    # The skills installer's lock files (agbom check --locked skills-lock.json): the same
+    # rules as the default pack's checks of a scanned skill against them.
+    "skills-lock-mismatch": LockRule(
+        "AGB-LOCK-006",
+        "high",
+        "An installed skill no longer matches the hash its skills lock file records.",
+        "Compare the skill with its source (`npx skills update`, or reinstall it) and review "
+        "the difference; if the change is wanted, reinstall so the lock records it",
+    ),
+    "skills-lock-unlocked": LockRule(
+        "AGB-LOCK-007",
+        "medium",
+        "A skill is installed where a skills lock file governs, but the lock does not list it.",
+        "Install the skill with the skills installer so the lock records it, or remove it",
+    ),
+    "skills-lock-unverifiable": LockRule(
+        "AGB-LOCK-008",
+        "medium",
+        "A skills lock entry records no hash agbom can recompute, or its folder cannot be read.",
+        "Reinstall the skill so the lock records a hash of it, or fix the lock file",
+    ),
     "skill-digest": LockRule(
         "AGB-LOCK-005",
         "high",
@@ -305,10 +340,17 @@ LOCK_RULES: Mapping[str, LockRule] = {
 }
 
 
+def unexpanded(change: Change) -> bool:
+    """A tool-set drift that widens nothing (cosmetic or narrowing): it fails no check."""
+    return change.kind == "tools" and change.tools.get("class") in ("cosmetic", "narrowing")
+
+
 def lock_rule(change: Change) -> LockRule:
     """The rule a change is reported under."""
     kind = change.kind
-    if kind.endswith("-added"):
+    if unexpanded(change):
+        kind = "tools-unexpanded"
+    elif kind.endswith("-added"):
         kind = "added"
     elif kind.endswith("-removed"):
         kind = "removed"
@@ -317,9 +359,12 @@ def lock_rule(change: Change) -> LockRule:
     return LOCK_RULES[kind]
 
 
-def lock_locations(data: bytes, display: str, file: str) -> dict[str, tuple[Any, ...]]:
+def lock_locations(
+    data: bytes, display: str, file: str, *, skill_prefix: str = ""
+) -> dict[str, tuple[Any, ...]]:
     """Where each entry of a lock file is: the key of its id under ``servers`` or
-    ``skills`` (servers win when both name one id)."""
+    ``skills`` (servers win when both name one id). ``skill_prefix`` turns a skill's key
+    into its component id (``skill:`` for the skills installer's locks, keyed by name)."""
     from agbom.scan._parse import ParseFailure, load_json, positions_of
     from agbom.scan.interface import SourceLocation
 
@@ -334,7 +379,8 @@ def lock_locations(data: bytes, display: str, file: str) -> dict[str, tuple[Any,
         for cid in entries if isinstance(entries, Mapping) else ():
             span = positions.nearest((part, cid))
             if span is not None:
-                out[cid] = (SourceLocation(display, file, span),)
+                key = skill_prefix + cid if part == "skills" else cid
+                out[key] = (SourceLocation(display, file, span),)
     return out
 
 
@@ -476,16 +522,38 @@ def server_changes(
         changes.append(Change("tools", cid, f"tool set: {state}"))
         return changes
     if old_tools.get("value") != new_tools.get("value"):
-        detail = _tools_change(old_tools, new_tools)
+        detail: dict[str, Any] = dict(_tools_change(old_tools, new_tools))
         text = "; ".join(f"{k} {', '.join(v)}" for k, v in detail.items()) or "reordered"
-        change = Change("tools", cid, f"tool set changed: {text}", detail)
+        classified = classify_drift(old_tools, new_tools)
+        cls = overall(classified)
+        change = Change("tools", cid, f"tool set changed ({cls}): {text}", detail)
         change.tools["differences"] = describe_changes(
             old_tools, new_tools, detail.get("changed", [])
         )
         if not change.tools["differences"]:
             del change.tools["differences"]
+        change.tools["class"] = cls
+        change.tools["classified"] = [c.to_json() for c in classified]
         changes.append(change)
     return changes
+
+
+def classify_drift(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Any]:
+    """Each change between two tool-set pins, classified (cosmetic, narrowing, expansion);
+    a pin without its definitions cannot be compared: every tool is then an expansion."""
+    from agbom.scan.expansion import classify_tools
+
+    before, after = old.get("definitions"), new.get("definitions")
+    return classify_tools(
+        before if isinstance(before, list) else None,
+        after if isinstance(after, list) else [{"name": n} for n in new.get("tools") or {}],
+    )
+
+
+def overall(classified: Sequence[Any]) -> str:
+    from agbom.scan.expansion import overall as widest
+
+    return widest(classified)
 
 
 def _short(digest: Any) -> str:

@@ -25,6 +25,8 @@ from urllib.parse import unquote, urlsplit
 
 import orjson
 
+from agbom.inventory.skill_digest import open_skill_file
+
 INDEX_NAME = "index.json"
 MAX_INDEX_BYTES = 4 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
@@ -59,9 +61,12 @@ def _read_index(path: str, mtime_ns: int, size: int) -> Mapping[str, Any] | str:
 
 def _sha256_file(path: Path) -> str | None:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        opened = open_skill_file(path)
     except OSError:
         return None
+    if opened is None:
+        return None  # a FIFO, device or folder: nothing to hash
+    fd = opened[0]
     digest = hashlib.sha256()
     total = 0
     with os.fdopen(fd, "rb") as handle:

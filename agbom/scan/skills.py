@@ -18,13 +18,14 @@ from typing import Any
 import orjson
 
 from agbom.inventory.skill_digest import SkillDigestError, digest_skill_folder
-from agbom.scan._parse import BOM, ParseFailure, load_yaml_located
+from agbom.scan._parse import BOM, ParseFailure, load_yaml, load_yaml_located
 from agbom.scan._positions import EMPTY, Positions
 from agbom.scan.allowed_tools import AllowedToolsError, capabilities_of, parse_allowed_tools
 from agbom.scan.content import check_skill
 from agbom.scan.interface import FileError, Finding, ReadContext, ReadResult
 from agbom.scan.skill_index import MISMATCH_FIELD, index_digest_for
 from agbom.scan.skill_packages import declared_packages
+from agbom.scan.skills_lock import RECORD_FIELD, STATUS_FIELD, status_for_folder
 
 FRONTMATTER_MAX_BYTES = 256 * 1024
 SPEC_RULE = "scan.skill-spec"
@@ -73,6 +74,35 @@ def _frontmatter(data: bytes, truncated: bool) -> tuple[str, int]:
         where = f" within the first {FRONTMATTER_MAX_BYTES} bytes" if truncated else ""
         raise ParseFailure(FileError(f"frontmatter is not closed by a '---' line{where}", 1, 1))
     return text[body_start : closing.start()], 2
+
+
+def skill_md_fields(data: bytes) -> dict[str, Any]:
+    """What a ``SKILL.md``'s frontmatter says of the skill, as a scan reads it: ``name``,
+    ``description``, ``allowed_tools`` (each entry as written) and the
+    ``declared_capabilities`` they grant (:func:`agbom.scan.allowed_tools.capabilities_of`:
+    ``Bash`` is ``process.execute``). Empty for a file whose frontmatter cannot be read;
+    an ``allowed-tools`` that breaks the grammar grants nothing. Used by the hooks, so
+    that a registration carries what a scan of the same folder reports."""
+    truncated = len(data) > FRONTMATTER_MAX_BYTES
+    try:
+        text, line = _frontmatter(data[:FRONTMATTER_MAX_BYTES], truncated)
+        meta = load_yaml(text, line_offset=line - 1)
+    except ParseFailure:
+        return {}
+    if not isinstance(meta, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    for field in ("name", "description"):
+        if isinstance(meta.get(field), str):
+            out[field] = meta[field]
+    if "allowed-tools" in meta:
+        try:
+            tools = parse_allowed_tools(meta["allowed-tools"])
+        except AllowedToolsError:
+            tools = []
+        out["allowed_tools"] = [tool.to_json() for tool in tools]
+        out["declared_capabilities"] = capabilities_of(tools)
+    return out
 
 
 def _scripts(files: list[tuple[str, bool]]) -> list[str]:
@@ -272,6 +302,10 @@ class SkillReader:
             component["index_digest"] = published
             if published.get("matches") is False:
                 component[MISMATCH_FIELD] = True
+        locked = status_for_folder(folder, name, ctx.roots)
+        if locked is not None:  # a skills-lock.json or ~/.agents/.skill-lock.json covers it
+            component[RECORD_FIELD] = locked
+            component[STATUS_FIELD] = locked["status"]
         content = check_skill(folder, digest.files)
         if content.findings:
             component["content_findings"] = [f.to_json() for f in content.findings]

@@ -38,7 +38,7 @@ from agbom.store.interface import (
     Digest,
     SkillRecord,
     SkillStatus,
-    StoreError,
+    StoreValueError,
     Verdict,
     as_utc,
     check_patterns,
@@ -177,7 +177,7 @@ def import_entries(doc: Any, *, actor: Any) -> list[dict[str, Any]]:
     if actor is None:
         unnamed = undecided_entries(entries)
         if unnamed:
-            raise StoreError(
+            raise StoreValueError(
                 f"approvals[{unnamed[0]}] does not say who decided it (decided_by), and the "
                 "import names nobody"
             )
@@ -205,7 +205,7 @@ def imported_decision(entry: Mapping[str, Any], *, actor: str | None) -> Decisio
     """
     decided_by = entry["decided_by"] or actor
     if decided_by is None:  # import_entries refused this already
-        raise StoreError(f"no decider for {entry['skill_id']!r}")
+        raise StoreValueError(f"no decider for {entry['skill_id']!r}")
     return Decision(
         status=entry["status"],
         decided_by=decided_by,
@@ -287,7 +287,7 @@ def check_pair(skill_id: Any, digest: Any) -> None:
     """Refuse a pair that is not a bounded skill id and a :class:`Digest`."""
     check_text(skill_id, "skill_id", MAX_SKILL_ID)
     if not isinstance(digest, Digest):
-        raise StoreError("digest must be a Digest (use Digest.parse or Digest.from_wire)")
+        raise StoreValueError("digest must be a Digest (use Digest.parse or Digest.from_wire)")
 
 
 def skill_status(status: SkillStatus | str) -> SkillStatus:
@@ -296,7 +296,7 @@ def skill_status(status: SkillStatus | str) -> SkillStatus:
         return SkillStatus(status)
     except ValueError:
         known = ", ".join(s.value for s in SkillStatus)
-        raise StoreError(f"unknown status {status!r} (known: {known})") from None
+        raise StoreValueError(f"unknown status {status!r} (known: {known})") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,7 +523,7 @@ def check_skill_event(session_id: Any, skill_id: Any, event: Any) -> None:
     _check_id(session_id, "session_id")
     check_text(skill_id, "skill_id", MAX_SKILL_ID)
     if event not in ("load", "unload"):
-        raise StoreError(f"skill event must be 'load' or 'unload', not {event!r}")
+        raise StoreValueError(f"skill event must be 'load' or 'unload', not {event!r}")
 
 
 def churn_entry(row: Sequence[Any]) -> dict[str, Any]:

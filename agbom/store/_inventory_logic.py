@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agbom.store._shared import _check_id, _dumps
-from agbom.store.interface import StoreError, check_text
+from agbom.store.interface import StoreValueError, check_text
 
 
 def check_version(session_id: Any, agent_id: Any, agbom_hash: Any, document: Any) -> None:
@@ -21,7 +21,7 @@ def check_version(session_id: Any, agent_id: Any, agbom_hash: Any, document: Any
     _check_id(agent_id, "agent_id")
     check_text(agbom_hash, "agbom_hash", 256)
     if not isinstance(document, Mapping):
-        raise StoreError("AgBOM document must be an object")
+        raise StoreValueError("AgBOM document must be an object")
 
 
 def change_text(change: Any) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from agbom.store._shared import _check_id, _dumps, _stamp, _ts
-from agbom.store.interface import MAX_ACTOR, MAX_REASON, ServerPin, StoreError
+from agbom.store.interface import MAX_ACTOR, MAX_REASON, ServerPin, StoreError, StoreValueError
 
 MAX_PIN_BYTES = 16 * 1024 * 1024
 """The largest stored pin (its canonical definitions included): a ``tools/list`` snapshot's
@@ -47,7 +47,7 @@ def server_key(server: Any) -> str:
     assert text is not None
     key = text.strip().casefold()
     if not key:
-        raise StoreError("server must be a non-empty name or id")
+        raise StoreValueError("server must be a non-empty name or id")
     return key
 
 
@@ -67,7 +67,7 @@ def _text(value: Any, what: str, limit: int) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or len(value) > limit or "\x00" in value:
-        raise StoreError(f"{what} must be text of at most {limit} characters")
+        raise StoreValueError(f"{what} must be text of at most {limit} characters")
     return value
 
 
@@ -77,7 +77,7 @@ def checked_pin(pin: Any) -> tuple[str, str]:
     from agbom.scan.lock import LockError, canonical_tool, tool_set_pin
 
     if not isinstance(pin, Mapping) or not isinstance(pin.get("definitions"), list):
-        raise StoreError("a server pin must carry its tool definitions")
+        raise StoreValueError("a server pin must carry its tool definitions")
     try:
         tools = [
             canonical_tool(t if isinstance(t, Mapping) else {}, f"definitions[{i}]")
@@ -85,9 +85,9 @@ def checked_pin(pin: Any) -> tuple[str, str]:
         ]
         computed = tool_set_pin(tools)
     except LockError as exc:
-        raise StoreError(f"server pin: {exc}") from None
+        raise StoreValueError(f"server pin: {exc}") from None
     if pin.get("value") is not None and pin.get("value") != computed["value"]:
-        raise StoreError("server pin: its value is not the pin of its definitions")
+        raise StoreValueError("server pin: its value is not the pin of its definitions")
     computed["definitions"] = sorted(tools, key=lambda t: str(t["name"]))
     return computed["value"], _dumps(computed, "server pin", MAX_PIN_BYTES)
 
@@ -122,7 +122,7 @@ def approval_row(
 def _actor(actor: Any) -> str:
     text = _text(actor, "actor", MAX_ACTOR)
     if not text or not text.strip():
-        raise StoreError("actor must be a non-empty name")
+        raise StoreValueError("actor must be a non-empty name")
     return text
 
 

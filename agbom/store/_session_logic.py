@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from agbom.store._shared import _check_id, _dumps, _stamp
-from agbom.store.interface import StoreError, check_text, format_timestamp
+from agbom.store.interface import StoreValueError, check_text, format_timestamp
 
 SESSION_COLUMNS = (
     "session_id, agent_id, tenant_id, parent_session_id, status, started_at, ended_at, "
@@ -49,6 +49,13 @@ SAVE_SIGNED_HEAD_SQL = (
 )
 """Keep a session's signed head statement, once: the first seal stands (as ``sealed_head``)."""
 SIGNED_HEAD_SQL = "SELECT statement FROM signed_heads WHERE session_id = ?"
+REPLACE_SIGNED_HEAD_SQL = (
+    "UPDATE signed_heads SET key_id = ?, statement = ?, sealed_at = ? "
+    "WHERE session_id = ? AND statement = ?"
+)
+"""Put a later head of the same chain in place of the one the caller read (compare and set:
+nothing changes when another seal was stored meanwhile). Only a head of an open session
+(``agbom audit seal``) is ever replaced, by one that extends it (agbom/evidence/head.py)."""
 
 SAVE_RESPONSE_KEY_SQL = (
     "INSERT INTO response_keys (session_id, key_id, negotiated_at) VALUES (?, ?, ?) "
@@ -78,13 +85,22 @@ def signed_head_params(session_id: str, statement: Mapping[str, Any]) -> tuple[A
         or not isinstance(sealed_at, str)
         or statement.get("session_id") != session_id
     ):
-        raise StoreError("not a signed head statement of this session")
+        raise StoreValueError("not a signed head statement of this session")
     return (
         _check_id(session_id, "session_id"),
         key_id,
         _dumps(dict(statement), "signed head"),
         sealed_at,
     )
+
+
+def replace_signed_head_params(
+    session_id: str, statement: Mapping[str, Any], previous: Mapping[str, Any]
+) -> tuple[Any, ...]:
+    """The parameters of :data:`REPLACE_SIGNED_HEAD_SQL`: the new head's row, then the
+    previous head as it is stored (sorted-key JSON, as :func:`signed_head_params` wrote it)."""
+    sid, key_id, text, sealed_at = signed_head_params(session_id, statement)
+    return (key_id, text, sealed_at, sid, _dumps(dict(previous), "signed head"))
 
 
 def signed_head_of(text: str | None) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from agbom.store.interface import (
     Digest,
     SkillStatus,
     StoreError,
+    StoreValueError,
     as_utc,
     check_patterns,
     check_text,
@@ -50,9 +51,9 @@ def _dumps(value: Any, what: str, limit: int = MAX_JSON_BYTES) -> str:
     try:
         data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError as exc:
-        raise StoreError(f"{what} is not JSON-serializable: {exc}") from None
+        raise StoreValueError(f"{what} is not JSON-serializable: {exc}") from None
     if len(data) > limit:
-        raise StoreError(f"{what} is larger than {limit} bytes")
+        raise StoreValueError(f"{what} is larger than {limit} bytes")
     return data.decode("utf-8")
 
 
@@ -76,11 +77,11 @@ def _check_id(value: Any, what: str, *, optional: bool = False) -> str | None:
 def _capabilities_text(value: Any, what: str) -> str:
     """A checked capability list (strings, at most MAX_CAPABILITIES) as stored JSON text."""
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise StoreError(f"{what} must be a list of strings")
+        raise StoreValueError(f"{what} must be a list of strings")
     if not all(isinstance(c, str) for c in value):
-        raise StoreError(f"{what} must be a list of strings")
+        raise StoreValueError(f"{what} must be a list of strings")
     if len(value) > MAX_CAPABILITIES:
-        raise StoreError(f"{what}: more than {MAX_CAPABILITIES} entries")
+        raise StoreValueError(f"{what}: more than {MAX_CAPABILITIES} entries")
     return _dumps(list(value), what)
 
 
@@ -115,22 +116,22 @@ def _entry_text(entry: Mapping[str, Any] | bytes | str) -> str:
     if isinstance(entry, bytes | str):
         raw = entry.encode("utf-8") if isinstance(entry, str) else entry
         if len(raw) > MAX_ENTRY_BYTES:
-            raise StoreError(f"audit entry is larger than {MAX_ENTRY_BYTES} bytes")
+            raise StoreValueError(f"audit entry is larger than {MAX_ENTRY_BYTES} bytes")
         try:
             parsed = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise StoreError(f"audit entry is not valid JSON: {exc}") from None
+            raise StoreValueError(f"audit entry is not valid JSON: {exc}") from None
         if not isinstance(parsed, dict):
-            raise StoreError("audit entry must be a JSON object")
+            raise StoreValueError("audit entry must be a JSON object")
         return raw.decode("utf-8")
     if not isinstance(entry, Mapping):
-        raise StoreError("audit entry must be a mapping or JSON text")
+        raise StoreValueError("audit entry must be a mapping or JSON text")
     try:
         data = orjson.dumps(dict(entry))
     except TypeError as exc:
-        raise StoreError(f"audit entry is not JSON-serializable: {exc}") from None
+        raise StoreValueError(f"audit entry is not JSON-serializable: {exc}") from None
     if len(data) > MAX_ENTRY_BYTES:
-        raise StoreError(f"audit entry is larger than {MAX_ENTRY_BYTES} bytes")
+        raise StoreValueError(f"audit entry is larger than {MAX_ENTRY_BYTES} bytes")
     return data.decode("utf-8")
 
 
@@ -160,20 +161,20 @@ def _component_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str, st
 def _validate_import(doc: Any) -> list[dict[str, Any]]:
     """Check a whole approvals document; raise one StoreError naming every bad entry."""
     if not isinstance(doc, Mapping):
-        raise StoreError("approvals file must hold an object with an 'approvals' list")
+        raise StoreValueError("approvals file must hold an object with an 'approvals' list")
     unknown = sorted(set(doc) - {"format", "version", "approvals"})
     if unknown:
-        raise StoreError(f"approvals file: unknown top-level key {unknown[0]!r}")
+        raise StoreValueError(f"approvals file: unknown top-level key {unknown[0]!r}")
     if doc.get("format", IMPORT_FORMAT) != IMPORT_FORMAT:
-        raise StoreError(f"approvals file: format must be {IMPORT_FORMAT!r}")
+        raise StoreValueError(f"approvals file: format must be {IMPORT_FORMAT!r}")
     if doc.get("version", IMPORT_VERSION) != IMPORT_VERSION:
-        raise StoreError(
+        raise StoreValueError(
             f"approvals file: version {doc.get('version')!r} is not supported "
             f"(this agbom reads version {IMPORT_VERSION})"
         )
     approvals = doc.get("approvals")
     if not isinstance(approvals, list):
-        raise StoreError("approvals file: 'approvals' must be a list")
+        raise StoreValueError("approvals file: 'approvals' must be a list")
     problems: list[str] = []
     entries: list[dict[str, Any]] = []
     seen: set[tuple[str, Digest]] = set()
@@ -192,21 +193,21 @@ def _validate_import(doc: Any) -> list[dict[str, Any]]:
         entries.append(entry)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise StoreError(f"approvals file not imported: {problems[0]}{more}")
+        raise StoreValueError(f"approvals file not imported: {problems[0]}{more}")
     return entries
 
 
 def _validate_import_entry(raw: Any, where: str) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
-        raise StoreError(f"{where}: must be an object")
+        raise StoreValueError(f"{where}: must be an object")
     unknown = sorted(set(raw) - _IMPORT_KEYS)
     if unknown:
-        raise StoreError(f"{where}: unknown key {unknown[0]!r}")
+        raise StoreValueError(f"{where}: unknown key {unknown[0]!r}")
     try:
         skill_id = check_text(raw.get("skill_id"), "skill_id", MAX_SKILL_ID)
         digest_raw = raw.get("digest")
         if digest_raw is None:
-            raise StoreError("digest is required (ALG:HEX)")
+            raise StoreValueError("digest is required (ALG:HEX)")
         digest = (
             Digest.from_wire(digest_raw)
             if isinstance(digest_raw, Mapping)
@@ -214,7 +215,7 @@ def _validate_import_entry(raw: Any, where: str) -> dict[str, Any]:
         )
         status_raw = raw.get("status")
         if status_raw not in {s.value for s in _DECIDED}:
-            raise StoreError(f"status must be approved, denied or revoked, not {status_raw!r}")
+            raise StoreValueError(f"status must be approved, denied or revoked, not {status_raw!r}")
         decided_by = check_text(raw.get("decided_by"), "decided_by", MAX_ACTOR, optional=True)
         decided_at = raw.get("decided_at")
         if decided_at is not None:
@@ -226,13 +227,13 @@ def _validate_import_entry(raw: Any, where: str) -> dict[str, Any]:
         ref = check_text(raw.get("ref"), "ref", MAX_REF, optional=True)
         scope = raw.get("scope") or {}
         if not isinstance(scope, Mapping) or set(scope) - {"agents", "tenants"}:
-            raise StoreError("scope must be an object with 'agents' and/or 'tenants' lists")
+            raise StoreValueError("scope must be an object with 'agents' and/or 'tenants' lists")
         agents = check_patterns(scope.get("agents"), "scope.agents")
         tenants = check_patterns(scope.get("tenants"), "scope.tenants")
         capabilities = raw.get("capabilities")
         caps = _capabilities_text([] if capabilities is None else capabilities, "capabilities")
     except StoreError as exc:
-        raise StoreError(f"{where}: {exc}") from None
+        raise StoreValueError(f"{where}: {exc}") from None
     return {
         "skill_id": skill_id,
         "digest": digest,

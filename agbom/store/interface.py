@@ -40,6 +40,19 @@ class StoreError(AgbomError):
     """The store cannot do what was asked: unreadable file, bad schema, invalid value."""
 
 
+class StoreValueError(StoreError):
+    """A value handed to the store is not acceptable (an empty or overlong id, a malformed
+    digest, time or JSON): the caller's input, not the store, is at fault. Servers answer it
+    as a bad request (400 ``invalid_value``) with this message."""
+
+
+class UntrustedStoreError(StoreError):
+    """Another user could have written the store: the file, a file SQLite keeps beside it, or
+    a folder leading to it belongs to someone else or is writable by others
+    (:mod:`agbom._ownership`). Never opened; a hook denies, even in fail-open mode, since
+    whoever planted the store would otherwise choose the answer."""
+
+
 class ChainConflict(StoreError):
     """``previous_hash`` does not name the current head of the session's audit chain."""
 
@@ -65,7 +78,7 @@ class Digest:
     def __post_init__(self) -> None:
         # Callers pass wire values; the annotations are what we promise, not what we receive.
         if not isinstance(self.algorithm, str) or not isinstance(self.value, str):  # type: ignore[redundant-expr]
-            raise StoreError("digest algorithm and value must be strings")
+            raise StoreValueError("digest algorithm and value must be strings")
         # Imported here: agbom.inventory (its model and diffs) is not for every command line
         # that names a store type (agbom --help); after the first call this is a dict lookup.
         from agbom.inventory import normalize_algorithm
@@ -73,12 +86,12 @@ class Digest:
         algorithm = normalize_algorithm(self.algorithm)
         value = self.value.strip().lower()
         if not _ALGORITHM.fullmatch(algorithm):
-            raise StoreError(f"digest algorithm {self.algorithm!r} is not a valid name")
+            raise StoreValueError(f"digest algorithm {self.algorithm!r} is not a valid name")
         if not value or len(value) > 256 or not _HEX.fullmatch(value):
-            raise StoreError(f"digest value for {algorithm} must be hexadecimal")
+            raise StoreValueError(f"digest value for {algorithm} must be hexadecimal")
         expected = _DIGEST_HEX_LENGTHS.get(algorithm)
         if expected is not None and len(value) != expected:
-            raise StoreError(
+            raise StoreValueError(
                 f"a {algorithm} digest has {expected} hex digits, this one has {len(value)}"
             )
         object.__setattr__(self, "algorithm", algorithm)
@@ -88,21 +101,23 @@ class Digest:
     def parse(cls, text: str) -> Digest:
         """Parse the command-line spelling ``ALG:HEX`` (``sha256:ab12...``, ``SHA-256:AB12...``)."""
         if not isinstance(text, str):
-            raise StoreError("digest must be a string like sha256:HEX")
+            raise StoreValueError("digest must be a string like sha256:HEX")
         algorithm, sep, value = text.strip().partition(":")
         if not sep or not algorithm or not value:
             shown = text if len(text) <= 80 else text[:77] + "..."
-            raise StoreError(f"digest {shown!r} is not of the form ALGORITHM:HEX (e.g. sha256:...)")
+            raise StoreValueError(
+                f"digest {shown!r} is not of the form ALGORITHM:HEX (e.g. sha256:...)"
+            )
         return cls(algorithm=algorithm, value=value)
 
     @classmethod
     def from_wire(cls, raw: Any) -> Digest:
         """Build from the wire object ``{"algorithm": "sha256", "value": HEX}``."""
         if not isinstance(raw, Mapping):
-            raise StoreError("digest must be an object with 'algorithm' and 'value'")
+            raise StoreValueError("digest must be an object with 'algorithm' and 'value'")
         algorithm, value = raw.get("algorithm"), raw.get("value")
         if not isinstance(algorithm, str) or not isinstance(value, str):
-            raise StoreError("digest needs string fields 'algorithm' and 'value'")
+            raise StoreValueError("digest needs string fields 'algorithm' and 'value'")
         return cls(algorithm=algorithm, value=value)
 
     def to_wire(self) -> dict[str, str]:
@@ -172,14 +187,14 @@ def parse_timestamp(text: Any, *, what: str = "timestamp") -> datetime:
     if isinstance(text, datetime):
         return as_utc(text)
     if not isinstance(text, str) or not text.strip() or len(text) > 64:
-        raise StoreError(f"{what} must be an ISO 8601 date-time string")
+        raise StoreValueError(f"{what} must be an ISO 8601 date-time string")
     raw = text.strip()
     if raw.endswith(("Z", "z")):
         raw = raw[:-1] + "+00:00"
     try:
         return as_utc(datetime.fromisoformat(raw))
     except ValueError:
-        raise StoreError(f"{what} {text!r} is not an ISO 8601 date-time") from None
+        raise StoreValueError(f"{what} {text!r} is not an ISO 8601 date-time") from None
 
 
 def check_text(value: Any, what: str, limit: int, *, optional: bool = False) -> str | None:
@@ -187,9 +202,9 @@ def check_text(value: Any, what: str, limit: int, *, optional: bool = False) -> 
     if value is None and optional:
         return None
     if not isinstance(value, str) or (not optional and not value.strip()):
-        raise StoreError(f"{what} must be a non-empty string")
+        raise StoreValueError(f"{what} must be a non-empty string")
     if len(value) > limit:
-        raise StoreError(f"{what} is longer than {limit} characters")
+        raise StoreValueError(f"{what} is longer than {limit} characters")
     return value
 
 
@@ -198,15 +213,15 @@ def check_patterns(patterns: Any, what: str) -> tuple[str, ...]:
     if patterns is None:
         return ()
     if isinstance(patterns, str) or not isinstance(patterns, list | tuple | set | frozenset):
-        raise StoreError(f"{what} must be a list of glob patterns")
+        raise StoreValueError(f"{what} must be a list of glob patterns")
     if len(patterns) > MAX_PATTERNS:
-        raise StoreError(f"{what} has more than {MAX_PATTERNS} patterns")
+        raise StoreValueError(f"{what} has more than {MAX_PATTERNS} patterns")
     out = set()
     for pattern in patterns:
         if not isinstance(pattern, str) or not pattern.strip():
-            raise StoreError(f"{what} patterns must be non-empty strings")
+            raise StoreValueError(f"{what} patterns must be non-empty strings")
         if len(pattern) > MAX_PATTERN:
-            raise StoreError(f"{what} pattern is longer than {MAX_PATTERN} characters")
+            raise StoreValueError(f"{what} pattern is longer than {MAX_PATTERN} characters")
         out.add(pattern.strip())
     return tuple(sorted(out))
 
@@ -278,7 +293,7 @@ class Verdict:
 
     def __post_init__(self) -> None:
         if self.status not in VERDICT_STATUSES:
-            raise StoreError(f"unknown verdict status {self.status!r}")
+            raise StoreValueError(f"unknown verdict status {self.status!r}")
 
     @property
     def approved(self) -> bool:
@@ -473,6 +488,13 @@ class SessionStore(Protocol):
         ...
 
     def signed_head(self, session_id: str) -> dict[str, Any] | None: ...
+
+    def replace_signed_head(
+        self, session_id: str, statement: Mapping[str, Any], previous: Mapping[str, Any]
+    ) -> bool:
+        """Put ``statement`` in place of ``previous`` if that is still the stored head (a
+        later head of the same chain: the caller checks that); True when it was replaced."""
+        ...
 
     def save_response_key(self, session_id: str, key_id: str) -> None:
         """Record the asymmetric key that signs the session's answers (acs-crypto)."""

@@ -6,6 +6,12 @@ OPA's bundle service API expects (docs/opa.md).
   to N seconds (at most :data:`MAX_WAIT_S`) for a new revision, then is a 304. Every answer
   to such a request says ``Content-Type: application/vnd.openpolicyagent.bundles``, which
   tells OPA the server long-polls (otherwise it falls back to periodic polling).
+- Waiting is bounded: a waiting request is complete, so the front's connection cap never
+  pushes it out. At most a quarter of the cap (:func:`waiter_bound`) may wait here, for a
+  new revision or for the first build. A long poll past that gets the current bundle at once
+  as ``application/gzip``, which turns OPA's downloader to periodic polling (a 304 would not:
+  OPA keeps long-polling after a 304 and would ask again at once, in a loop); a request that
+  would wait for the first build gets 503. So decisions always find a connection.
 
 The bundle is built off the event loop by one watcher thread with a store handle of its own.
 On PostgreSQL it rebuilds when ``NOTIFY agbom_approvals`` says an approval changed on any
@@ -45,9 +51,8 @@ MAX_WAIT_S = 60
 """Longest long poll. A longer ``Prefer: wait`` is cut to this: OPA then simply asks again."""
 MAX_HEADER_CHARS = 256
 """Longest ``If-None-Match`` or ``Prefer`` accepted; an ETag here is 66 characters."""
-MAX_WAITERS = 512
-"""Long polls held at once. Past it a poll is answered at once, so that waiting pollers never
-hold every connection the front allows (--max-connections)."""
+WAITER_SHARE = 4
+"""One connection in this many may wait in the bundle route (:func:`waiter_bound`)."""
 FIRST_BUILD_S = 30.0
 POLL_S = 1.0
 SAFETY_REFRESH_S = 10.0
@@ -68,12 +73,21 @@ class BundleUnavailable(AgbomError):
     """No bundle could be built yet (the store or a rule pack failed)."""
 
 
-class BundleService:
-    """The current bundle, rebuilt by a watcher thread, and the long polls waiting on it."""
+def waiter_bound(max_connections: int) -> int:
+    """Requests that may wait in the bundle route at once, for a server that keeps at most
+    ``max_connections`` open (its effective cap): a quarter, so that three quarters of the
+    connections are always left to decisions, health probes and reads."""
+    return max_connections // WAITER_SHARE
 
-    def __init__(self, store: Callable[[], Store], source: BundleSource) -> None:
+
+class BundleService:
+    """The current bundle, rebuilt by a watcher thread, and the requests waiting on it (at
+    most ``max_waiters`` at once: :func:`waiter_bound`)."""
+
+    def __init__(self, store: Callable[[], Store], source: BundleSource, max_waiters: int) -> None:
         self._store = store
         self._source = source
+        self.max_waiters = max_waiters
         self._bundle: Bundle | None = None
         self._problem: str | None = None
         self._changed: asyncio.Event | None = None
@@ -102,9 +116,28 @@ class BundleService:
         )
         self._thread.start()
 
+    @property
+    def full(self) -> bool:
+        """Whether as many requests wait as may: another one must be answered at once."""
+        return self.waiting >= self.max_waiters
+
     async def current(self) -> Bundle:
-        """The bundle now; waits for the first build (BundleUnavailable if it fails)."""
+        """The bundle now; waits for the first build (BundleUnavailable if it fails, or at
+        once when :attr:`full` and there is nothing to answer with yet)."""
         self._ensure_running()
+        if self._bundle is not None:
+            return self._bundle
+        if self.full:
+            raise BundleUnavailable("the bundle is still being built; retry")
+        self.waiting += 1
+        try:
+            return await self._latest()
+        finally:
+            self.waiting -= 1
+
+    async def _latest(self) -> Bundle:
+        """The bundle now, waiting for the first build; the caller counts the wait."""
+        self._ensure_running()  # (restarts a watcher that went idle)
         if self._bundle is None:
             assert self._first is not None
             try:
@@ -115,24 +148,34 @@ class BundleService:
             raise BundleUnavailable(self._problem or "the bundle could not be built")
         return self._bundle
 
-    async def newer_than(self, revision: str, wait_s: float) -> Bundle | None:
-        """A bundle of another revision, waiting up to ``wait_s`` for it; None if none came."""
+    async def newer_than(
+        self, revision: str, wait_s: float, gone: asyncio.Future[Any] | None = None
+    ) -> Bundle | None:
+        """A bundle of another revision, waiting up to ``wait_s`` for it; None if none came,
+        or as soon as ``gone`` is done (the client went away: its slot is free at once).
+        The caller checks :attr:`full` first."""
         deadline = time.monotonic() + wait_s
         self.waiting += 1
         try:
             while True:
-                bundle = await self.current()  # (restarts a watcher that went idle)
+                bundle = await self._latest()
                 if bundle.revision != revision:
                     return bundle
                 left = deadline - time.monotonic()
-                if left <= 0:
+                if left <= 0 or (gone is not None and gone.done()):
                     return None
                 assert self._changed is not None
-                changed = self._changed
+                changed = asyncio.ensure_future(self._changed.wait())
                 try:
-                    await asyncio.wait_for(changed.wait(), left)
-                except TimeoutError:
-                    return None
+                    done, _ = await asyncio.wait(
+                        [changed] if gone is None else [changed, gone],
+                        timeout=left,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                finally:
+                    changed.cancel()
+                if changed not in done:
+                    return None  # timed out, or the client is gone
         finally:
             self.waiting -= 1
 
@@ -214,6 +257,12 @@ def _error(status: int, error: str, message: str) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
+async def _disconnected(request: Request) -> None:
+    """Returns when the client has gone away (the request has no body to read first)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
 def etag_matches(header: str, etag: str) -> bool:
     """Whether an ``If-None-Match`` value names ``etag`` (a list, weak tags, or ``*``)."""
     for candidate in header.split(","):
@@ -253,9 +302,20 @@ def bundle_route(
         try:
             current = await service.current()
             if if_none_match is not None and etag_matches(if_none_match, current.etag):
+                if wait and service.full:
+                    # No waiting: the bundle now, labelled so that OPA polls periodically.
+                    return Response(
+                        current.body,
+                        media_type=GZIP,
+                        headers={"ETag": current.etag, "Cache-Control": "no-cache"},
+                    )
                 newer = None
-                if wait and service.waiting < MAX_WAITERS:
-                    newer = await service.newer_than(current.revision, wait)
+                if wait:
+                    gone = asyncio.ensure_future(_disconnected(request))
+                    try:
+                        newer = await service.newer_than(current.revision, wait, gone)
+                    finally:
+                        gone.cancel()
                 if newer is None:
                     return Response(
                         status_code=304,

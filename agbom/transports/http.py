@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import hmac
 import ipaddress
@@ -36,13 +37,14 @@ from starlette.routing import BaseRoute, Route
 from agbom._identifiers import identifier_problem, invisible_character
 from agbom.adapters.headers import MAX_EVENT_BYTES, RUNTIME_HEADER, TOO_LARGE_CODE, too_large_reason
 from agbom.adapters.interface import HookReply
+from agbom.display import visible
 from agbom.errors import AgbomError
 from agbom.guardian import Guardian
 from agbom.guardian.core import on_database_server
 from agbom.guardian.precheck import precheck_body
 from agbom.protocol import INTERNAL_ERROR
 from agbom.store import Store, open_store
-from agbom.transports.bundle import BundleService, BundleSource, bundle_route
+from agbom.transports.bundle import BundleService, BundleSource, bundle_route, waiter_bound
 from agbom.transports.connections import connection_cap, guarded_protocol
 from agbom.transports.decision_wire import (
     IDLE_PROBE_S,
@@ -57,6 +59,7 @@ from agbom.transports.openapi import openapi_route
 from agbom.transports.worker import DEADLINE_S, DecisionProcess, DecisionUnavailable
 
 if TYPE_CHECKING:
+    from agbom.adapters.project_skills import ProjectSkills
     from agbom.review.app import ReviewConfig
 
 JSON = "application/json"
@@ -81,6 +84,26 @@ def _bad_identifier(field: str, value: str) -> Response | None:
     if problem is None:
         return None
     return _json({"error": "invalid_identifier", "field": field, "message": problem}, 400)
+
+
+async def _store_value_refused(request: Request, exc: Exception) -> Response:
+    return _json({"error": "invalid_value", "message": str(exc)}, 400)
+
+
+async def _store_failed(request: Request, exc: Exception) -> Response:
+    # One line for the operator, no traceback; the path escaped (it may hold control bytes).
+    print(f"agbom: store error on {visible(request.url.path)}: {exc}", file=sys.stderr)
+    return _json({"error": "store_unavailable", "message": "the store cannot answer now"}, 503)
+
+
+def store_error_handlers() -> dict[Any, Callable[..., Any]]:
+    """Where a store error that a route let through becomes a response, for every route of
+    the app: a value the store refuses (:class:`StoreValueError`: an id that is blank, a
+    time, a digest) is ``400 invalid_value`` with the store's reason; any other store error
+    is ``503 store_unavailable``. Neither is a 500 or a traceback in the log."""
+    from agbom.store import StoreError, StoreValueError
+
+    return {StoreValueError: _store_value_refused, StoreError: _store_failed}
 
 
 class _Disconnected(Exception):
@@ -385,25 +408,33 @@ def create_app(
     review: ReviewConfig | None = None,
     bundle_source: BundleSource | None = None,
     published_keys: Mapping[str, Any] | None = None,
+    hook_token: str | None = None,
+    project_skills: ProjectSkills | None = None,
 ) -> Any:
     """Build the ASGI app around where decisions are made (this process or its own).
 
     ``review`` turns on the reviewers' page under ``/ui/`` (agbom/review). ``bundle_source``
     names the rule packs whose bans the OPA bundle carries (agbom/transports/bundle.py).
+    ``hook_token`` makes ``/hooks/*`` require that bearer token; ``project_skills`` reads the
+    skill a Claude Code event names from this server's disk, off the loop
+    (agbom/adapters/project_skills.py).
 
     ``policy`` defaults to a server on 127.0.0.1:8787 (``agbom serve``'s defaults).
     """
     limits = limits or Limits()
     policy = policy or FrontPolicy.for_address("127.0.0.1", 8787)
 
-    def authorized(request: Request) -> bool:
-        if api_token is None:
+    def bearer(request: Request, expected: str | None) -> bool:
+        if expected is None:
             return True
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(
-            token.strip().encode(), api_token.encode()
+            token.strip().encode(), expected.encode()
         )
+
+    def authorized(request: Request) -> bool:
+        return bearer(request, api_token)
 
     def unauthorized() -> Response:
         return _json(
@@ -438,8 +469,33 @@ def create_app(
             if not await _drain(declared, request.receive):
                 headers["Connection"] = "close"
             reply = adapter.malformed(too_large_reason(), fail_open=False, code=TOO_LARGE_CODE)
+        elif not bearer(request, hook_token):
+            # Also a deny in both modes, and HTTP 200 for the same reason: nothing is decided
+            # or recorded for a caller without the token.
+            from agbom.adapters.replies import event_name
+
+            headers["WWW-Authenticate"] = "Bearer"
+            reply = adapter.malformed(
+                "a valid hook token is required (Authorization: Bearer, the token of "
+                "serve --hook-token-file; thin mode: --token-file)",
+                fail_open=False,
+                event=event_name(name, body),
+                code="unauthorized",
+            )
         else:
-            env = dict(env_from_headers(request.headers))
+            if project_skills is not None:
+                body = await project_skills.attach(name, body)
+            from agbom.adapters.identity import checked
+
+            # Who is asking: the hook's claim, replaced by what the kernel says of the peer
+            # where the server can ask it (a loopback connection on Linux).
+            client = request.client
+            server = request.scope.get("server")
+            env = checked(
+                env_from_headers(request.headers),
+                (client.host, client.port) if client is not None else None,
+                (str(server[0]), int(server[1])) if server else None,
+            )
             reply = await decisions.hook(name, body, env=env, fail_open=fail_open)
         headers["X-Agbom-Exit-Code"] = str(reply.exit_code)
         diagnostic = " ".join(reply.stderr.split())[:512]
@@ -533,7 +589,11 @@ def create_app(
         except AgbomError as exc:
             return _json({"error": "bad_format", "message": str(exc)}, 400)
 
-    bundles = BundleService(lambda: decisions.store, bundle_source or BundleSource())
+    bundles = BundleService(
+        lambda: decisions.store,
+        bundle_source or BundleSource(),
+        max_waiters=waiter_bound(policy.max_connections),
+    )
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/hooks/{runtime}", hooks, methods=["POST"]),
@@ -565,7 +625,7 @@ def create_app(
             bundles.stop()
             await decisions.stop()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=store_error_handlers())
 
     async def read_api(scope: Any, receive: Any, send: Any) -> None:
         # starlette's routes never match a path holding a line break (their patterns stop at
@@ -692,6 +752,8 @@ def serve_http(
     published_keys: Mapping[str, Any] | None = None,
     on_ready: Callable[[], None] | None = None,
     on_stop: Callable[[], None] | None = None,
+    hook_token: str | None = None,
+    project_skills: ProjectSkills | None = None,
 ) -> None:
     """Run the app with uvicorn (uvloop + httptools when installed).
 
@@ -711,6 +773,14 @@ def serve_http(
     if callable(policy):
         policy = policy(bound_port)
     policy = policy or FrontPolicy.for_address(host, bound_port)
+    cap = connection_cap(policy.max_connections)
+    if cap < policy.max_connections:
+        print(
+            f"agbom: at most {cap} connections (the file descriptor limit allows no more)",
+            file=sys.stderr,
+        )
+        # What the app bounds by the cap (the bundle's waiting long polls) sees the real one.
+        policy = dataclasses.replace(policy, max_connections=cap)
     app = create_app(
         decisions,
         limits=limits,
@@ -720,13 +790,9 @@ def serve_http(
         review=review,
         bundle_source=bundle_source,
         published_keys=published_keys,
+        hook_token=hook_token,
+        project_skills=project_skills,
     )
-    cap = connection_cap(policy.max_connections)
-    if cap < policy.max_connections:
-        print(
-            f"agbom: at most {cap} connections (the file descriptor limit allows no more)",
-            file=sys.stderr,
-        )
     # No proxy-header rewriting (agbom is not behind a proxy by default; a deployment that is
     # should terminate there), no per-response Server/Date headers (less work per decision),
     # no WebSocket upgrades (no route takes them).
@@ -789,13 +855,21 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+MAX_TOKEN_FILE_BYTES = 4096
+
+
 def read_token_file(path: Path) -> str:
+    """The read API's bearer token from ``path``, read as every file holding a secret is
+    (agbom/_private_files.py: yours, 0600, no link, bounded); a :class:`TransportError`
+    saying why not."""
+    from agbom._private_files import read_private_file
     from agbom.transports.interface import TransportError
 
+    raw = read_private_file(path, "token file", MAX_TOKEN_FILE_BYTES, TransportError)
     try:
-        token = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise TransportError(f"cannot read token file {path}: {exc.strerror or exc}") from exc
+        token = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise TransportError(f"token file {path} is not UTF-8 text") from None
     if len(token) < 16:
         raise TransportError(f"token in {path} is shorter than 16 characters")
     return token

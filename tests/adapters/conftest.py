@@ -31,6 +31,14 @@ rules:
     match:
       type: mcp_server
       name: evil-crm
+  - id: ask-deploy
+    kind: ban
+    severity: high
+    action: ask
+    message: "{component.name} deploys to production"
+    match:
+      type: tool
+      name: deploy
 """
 
 

@@ -63,3 +63,25 @@ class Server:
     url: str
     port: int
     db: Path
+
+
+def skill_event(cwd: Path, skill: str, session_id: str) -> bytes:
+    """A Claude Code ``PreToolUse`` event loading the skill ``skill`` from ``cwd``."""
+    import json
+
+    event = {
+        "session_id": session_id,
+        "hook_event_name": "PreToolUse",
+        "cwd": str(cwd),
+        "tool_name": "Skill",
+        "tool_input": {"skill": skill},
+    }
+    return json.dumps(event).encode()
+
+
+def denial_reason(doc: object) -> str:
+    """The reason of a Claude Code ``PreToolUse`` deny (an assertion error otherwise)."""
+    assert isinstance(doc, dict) and "hookSpecificOutput" in doc, doc
+    hook = doc["hookSpecificOutput"]
+    assert hook["permissionDecision"] == "deny", doc
+    return str(hook["permissionDecisionReason"])

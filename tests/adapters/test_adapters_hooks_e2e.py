@@ -211,9 +211,9 @@ def test_unusable_store_is_a_failure_answered_in_the_runtime_format(
 
 
 def test_unknown_runtime_is_a_usage_error(standalone: list[str]) -> None:
-    res = run_hook(["cursor", *standalone], b"{}")
+    res = run_hook(["aider", *standalone], b"{}")
     assert res.code == 2
-    assert "unknown runtime 'cursor'" in res.stderr
+    assert "unknown runtime 'aider'" in res.stderr
 
 
 def _contains(got: object, want: object) -> bool:

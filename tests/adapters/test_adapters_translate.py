@@ -54,11 +54,14 @@ ALLOW = Verdict(disposition="allow")
 
 
 def test_registry_names_and_unknown_runtime() -> None:
-    assert ADAPTERS == ("oscova", "meerkat", "claude-code")
+    assert ADAPTERS == (
+        "oscova", "meerkat", "claude-code",
+        "cursor", "codex", "gemini-cli", "copilot", "windsurf", "opencode",
+    )  # fmt: skip
     for name in ADAPTERS:
         assert get_adapter(name).name == name
-    with pytest.raises(AdapterError, match="unknown hook runtime 'cursor'"):
-        get_adapter("cursor")
+    with pytest.raises(AdapterError, match="unknown hook runtime 'aider'"):
+        get_adapter("aider")
 
 
 # -- Oscova ---------------------------------------------------------------------------------------
@@ -291,26 +294,44 @@ def test_claude_pre_tool_use() -> None:
     assert mcp.agent_id == "sub-1"
 
 
+def _read_here(event: dict, home: Path) -> dict:
+    """The event as the hook process hands it on: the skill read and attached."""
+    from agbom.adapters import skill_files
+
+    raw = skill_files.with_local_skill(
+        json.dumps(event).encode(),
+        home=str(home),
+        limits=skill_files.ReadLimits.within(10),
+        limit=1024 * 1024,
+    )
+    return dict(json.loads(raw))
+
+
 def test_claude_skill_tool_is_a_skill_load(tmp_path: Path) -> None:
     folder = tmp_path / ".claude" / "skills" / "pdf"
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text("---\nname: pdf\ndescription: d\n---\nbody\n")
     event = cc("PreToolUse", tool_name="Skill", tool_input={"skill": "pdf"}, cwd=str(tmp_path))
-    call = translate("claude-code", event, {"HOME": str(tmp_path / "nohome")})
+    nohome = tmp_path / "nohome"
+    call = translate("claude-code", _read_here(event, nohome), {"HOME": str(nohome)})
     assert call.method == "steps/skillLoad"
     assert call.payload["skill_id"] == "skill:pdf"
     assert call.payload["digest"]["value"] == digest_skill_folder(folder).value
     assert call.payload["load_path"] == [{"skill_id": "skill:pdf"}]
     # A changed file is a different artifact.
     (folder / "run.sh").write_text("echo hi\n")
-    changed = translate("claude-code", event, {"HOME": str(tmp_path / "nohome")})
+    changed = translate("claude-code", _read_here(event, nohome), {"HOME": str(nohome)})
     assert changed.payload["digest"]["value"] != call.payload["digest"]["value"]
-    missing = translate(
-        "claude-code",
-        cc("PreToolUse", tool_name="Skill", tool_input={"skill": "../etc"}, cwd=str(tmp_path)),
-        {"HOME": str(tmp_path)},
+    bad_name = cc(
+        "PreToolUse", tool_name="Skill", tool_input={"skill": "../etc"}, cwd=str(tmp_path)
     )
+    missing = translate("claude-code", _read_here(bad_name, tmp_path), {"HOME": str(tmp_path)})
     assert missing.payload["digest"]["value"] == UNKNOWN_DIGEST
+    # The adapter itself reads no folder (issue 38 item 1): without the hook's report the
+    # folder named by cwd is not looked at, though it is there.
+    unread = translate("claude-code", event, {"HOME": str(nohome)})
+    assert unread.payload["digest"]["value"] == UNKNOWN_DIGEST
+    assert "reads no folder an event names" in unread.note
 
 
 def test_claude_other_events() -> None:

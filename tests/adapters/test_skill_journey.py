@@ -107,9 +107,13 @@ def test_user_skill_in_thin_mode_is_registered_denied_with_the_approve_command_t
     reason = _reason(first.stdout)
     # The digest is the user's folder's, not a missing one's, and the reason says what to do.
     assert "0" * 64 not in reason
-    assert "differs from the approved" not in reason
-    assert f"agbom skills approve skill:deploy-helper --digest {digest}" in reason
-    assert f"{PUBLIC}/ui/skill?id=skill%3Adeploy-helper&digest=sha256%3A" in reason
+    assert "changed since it was approved" not in reason
+    # With --public-url, the one thing to do is the review page's link (issue 42 item 3).
+    value = digest.partition(":")[2]
+    assert f"review it at {PUBLIC}/ui/skill?id=skill%3Adeploy-helper&digest=sha256%3A{value}" in (
+        reason
+    )
+    assert reason.count(value) == 1, reason
 
     pending = _agbom("skills", "pending", "--db", str(serve.db), "--format", "json", home=tmp_path)
     assert pending.returncode == 0, pending.stderr
@@ -182,7 +186,7 @@ def test_a_skill_missing_on_the_users_machine_is_reported_missing_not_as_drift(
     reason = _reason(run.stdout)
     assert "was not found" in reason
     assert str(user_home / ".claude" / "skills" / "deploy-helper") in reason
-    assert "differs from the approved" not in reason
+    assert "changed since it was approved" not in reason
 
 
 def test_the_approve_command_of_the_deny_reaches_the_store_the_standalone_hook_uses(

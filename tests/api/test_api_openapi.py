@@ -11,9 +11,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,97 +20,44 @@ import orjson
 import pytest
 from starlette.routing import Route
 
-from agbom.inventory import AgBOM
-from agbom.store import Digest, SkillStatus, open_store
-from agbom.transports.bundle import MAX_WAIT_S
+from agbom.store import open_store
 from agbom.transports.http import InProcessDecisions, create_app
 from agbom.transports.interface import Limits
 from agbom.transports.openapi import openapi_bytes
+from tests.api.live import AUTH, TOKEN, schemathesis_run, seeded_server
 from tests.transports.served import Served
 
-REPO = Path(__file__).resolve().parents[2]
-TOKEN = "api-token-0123456789abcdef"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 DOC = orjson.loads(openapi_bytes())
-
-
-def _seed(db: Path) -> None:
-    """The examples the document names exist, so the fuzzer reaches 200s, not only 404s."""
-    sample = orjson.loads((REPO / "samples" / "agboms" / "coding-agent.json").read_bytes())
-    agbom = AgBOM.from_document(sample, source="sample")
-    document = agbom.to_document()
-    agent_id = str(document["agent"]["id"])
-    with open_store(db) as store:
-        store.set_status(
-            "acme/pdf-tools",
-            Digest.parse("sha256:" + "ab" * 32),
-            SkillStatus.APPROVED,
-            actor="seed",
-            scope_agents=["travel-*"],
-        )
-        store.set_status(
-            "acme/old", Digest.parse("sha256:" + "cd" * 32), SkillStatus.REVOKED, actor="seed"
-        )
-        for session, agent in (("session-example", "travel-orchestrator"), ("s2", agent_id)):
-            store.save_agbom_version(
-                session, agent_id=agent, document=document, agbom_hash=agbom.agbom_hash
-            )
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("api")
-    _seed(folder / "s.db")
-    (folder / "token").write_text(TOKEN + "\n")
-    server = Served(
-        db=folder / "s.db",
-        log=folder / "serve.log",
-        extra=["--api-token-file", str(folder / "token")],
-    ).start()
+    server = seeded_server(tmp_path_factory.mktemp("api"))
     try:
         yield server
     finally:
         server.stop()
 
 
-FUZZ_EXAMPLES = 25
-"""Examples per operation and phase: the run is bounded by this and by --max-time (a
-whole run of all four phases takes about 100 s on the 2-core development machine)."""
-FUZZ_SECONDS = 100
+FUZZ_EXAMPLES = 100
+"""Examples per operation and phase. No time budget: with one, how far a run gets depends
+on the machine's speed, and two runs would not send the same requests."""
+FUZZ_SEED = 32
 
 
 def test_schemathesis_finds_no_failure_on_a_live_server(served: Served, tmp_path: Path) -> None:
     """schemathesis, every check (no 5xx, status codes, content types, headers, bodies,
-    negative data rejected, auth enforced), examples then fuzzing then stateful links."""
-    command = [
-        str(Path(sys.executable).parent / "schemathesis"),
-        "run",
-        served.url + "/v1/openapi.json",
-        "--checks",
-        "all",
-        "--header",
-        f"Authorization: Bearer {TOKEN}",
-        "--max-examples",
-        str(FUZZ_EXAMPLES),
-        "--max-time",
-        str(FUZZ_SECONDS),
-        "--seed",
-        "32",
-        "--workers",
-        "2",
-        # Over the longest long poll: a generated If-None-Match: * with Prefer: wait=N is a
-        # legitimate poll that is answered after up to MAX_WAIT_S. With 30 s, one run in four
-        # ended in a schemathesis "Runtime Error" (a client time-out, most likely that).
-        "--request-timeout",
-        str(MAX_WAIT_S + 15),
-        "--report-dir",
-        str(tmp_path),
-    ]
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=FUZZ_SECONDS + 120, check=False,
-        cwd=tmp_path,  # its crash cache (.schemathesis/) goes there, not into the work tree
-        env={**os.environ, "NO_COLOR": "1", "SCHEMATHESIS_TELEMETRY": "false"},
-    )  # fmt: skip
+    negative data rejected, auth enforced), examples then coverage, fuzzing and stateful
+    links; a fixed seed, derandomized, one worker: a failure here is a failure on every run
+    (benchmarks/fuzz_api.py is the longer random run, docs/api.md)."""
+    done = schemathesis_run(
+        served.url,
+        tmp_path,
+        max_examples=FUZZ_EXAMPLES,
+        seed=FUZZ_SEED,
+        deterministic=True,
+        timeout=600,
+    )
     report = done.stdout[-20000:] + done.stderr[-4000:]
     assert done.returncode == 0, report
     assert "No issues found" in done.stdout, report

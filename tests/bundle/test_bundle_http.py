@@ -39,6 +39,7 @@ def _skills(db: str, *args: str) -> None:
 def _serve(db: str, folder: Path, name: str) -> Served:
     token = folder / "token"
     token.write_text(TOKEN + "\n")
+    token.chmod(0o600)
     return Served(
         db=db,  # type: ignore[arg-type]
         log=folder / f"{name}.log",

@@ -504,6 +504,7 @@ class Deployment:
             ((key_id, secret),) = self.keys.items()
             path = self.workdir / "secret"
             path.write_bytes(secret)  # read raw, as the reference tools read a key file
+            path.chmod(0o600)
             args += ["--secret-file", str(path)]
             if "--key-id" in flags:
                 args += ["--key-id", key_id]
@@ -512,12 +513,14 @@ class Deployment:
         else:
             path = self.workdir / "keys.json"
             path.write_text(json.dumps({k: f"hex:{v.hex()}" for k, v in self.keys.items()}))
+            path.chmod(0o600)
             if "--keys-file" in flags:
                 args += ["--keys-file", str(path)]
             else:
                 self.blocked = "agbom serve has no --keys-file, so a rotation cannot be configured"
                 first, secret = next(iter(self.keys.items()))
                 (self.workdir / "secret").write_bytes(secret)
+                (self.workdir / "secret").chmod(0o600)
                 args += ["--secret-file", str(self.workdir / "secret")]
                 if "--key-id" in flags:
                     args += ["--key-id", first]

@@ -93,6 +93,7 @@ def test_a_mismatched_encoding_is_named_in_the_refusal(
 ) -> None:
     key = tmp_path / "key"
     key.write_bytes(key_file_bytes("openssl-hex"))
+    key.chmod(0o600)
     server = serve(tmp_path, key, "--secret-encoding", "hex")
     try:
         score = run_check(sender(server, client), read_secret(key))
@@ -111,5 +112,6 @@ def test_a_mismatched_encoding_is_named_in_the_refusal(
 def test_serve_refuses_an_unknown_encoding(tmp_path: Path) -> None:
     key = tmp_path / "key"
     key.write_bytes(key_file_bytes("binary"))
+    key.chmod(0o600)
     with pytest.raises(RuntimeError, match="secret-encoding"):
         serve(tmp_path, key, "--secret-encoding", "rot13")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agbom.evidence import EvidenceInvalid, KeySet, verify_bundle
+from agbom.evidence import BundleKeys, EvidenceInvalid, KeySet, verify_bundle
 from tests.evidence import independent
 from tests.transports.served import run_cli
 
@@ -23,33 +23,40 @@ SESSION = ROOT / "samples" / "sessions" / "coding-agent.jsonl"
 SESSION_ID = json.loads(SESSION.read_text().splitlines()[1])["params"]["metadata"]["session_id"]
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("store") / "s.db"
+def _replayed(folder: Path) -> Path:
+    db = folder / "s.db"
     done = run_cli("replay", str(SESSION), "--db", str(db))
     assert done.returncode == 0, done.stderr
     return db
 
 
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The replayed session, never sealed (tests that seal it use their own copy)."""
+    return _replayed(tmp_path_factory.mktemp("store"))
+
+
 def keypair(tmp_path: Path, algorithm: str) -> tuple[Path, Path, bytes]:
+    tmp_path.mkdir(exist_ok=True)
     done = run_cli("keys", "generate", "-a", algorithm, "--out", str(tmp_path / algorithm))
     assert done.returncode == 0, done.stderr
     public = tmp_path / f"{algorithm}.pub"
     return tmp_path / f"{algorithm}.key", public, independent.raw_public_key(public.read_bytes())[1]
 
 
-def independently_valid(bundle: dict[str, Any], public: bytes) -> bool:
+def independently_valid(bundle: dict[str, Any], exporter: bytes, guardian: bytes) -> bool:
     head = bundle.get("head", {})
     return (
-        independent.acs_signature_verifies(bundle, public)
-        and independent.acs_signature_verifies(head, public)
+        independent.acs_signature_verifies(bundle, exporter)
+        and independent.acs_signature_verifies(head, guardian)
         and independent.chain_recomputes(bundle.get("chain", []), head.get("chain_hash"))
         and head.get("entry_count") == len(bundle.get("chain", []))
     )
 
 
 @pytest.mark.parametrize("algorithm", ["ML-DSA-65", "Ed25519"])
-def test_seal_signs_the_stored_chain_head(store: Path, tmp_path: Path, algorithm: str) -> None:
+def test_seal_signs_the_stored_chain_head(tmp_path: Path, algorithm: str) -> None:
+    store = _replayed(tmp_path)  # sealing stores the head: not the shared store
     private, public, raw = keypair(tmp_path, algorithm)
     done = run_cli("audit", "seal", SESSION_ID, "--db", str(store), "--signing-key", str(private))
     assert done.returncode == 0, done.stderr
@@ -73,14 +80,15 @@ def test_a_bundle_verifies_offline_with_only_the_public_key(
     store: Path, tmp_path: Path, algorithm: str
 ) -> None:
     private, public, raw = keypair(tmp_path, algorithm)
+    guardian, guardian_pub, guardian_raw = keypair(tmp_path / "g", algorithm)
     out = tmp_path / "evidence.json"
     done = run_cli(
         "audit", "export", SESSION_ID, "--db", str(store), "--bundle", str(out),
-        "--signing-key", str(private),
+        "--signing-key", str(private), "--head-key", str(guardian),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     bundle = json.loads(out.read_text())
-    assert independently_valid(bundle, raw)
+    assert independently_valid(bundle, raw, guardian_raw)
     # What the decisions relied on is in it: the AgBOM the snapshot entry names, and the
     # approval history of the skill digest the skillRegister entry names.
     named = {e["agbom_hash"] for e in bundle["chain"] if "agbom_hash" in e}
@@ -90,7 +98,10 @@ def test_a_bundle_verifies_offline_with_only_the_public_key(
     assert [a["digest"] for a in bundle["approvals"]] == [f"{skill['algorithm']}:{skill['value']}"]
     store.rename(store.with_suffix(".gone"))  # offline: no store
     try:
-        ok = run_cli("audit", "verify", "--bundle", str(out), "--public-key", str(public))
+        ok = run_cli(
+            "audit", "verify", "--bundle", str(out),
+            "--guardian-key", str(guardian_pub), "--exporter-key", str(public),
+        )  # fmt: skip
     finally:
         store.with_suffix(".gone").rename(store)
     assert ok.returncode == 0, ok.stderr
@@ -122,13 +133,14 @@ def test_every_changed_value_fails_both_verifiers(store: Path, tmp_path: Path) -
     """One value changed anywhere (chain, head, AgBOM document, approvals, signatures):
     agbom's verifier and the independent one both refuse it."""
     private, public, raw = keypair(tmp_path, "Ed25519")
+    guardian, guardian_pub, guardian_raw = keypair(tmp_path / "g", "Ed25519")
     out = tmp_path / "evidence.json"
     run_cli(
         "audit", "export", SESSION_ID, "--db", str(store), "--bundle", str(out),
-        "--signing-key", str(private),
+        "--signing-key", str(private), "--head-key", str(guardian),
     )  # fmt: skip
     bundle = json.loads(out.read_text())
-    keys = KeySet.from_files([public])
+    keys = BundleKeys(KeySet.from_files([guardian_pub]), KeySet.from_files([public]))
     assert verify_bundle(bundle, keys)
     paths = list(leaves(bundle))
     assert len(paths) > 100
@@ -138,7 +150,7 @@ def test_every_changed_value_fails_both_verifiers(store: Path, tmp_path: Path) -
         for part in path[:-1]:
             holder = holder[part]
         holder[path[-1]] = changed(holder[path[-1]])
-        assert not independently_valid(tampered, raw), path
+        assert not independently_valid(tampered, raw, guardian_raw), path
         with pytest.raises(EvidenceInvalid):
             verify_bundle(tampered, keys)
 
@@ -149,10 +161,11 @@ def test_a_rewritten_chain_resigned_as_a_whole_still_fails_against_the_published
     """The case HMAC cannot catch (ACS §8.6): the Guardian drops a DENY and recomputes the
     chain. Without the private key it cannot make a head the public key accepts."""
     private, public, raw = keypair(tmp_path, "ML-DSA-65")
+    guardian, guardian_pub, guardian_raw = keypair(tmp_path / "g", "ML-DSA-65")
     out = tmp_path / "evidence.json"
     run_cli(
         "audit", "export", SESSION_ID, "--db", str(store), "--bundle", str(out),
-        "--signing-key", str(private),
+        "--signing-key", str(private), "--head-key", str(guardian),
     )  # fmt: skip
     bundle = json.loads(out.read_text())
     chain = [e for e in bundle["chain"] if e.get("decision") != "deny"]
@@ -170,33 +183,43 @@ def test_a_rewritten_chain_resigned_as_a_whole_still_fails_against_the_published
     forged = dict(bundle, chain=chain, head=dict(bundle["head"], chain_hash=previous,
                                                  entry_count=len(chain)))  # fmt: skip
     (tmp_path / "forged.json").write_text(json.dumps(forged))
-    assert not independently_valid(forged, raw)
-    bad = run_cli("audit", "verify", "--bundle", str(tmp_path / "forged.json"),
-                  "--public-key", str(public))  # fmt: skip
+    assert not independently_valid(forged, raw, guardian_raw)
+    roles = ["--guardian-key", str(guardian_pub), "--exporter-key", str(public)]
+    bad = run_cli("audit", "verify", "--bundle", str(tmp_path / "forged.json"), *roles)
     assert bad.returncode == 1 and b"Traceback" not in bad.stderr
     # Base64 value cut: malformed, also refused.
     cut = copy.deepcopy(bundle)
     cut["signature"]["value"] = base64.b64encode(b"short").decode()
     (tmp_path / "cut.json").write_text(json.dumps(cut))
-    bad = run_cli("audit", "verify", "--bundle", str(tmp_path / "cut.json"),
-                  "--public-key", str(public))  # fmt: skip
+    bad = run_cli("audit", "verify", "--bundle", str(tmp_path / "cut.json"), *roles)
     assert bad.returncode == 1 and b"signature_malformed" in bad.stderr
 
 
 def test_wrong_key_missing_key_and_unsealable_session_are_clear_errors(
     store: Path, tmp_path: Path
 ) -> None:
-    private, _public, _ = keypair(tmp_path, "Ed25519")
+    private, public, _ = keypair(tmp_path, "Ed25519")
+    guardian, guardian_pub, _ = keypair(tmp_path / "g", "Ed25519")
     _other_private, other_public, _ = keypair(tmp_path, "ML-DSA-65")
     out = tmp_path / "evidence.json"
     run_cli(
         "audit", "export", SESSION_ID, "--db", str(store), "--bundle", str(out),
-        "--signing-key", str(private),
+        "--signing-key", str(private), "--head-key", str(guardian),
     )  # fmt: skip
-    wrong = run_cli("audit", "verify", "--bundle", str(out), "--public-key", str(other_public))
+    roles = ["--guardian-key", str(guardian_pub), "--exporter-key", str(other_public)]
+    wrong = run_cli("audit", "verify", "--bundle", str(out), *roles)
     assert wrong.returncode == 1 and b"signature_key_unknown" in wrong.stderr
     nokey = run_cli("audit", "verify", "--bundle", str(out))
-    assert nokey.returncode == 2 and b"--public-key" in nokey.stderr
+    assert nokey.returncode == 2 and b"--guardian-key" in nokey.stderr
+    # One --public-key for a bundle: the roles must be said.
+    untold = run_cli("audit", "verify", "--bundle", str(out), "--public-key", str(public))
+    assert untold.returncode == 2 and b"by role" in untold.stderr
+    # Without a head the Guardian signed, the exporter's own would attest nothing.
+    fresh = run_cli(
+        "audit", "export", SESSION_ID, "--db", str(store), "--bundle", str(tmp_path / "f.json"),
+        "--signing-key", str(private),
+    )  # fmt: skip
+    assert fresh.returncode == 1 and b"head_unsigned" in fresh.stderr
     unsigned = run_cli("audit", "export", SESSION_ID, "--db", str(store), "--bundle", str(out))
     assert unsigned.returncode == 2 and b"--signing-key" in unsigned.stderr
     none = run_cli("audit", "seal", "no-such-session", "--db", str(store), "--key", str(private))

@@ -22,16 +22,12 @@ from agbom.evidence import EvidenceInvalid, KeySet, SigningKey, sign_envelope, v
 from tests.evidence import independent
 
 ROOT = Path(__file__).resolve().parents[2]
-VECTORS = (
-    ROOT.parent
-    / "shared/acs/fixtures/reference-implementations/agt-go/internal/envelope/testdata"
-    / "vectors.json"
-)
+# agt-go's internal/envelope/testdata/vectors.json, copied unchanged (source and licence in
+# tests/protocol/vectors/README.md).
+VECTORS = ROOT / "tests" / "protocol" / "vectors" / "envelope-vectors.json"
 # RFC 8032 §7.1 TEST 1 secret key: a fixed Ed25519 key both libraries derive the same way.
 RFC8032_SEED = bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
 RFC8032_PUBLIC = bytes.fromhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
-
-pytestmark = pytest.mark.skipif(not VECTORS.is_file(), reason="shared ACS vectors not present")
 
 
 def vectors() -> dict:

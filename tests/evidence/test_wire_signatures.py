@@ -111,7 +111,10 @@ def test_an_acs_crypto_session_is_signed_with_ml_dsa_65_end_to_end(
     answer = post(server.url, hello(session, profiles_supported=["acs-core", "acs-crypto"]))
     server_hello = answer["result"]
     assert server_hello["profiles_accepted"] == ["acs-core", "acs-crypto"]
-    assert server_hello["signature_algorithms_supported"] == ["ML-DSA-65", "Ed25519"]
+    # What requests may be signed with (none: no HMAC secret); what signs the answers is in
+    # the extension member (issue 42 N2).
+    assert server_hello["signature_algorithms_supported"] == []
+    assert server_hello["agbom_signatures"]["responses"] == ["ML-DSA-65"]
     assert server_hello["signature"]["algorithm"] == "ML-DSA-65"
     assert _response_verifies(answer, ml_raw)
     assert not _response_verifies(answer, ed_raw)
@@ -204,7 +207,9 @@ def test_ed25519_signs_unsigned_traffic_and_hmac_sessions_keep_hmac(tmp_path: Pa
         # acs-crypto needs ML-DSA-65: an Ed25519-only Guardian does not accept it.
         answer = post(server.url, hello("plain", profiles_supported=["acs-core", "acs-crypto"]))
         assert answer["result"]["profiles_accepted"] == ["acs-core"]
-        assert answer["result"]["signature_algorithms_supported"] == ["HMAC-SHA256", "Ed25519"]
+        # Ed25519 is not a registered name: never in the standard field (issue 42 N3).
+        assert answer["result"]["signature_algorithms_supported"] == ["HMAC-SHA256"]
+        assert answer["result"]["agbom_signatures"]["responses"] == ["Ed25519", "HMAC-SHA256"]
         assert answer["result"]["signature"]["algorithm"] == "Ed25519"
         assert _response_verifies(answer, ed_raw)
         _tampered_fails(answer, ed_raw)

@@ -106,6 +106,21 @@ def one_tool_agbom(name: str, capability: str) -> dict[str, Any]:
     return {"agent": {"id": "agent-1"}, "components": [tool]}
 
 
+FILTERED_PACK = """
+pack: filtered
+rules:
+  - id: F-001
+    kind: flow
+    severity: high
+    action: deny
+    message: "{argument} of {tool.name} from {origin}: {lineage}"
+    sink: {tool: SINK}
+    source: {origin: [tool_output, retrieved]}
+"""
+"""A pack of one deny flow rule filtered by source (the shape docs/rules.md documents), whose
+sink is the tool named in place of ``SINK`` (``FILTERED_PACK.replace("SINK", "Bash")``)."""
+
+
 # A small AgBOM (one tool exposed by one MCP server) shared by the Guardian and server tests.
 SAMPLE_AGBOM = {
     "agent": {"id": "agent-1", "name": "coder"},

@@ -107,7 +107,8 @@ def injection_steps(sid: str, *, fetched: bool = True) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("flow")
-    server = Served(tmp / "s.db", tmp / "serve.log", extra=["--rules", str(STRICT)]).start()
+    # The strict pack chosen by name (issue 40 item 5), never by a path into the package.
+    server = Served(tmp / "s.db", tmp / "serve.log", extra=["--pack", "flow-strict"]).start()
     yield server
     server.stop()
 
@@ -482,17 +483,43 @@ def test_a_wrapped_mcp_tool_call_gets_the_same_flow_answer(served: Served) -> No
     assert allowed["cited_provenance_ids"] == ["p9", "p7"]
 
 
-def test_a_wrapped_call_without_provenance_is_not_refused_nor_checked(served: Served) -> None:
-    # ACS gives a wrapped MCP message no place for provenance: all-or-nothing cannot require it.
+def test_a_wrapped_call_without_provenance_is_named_and_refused_by_a_deny_rule(
+    served: Served, tmp_path: Path
+) -> None:
+    # ACS gives a wrapped MCP message no place for provenance: all-or-nothing cannot require it
+    # (no -32602). In an acs-provenance session an argument without one is on the record
+    # (provenance_absent), and the strict pack's deny rule, which cannot judge it, refuses it.
     sid, _ = _open(served, profiles_supported=PROFILES)
     for step in injection_steps(sid)[:-1]:
         assert post(served.url, step)["result"]["decision"] == "allow"
-    call = wrapped_call(sid, "Bash", {"command": "make test"})
-    assert post(served.url, call)["result"]["decision"] == "allow"
+    plain = wrapped_call(sid, "Bash", {"command": "make test"})
+    misspelt = wrapped_call(sid, "Bash", {"command": "make test"})
+    misspelt["params"]["payload"]["params"]["_meta"] = {
+        "acs/provenence": {"command": prov("q0", "user_input")}
+    }
+    malformed = wrapped_call(sid, "Bash", {"command": "make test"})
+    malformed["params"]["payload"]["params"]["_meta"] = {"acs/provenance": {"command": "p1"}}
+    for call in (plain, misspelt, malformed):
+        result = post(served.url, call)["result"]
+        assert result["decision"] == "deny", result
+        assert result["reason_codes"][:2] == ["provenance_absent", "AGB-FLOW-S01"], result
     # One that carries provenance is judged by it (agent_generated with no lineage: unknown).
     tainted = wrapped_call(sid, "Bash", {"command": "x"}, command=prov("q1", "agent_generated"))
     result = post(served.url, tainted)["result"]
     assert result["decision"] == "deny" and "unknown lineage" in result["reasoning"]
+    # Under the default pack (warnings only) it is allowed, and the record says why it was
+    # not judged.
+    server = Served(tmp_path / "d.db", tmp_path / "d.log").start()
+    try:
+        sid, _ = _open(server, profiles_supported=PROFILES)
+        result = post(server.url, wrapped_call(sid, "Bash", {"command": "make test"}))["result"]
+        assert result["decision"] == "allow" and "provenance_absent" in result["reason_codes"]
+        # Outside acs-provenance nothing is required, nothing is named.
+        other, _ = _open(server)
+        result = post(server.url, wrapped_call(other, "Bash", {"command": "make"}))["result"]
+        assert "provenance_absent" not in result.get("reason_codes", [])
+    finally:
+        server.stop()
 
 
 WITHHOLD_MCP = """

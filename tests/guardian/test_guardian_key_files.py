@@ -17,6 +17,7 @@ from tests.transports.served import run_cli
 def recording(tmp_path: Path) -> tuple[Path, Path]:
     key = tmp_path / "key"
     key.write_text(secrets.token_hex(32) + "\n")  # what `openssl rand -hex 32 > key` writes
+    key.chmod(0o600)
     decoded = KeyRing(bytes.fromhex(key.read_text().strip()), "k1")
     sid = new_session_id()
     lines = [hello(sid), request("steps/sessionStart", {}, session_id=sid)]

@@ -452,6 +452,7 @@ def test_skill_unload_churn_is_counted(guardian: Guardian) -> None:
 def signed_guardian(tmp_path: Path, *, require: bool) -> tuple[Guardian, KeyRing]:
     secret = tmp_path / "secret"
     secret.write_bytes(bytes(range(32)))
+    secret.chmod(0o600)
     g = build_guardian(
         tmp_path / "s.db",
         secret_file=secret,

@@ -242,6 +242,7 @@ def test_an_error_found_at_commit_is_signed_in_a_signed_session(
     monkeypatch.setattr(session_module, "RECENT_REQUEST_IDS", 4)
     secret = tmp_path / "k"
     secret.write_bytes(bytes(range(48)))
+    secret.chmod(0o600)
     g = build_guardian(tmp_path / "s.db", secret_file=secret, key_id="k1")
     ring = KeyRing.from_file(secret, "k1")
     sid = new_session_id()

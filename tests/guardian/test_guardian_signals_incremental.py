@@ -218,7 +218,8 @@ def test_the_guardian_denies_what_a_reloaded_export_finds_on_an_untouched_compon
         t1 = tool(1, purl=OTHER)
         assert decide("agbom/changed", {"changed": [dict(t1, capability="fs.write")]}) == "allow"
         # Drift on t5's server, from a change to t5 alone: judged on that change.
-        assert decide("agbom/changed", {"changed": [tool(5, description="new")]}) == "deny"
+        widened = tool(5, description="new: also deletes files")  # fs.write: an expansion
+        assert decide("agbom/changed", {"changed": [widened]}) == "deny"
         # A critical advisory for bench-other, loaded while the session runs: the next change
         # names only t1, and AGB-VULN-001 must still see every tool on bench-other.
         (osv / "b.json").write_bytes(orjson.dumps(advisory("bench-other", "CRITICAL")))

@@ -37,7 +37,13 @@ NOT_EGRESS = {
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("runtime-pack")
-    server = Served(db=folder / "store.db", log=folder / "serve.log", extra=["--pack", "baseline"])
+    # --egress deny: every destination outside the (empty) allowlist is denied, as the pack is
+    # written; serve's default (auto) only records them until a host is listed.
+    server = Served(
+        db=folder / "store.db",
+        log=folder / "serve.log",
+        extra=["--pack", "baseline", "--egress", "deny"],
+    )
     server.start()
     yield server
     server.stop()

@@ -201,6 +201,7 @@ def test_key_file_encodings(tmp_path: Path, content: bytes, encoding: str, expec
     assert parse_key_material(content, encoding) == expected
     path = tmp_path / "secret"
     path.write_bytes(content)
+    path.chmod(0o600)  # a secret: its owner's alone, or it is refused
     ring = KeyRing.from_file(path, "k9", encoding=encoding)
     assert ring.key_id == "k9"
     assert ring.session_key("s") == derive_session_key(expected, "s")
@@ -226,6 +227,7 @@ def test_key_file_encodings(tmp_path: Path, content: bytes, encoding: str, expec
 def test_bad_key_files(tmp_path: Path, content: bytes, encoding: str, match: str) -> None:
     path = tmp_path / "secret"
     path.write_bytes(content)
+    path.chmod(0o600)  # a secret: its owner's alone, or it is refused
     with pytest.raises(KeyMaterialError, match=match) as info:
         KeyRing.from_file(path, encoding=encoding)
     # the error names the file but never echoes its content
@@ -246,6 +248,7 @@ def test_keys_file_entries_follow_their_prefix_or_the_encoding(tmp_path: Path) -
             }
         )
     )
+    path.chmod(0o600)
     ring = KeyRing.from_keys_file(path)
     assert ring.session_key("s", "k1") == derive_session_key(b"\x11" * 32, "s")
     assert ring.session_key("s", "k2") == derive_session_key(b"22" * 8, "s")
@@ -267,6 +270,7 @@ def test_a_mismatch_says_how_the_key_file_was_read(
 ) -> None:
     path = tmp_path / "secret"
     path.write_bytes(content)
+    path.chmod(0o600)  # a secret: its owner's alone, or it is refused
     ring = KeyRing.from_file(path, "k1", encoding=encoding)
     other = "hex" if encoding == "raw" else "raw"
     sender = KeyRing(parse_key_material(content, other), "k1")
@@ -281,11 +285,12 @@ def test_a_mismatch_says_how_the_key_file_was_read(
 
 
 def test_missing_and_oversized_key_files(tmp_path: Path) -> None:
-    with pytest.raises(KeyMaterialError, match="cannot read"):
+    with pytest.raises(KeyMaterialError, match="does not exist"):
         KeyRing.from_file(tmp_path / "nope")
     big = tmp_path / "big"
     big.write_bytes(os.urandom(70 * 1024))
-    with pytest.raises(KeyMaterialError, match="limit"):
+    big.chmod(0o600)
+    with pytest.raises(KeyMaterialError, match="is over 65536 bytes"):
         KeyRing.from_file(big)
 
 

@@ -190,6 +190,7 @@ def test_replays_are_refused_and_write_nothing(secured: tuple[Served, KeyRing]) 
 def test_replay_is_refused_after_a_restart(tmp_path: Path) -> None:
     secret = tmp_path / "k"
     secret.write_bytes(b"k" * 32)
+    secret.chmod(0o600)
     server = Served(
         db=tmp_path / "s.db",
         log=tmp_path / "serve.log",

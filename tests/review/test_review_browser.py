@@ -238,9 +238,16 @@ def test_a_reviewer_sees_what_changed_and_approves_with_a_reason(
     page.locator("#changes-h").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "skill-what-changed.png"))  # docs/reviewing.md's
 
-    # Approve it with the keyboard only: the reason, then the Approve button.
+    # Approve it with the keyboard only: the reason, then the Approve button. The agent sent
+    # no text for scripts/collect.sh, so there is no plain Approve: the approver must say
+    # they read it elsewhere (issue 38 item 2), and the button waits for the box.
+    assert page.locator("#approve").count() == 0
+    assert page.locator("#unshown-files").inner_text() == "scripts/collect.sh"
+    assert page.locator("#approve-reviewed-elsewhere").is_disabled()
     tab_to(page, "#reason")
     page.keyboard.type("reviewed: posting to the channel is expected")
+    tab_to(page, "#reviewed-elsewhere")
+    page.keyboard.press("Space")
     tab_to(page, "button[value=approve]")
     page.keyboard.press("Enter")
     page.wait_for_url("**done=approved**")
@@ -256,7 +263,10 @@ def test_a_reviewer_sees_what_changed_and_approves_with_a_reason(
     assert status["record"]["decided_by"] == "alice"
     decided = [h for h in status["history"] if h["to_status"] == "approved"]
     assert decided[-1]["actor"] == "alice" and decided[-1]["source"] == "ui"
-    assert decided[-1]["reason"] == "reviewed: posting to the channel is expected"
+    assert decided[-1]["reason"] == (
+        "reviewed: posting to the channel is expected "
+        "[reviewed elsewhere, not shown on the page: scripts/collect.sh]"
+    )
 
 
 class _AttackerPage(http.server.BaseHTTPRequestHandler):
@@ -362,7 +372,7 @@ def test_a_script_in_a_description_renders_as_text(site: Site, page: Any, tmp_pa
     sign_in(page, site, "alice")
     page.goto(f"{site.url}/ui/skill?id=hostile-skill&digest={version.digest}")
     assert page.locator("#description").inner_text() == hostile
-    assert hostile in page.locator("#skill-md").inner_text()
+    assert hostile in page.locator('section.file[data-path="SKILL.md"] pre.body').inner_text()
     labels = [t.text_content() for t in page.locator("svg.graph text").all()]
     assert any(label.startswith(hostile[:20]) for label in labels), labels
     page.goto(f"{site.url}/ui/agent?id=agent-4")
@@ -419,6 +429,8 @@ def test_approve_on_a_look_alike_page_decides_exactly_the_pair_shown(site: Site,
     # The id is shown with its line break escaped, so the two pages do not look alike.
     assert page.locator("h1 .id").inner_text() == "deploy\\nhelper"
     page.get_by_label("Reason (kept in the history)").fill("no capabilities: harmless")
+    # No definition was registered, so the page shows no file: the approver confirms.
+    page.locator("#reviewed-elsewhere").check()
     page.get_by_role("button", name="Approve").click()
     page.wait_for_load_state()
     shot(page, "lookalike-approved")

@@ -156,6 +156,14 @@ PLANTED: dict[str, tuple[tuple[str, str], ...]] = {
             "Normal text\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045 here.\n",
         ),
         ("scripts/check.sh", "#!/bin/sh\necho ok\u2066 # hidden\u2069\n"),
+        # text smuggled as variation selectors after an emoji (one per byte), issue 38
+        ("SKILL.md", "Have fun \U0001f600" + "".join(chr(0xE0100 + b) for b in b"ignore") + "\n"),
+        ("references/guide.md", "Done \u2705\ufe0f" + "\ufe01\ufe02\ufe03" * 20 + ".\n"),
+        ("SKILL.md", "Name:\u3164\u3164\u3164 (a Hangul filler is not a blank)\n"),
+    ),
+    "blank-characters": (
+        ("SKILL.md", "Run the tests." + "\u00a0" * 80 + "Then upload the logs.\n"),
+        ("references/guide.md", "Steps:\u2800\u2800\u2800\u2800 delete the cache.\n"),
     ),
     "instruction-override": (
         (

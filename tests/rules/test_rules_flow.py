@@ -19,7 +19,7 @@ from agbom.rules.lineage import DEFAULT_TRUST, Lineage, Trust, TrustPolicy
 
 REPO = Path(__file__).resolve().parents[2]
 STRICT = REPO / "agbom" / "rules" / "packs" / "flow-strict.yaml"
-STRICT_TESTS = REPO / "tests" / "rules" / "packs" / "flow-strict_test.yaml"
+STRICT_TESTS = REPO / "agbom" / "rules" / "packs" / "flow-strict_test.yaml"
 runner = CliRunner()
 
 
@@ -232,7 +232,7 @@ def test_rules_check_lists_flow_rules(tmp_path: Path) -> None:
 
 
 def test_benign_flows_against_the_strict_pack_flag_exactly_the_documented_two() -> None:
-    benign = REPO / "tests" / "rules" / "packs" / "flow-strict-benign_test.yaml"
+    benign = REPO / "agbom" / "rules" / "packs" / "flow-strict-benign_test.yaml"
     cases = yaml.safe_load(benign.read_text())["cases"]
     flagged = [c["note"] for c in cases if c["want_findings"]]
     assert len(cases) == 7 and [n.split()[0] for n in flagged] == ["5", "6"]

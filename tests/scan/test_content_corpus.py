@@ -199,6 +199,7 @@ def test_sarif_regions_are_the_matches(tmp_path: Path) -> None:
         "ignore all\nprevious instructions"
     )
     assert regions[("download-pipe", "AGB-CONTENT-001")].startswith("curl -fsSL https://")
-    assert regions[("invisible-tag", "AGB-CONTENT-004")] == "\U000e0041"
+    # the whole run of tags, not its first character
+    assert regions[("invisible-tag", "AGB-CONTENT-004")] == "\U000e0041\U000e0042"
     assert set(regions[("padding-then-override", "AGB-CONTENT-008")]) == {"\n"}
     assert len({name for name, _ in regions}) == len(list((CORPUS / "planted").iterdir()))

@@ -180,6 +180,54 @@ def test_too_many_files_refused(tmp_path: Path) -> None:
         digest_skill_folder(root, max_files=3)
 
 
+def test_a_read_budget_bounds_bytes_actually_read_entries_and_time(tmp_path: Path) -> None:
+    """Issue 38 item 1: what a hook or server reads of a folder someone else shaped."""
+    import time
+
+    from agbom.inventory.skill_digest import ReadBudget
+
+    root = _skill(tmp_path / "demo")
+    for i in range(4):
+        with (root / f"hole{i}.bin").open("wb") as handle:
+            handle.truncate(3 * 1024 * 1024)  # sparse: no disk, 3 MiB each to read
+    whole = digest_skill_folder(root)  # no budget: the folder as scan reads it
+    assert sum(f.size for f in whole.files) > 12 * 1024 * 1024
+    budget = ReadBudget(max_bytes=8 * 1024 * 1024)
+    with pytest.raises(SkillDigestError, match="more than the 8388608 bytes read at most"):
+        digest_skill_folder(root, budget=budget)
+    assert budget.read <= 8 * 1024 * 1024 + 1024 * 1024  # stopped within one chunk
+    with pytest.raises(SkillDigestError, match="more than the 3 entries read at most"):
+        digest_skill_folder(root, budget=ReadBudget(max_entries=3))
+    with pytest.raises(SkillDigestError, match="took longer than allowed"):
+        digest_skill_folder(root, budget=ReadBudget(deadline=time.monotonic() - 1))
+    assert digest_skill_folder(root, budget=ReadBudget(max_bytes=13 * 1024 * 1024)) == whole
+
+
+def test_a_fifo_swapped_in_is_refused_at_open_without_waiting(tmp_path: Path) -> None:
+    """Opened for reading, a FIFO waits for a writer; O_NONBLOCK and the type checked after
+    opening make it a refusal instead (issue 38 item 1)."""
+    import threading
+
+    from agbom.inventory.skill_digest import open_skill_file
+
+    os.mkfifo(tmp_path / "pipe")
+    result: list[object] = []
+    opener = threading.Thread(target=lambda: result.append(open_skill_file(tmp_path / "pipe")))
+    opener.start()
+    opener.join(10)
+    if opener.is_alive():  # unblock it before failing, so the test run can end
+        os.close(os.open(tmp_path / "pipe", os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("opening the FIFO waited for a writer")
+    assert result == [None]
+    (tmp_path / "file").write_text("x")
+    os.symlink("file", tmp_path / "link")
+    with pytest.raises(OSError):
+        open_skill_file(tmp_path / "link")  # never through a link
+    opened = open_skill_file(tmp_path / "file")
+    assert opened is not None
+    os.close(opened[0])
+
+
 def test_sort_is_by_utf8_bytes(tmp_path: Path) -> None:
     root = tmp_path / "demo"
     root.mkdir()

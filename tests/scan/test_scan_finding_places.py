@@ -90,6 +90,7 @@ CHECK_OF_RULE = {
     "AGB-CONTENT-007": {"symlink"},
     "AGB-CONTENT-008": {"hidden-after-blank-lines"},
     "AGB-CONTENT-009": {"vendor-installer"},
+    "AGB-CONTENT-010": {"blank-characters"},
     "AGB-CONTENT-011": {"reverse-shell"},
     "AGB-CONTENT-012": {"persistence"},
     "AGB-CONTENT-013": {"privilege-escalation"},
@@ -121,6 +122,7 @@ def _tree(root: Path) -> Path:
     (odd / "references").mkdir(parents=True)
     (odd / "SKILL.md").write_text("---\nname: odd-files\ndescription: Odd files.\n---\n\nHi.\n")
     (odd / "references" / "guide.md").write_text("# Guide\n")
+    (odd / "references" / "spaced.md").write_text("Say\u00a0\u2800\u3000hello.\n")
     (odd / "tool.sh").write_text("#!/bin/sh\necho hi\n")
     (odd / "tool.sh").chmod(0o755)
     (odd / "link.md").symlink_to("references/guide.md")
@@ -289,7 +291,12 @@ def _check_place(result: dict[str, Any], path: Path, region: dict[str, int]) -> 
             assert written.strip() == "" and written.count("\n") >= 39, (path, region)
             return "padding"
         if checks == {"invisible-characters"}:
-            assert INVISIBLE.fullmatch(written), (path, region, written)
+            # the run of invisible characters
+            assert re.fullmatch(f"(?:{INVISIBLE.pattern})+", written), (path, region, written)
+            return "invisible"
+        if checks == {"blank-characters"}:
+            # the run of characters drawn blank
+            assert written == "\u00a0\u2800\u3000", (path, region, written)
             return "invisible"
         assert written.strip() == written and written, (path, region, written)
         if path.suffix == ".json" and written == '"command"':

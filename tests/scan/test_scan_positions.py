@@ -266,8 +266,11 @@ def _big_claude_json(folder: Path, args: list[str]) -> Path:
         f"/home/u/p{i}": {"history": [{"display": f"fix module {j} " * 3} for j in range(20)]}
         for i in range(300)
     }
-    doc = {"numStartups": 3, "projects": projects, "mcpServers": {"fs": {"command": "npx",
-                                                                          "args": args}}}  # fmt: skip
+    doc = {
+        "numStartups": 3,
+        "projects": projects,
+        "mcpServers": {"fs": {"command": "npx", "args": args}},
+    }
     path = folder / ".claude.json"
     path.write_text(json.dumps(doc, indent=2))
     assert path.stat().st_size > 512 * 1024

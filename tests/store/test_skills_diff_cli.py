@@ -83,6 +83,7 @@ def test_skills_diff_shows_each_changed_file_and_its_diff(registered) -> None:
     assert text.startswith(f"skill runner\nfrom {first} (pending; files match the digest)\n")
     assert f"to   {second} (pending; files match the digest)\n" in text
     assert "capabilities: +net.http\n" in text
+    assert "declared capabilities: expansion (new capability net.http)\n" in text
     assert "files: 3 changed\n" in text
     assert "  added    README.md  (9 bytes)\n" in text
     assert "  removed  notes.txt  (10 bytes)\n" in text
@@ -106,7 +107,11 @@ def test_skills_diff_shows_each_changed_file_and_its_diff(registered) -> None:
         ("notes.txt", "removed"),
         ("scripts/run.sh", "changed"),
     ]
-    assert doc["capabilities"] == {"added": ["net.http"], "removed": []}
+    assert doc["capabilities"] == {
+        "added": ["net.http"], "removed": [], "class": "expansion",
+        "classified": [{"tool": "net.http", "change": "capabilities", "class": "expansion",
+                        "reasons": ["new capability net.http"]}],
+    }  # fmt: skip
     assert doc["from"]["files_verified"] is True and doc["to"]["digest"] == second
 
 

@@ -55,3 +55,25 @@ def test_the_key_of_an_acs_crypto_session_is_seen_by_every_handle(store_factory:
     two.save_response_key("s-1", "sha256:" + "2" * 32)  # a later handshake's key replaces it
     assert one.response_key("s-1") == "sha256:" + "2" * 32
     assert one.response_key("s-2") is None
+
+
+def test_a_later_head_replaces_only_the_head_it_was_checked_against(
+    store_factory: Factory,
+) -> None:
+    """``replace_signed_head`` is a compare and set (``agbom audit seal`` of an open session,
+    then the Guardian's seal at its end): of two handles replacing the same checkpoint, one
+    wins and the other is told; a replacement naming a head that is not stored does nothing."""
+    one, two = store_factory(), store_factory()
+    key = SigningKey.generate("Ed25519")
+    checkpoint, later, rival = (_statement(key, "s-1", n) for n in (2, 5, 6))
+    assert not one.replace_signed_head("s-1", later, checkpoint)  # nothing stored yet
+    assert one.signed_head("s-1") is None
+    one.save_signed_head("s-1", checkpoint)
+    assert one.replace_signed_head("s-1", later, checkpoint)
+    assert not two.replace_signed_head("s-1", rival, checkpoint)  # no longer the stored one
+    assert two.signed_head("s-1") == later
+    assert not two.replace_signed_head("s-2", _statement(key, "s-2", 3), _statement(key, "s-2", 1))
+    assert two.signed_head("s-2") is None
+    with pytest.raises(StoreError):
+        one.replace_signed_head("s-1", _statement(key, "other", 7), later)
+    assert one.signed_head("s-1") == later

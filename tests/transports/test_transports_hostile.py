@@ -28,6 +28,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("front")
     token = folder / "token"
     token.write_text("front-token-" + "y" * 20)
+    token.chmod(0o600)
     server = Served(
         db=folder / "s.db",
         log=folder / "serve.log",

@@ -27,6 +27,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("serve")
     token_file = folder / "token"
     token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)
     server = Served(
         db=folder / "store.db",
         log=folder / "serve.log",

@@ -168,6 +168,7 @@ def signed_session(server: Served, ring: KeyRing, key_id: str) -> str:
 def test_secret_file_with_key_id_k1_authenticates(tmp_path: Path) -> None:
     secret = tmp_path / "deployment.key"
     secret.write_bytes(bytes(range(64)))
+    secret.chmod(0o600)
     server = Served(
         db=tmp_path / "s.db",
         log=tmp_path / "serve.log",

@@ -331,11 +331,20 @@ def test_a_drifted_tools_list_is_denied_and_so_are_calls_to_that_server(
     assert _decide(with_lock, "agbom/snapshot", {"agbom": AGBOM}, other)["decision"] == "allow"
     assert _decide(with_lock, "protocols/MCP/tools/call", call, other)["decision"] == "allow"
 
-    # A rename is drift too, shown as a rename.
+    # A rename is drift too, shown as a rename; the new name names nothing new, so it is
+    # cosmetic: recorded (AGB-LOCK-009) and allowed. A rename to a name that says more is not.
     renamed = _decide(
         with_lock, listed, _tools_list("Read a file under the roots", rename="read"), other
     )
-    assert renamed["decision"] == "deny" and "renamed read_file -> read" in renamed["reasoning"]
+    assert renamed["decision"] == "allow" and "AGB-LOCK-009" in _rule_ids(renamed), renamed
+    wider = _decide(
+        with_lock, listed, _tools_list("Read a file under the roots", rename="delete_file"),
+        open_session(with_lock.url),
+    )  # fmt: skip
+    assert (
+        wider["decision"] == "deny" and "renamed read_file -> delete_file" in (wider["reasoning"])
+    )
+    assert "now names capability class fs.write" in wider["reasoning"]
 
 
 def test_a_bad_lock_file_at_start_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -363,14 +372,17 @@ def test_sighup_reloads_the_lock_and_a_bad_one_keeps_the_old(
         RELOAD_DEADLINE_S, lambda: _snapshot(with_lock, rewritten)["decision"] == "allow"
     )
     assert allowed, with_lock.logs()
-    assert _snapshot(with_lock, AGBOM)["decision"] == "deny"  # the old text is drift now
+    # The old text is drift now, but dropping the instruction widens nothing: recorded only.
+    back = _snapshot(with_lock, AGBOM)
+    assert back["decision"] == "allow" and "AGB-LOCK-009" in _rule_ids(back), back
 
     lock_file.write_bytes(b"{}")
     with_lock.proc.send_signal(signal.SIGHUP)
     failed = _until(RELOAD_DEADLINE_S, lambda: "lock reload failed" in with_lock.logs())
     assert failed, with_lock.logs()
     assert _snapshot(with_lock, rewritten)["decision"] == "allow"
-    assert _snapshot(with_lock, AGBOM)["decision"] == "deny"
+    still = _snapshot(with_lock, AGBOM)  # judged by the lock it kept: drift, not an expansion
+    assert still["decision"] == "allow" and "AGB-LOCK-009" in _rule_ids(still), still
 
 
 def _processes_naming(text: str) -> list[int]:

@@ -1,8 +1,9 @@
 """MCP servers approved with the pin of their tool set (``agbom servers approve``), judged by
 a real ``agbom serve`` on 127.0.0.1 that was started before the approval: the Guardian reads
 approvals at each decision, so a snapshot, an AgBOM change or a wrapped ``tools/list`` whose
-tool set drifted from the approved one is denied by AGB-LOCK-001 with the difference, and a
-revoked approval pins nothing."""
+tool set expanded beyond the approved one is denied by AGB-LOCK-001 with the difference (a
+change that widens nothing is recorded as AGB-LOCK-009 and allowed), and a revoked approval
+pins nothing."""
 
 from __future__ import annotations
 
@@ -50,9 +51,9 @@ LISTED = "protocols/MCP/tools/list"
 CALL = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "read_file"}}
 
 
-def _renamed() -> dict[str, Any]:
+def _renamed(name: str = "read") -> dict[str, Any]:
     agbom = copy.deepcopy(AGBOM)
-    agbom["components"][0]["name"] = "read"
+    agbom["components"][0]["name"] = name
     return agbom
 
 
@@ -110,9 +111,15 @@ def test_an_approved_tool_set_pins_snapshots_tools_list_and_calls_until_revoked(
     assert b"-> approved, 1 tools" in approved.stderr
 
     assert _snapshot(served, AGBOM)["decision"] == "allow"  # the same tool set
-    got = _snapshot(served, _renamed())
+    # A rename to a name that says nothing new is cosmetic: allowed under the pin, recorded.
+    cosmetic = _snapshot(served, _renamed())
+    assert cosmetic["decision"] == "allow" and "AGB-LOCK-009" in _rule_ids(cosmetic), cosmetic
+    got = _snapshot(served, _renamed("run_command"))
     assert got["decision"] == "deny", got
-    assert "AGB-LOCK-001" in _rule_ids(got) and "renamed read_file -> read" in got["reasoning"]
+    assert (
+        "AGB-LOCK-001" in _rule_ids(got)
+        and "renamed read_file -> run_command" in (got["reasoning"])
+    )
 
     sid = open_session(served.url)
     assert _snapshot(served, AGBOM, sid)["decision"] == "allow"
@@ -130,7 +137,7 @@ def test_an_approved_tool_set_pins_snapshots_tools_list_and_calls_until_revoked(
     assert _decide(served, "protocols/MCP/tools/call", CALL, sid)["decision"] == "allow"
     again = _decide(served, LISTED, _tools_list(REWRITTEN), sid, mcp_server="fs")
     assert again["decision"] == "allow", again
-    assert _snapshot(served, _renamed())["decision"] == "allow"
+    assert _snapshot(served, _renamed("run_command"))["decision"] == "allow"
 
     listed = orjson.loads(_cli(served, "list", "--format", "json").stdout)
     assert [(p["server"], p["status"], p["tools"]) for p in listed] == [
@@ -167,7 +174,7 @@ def test_approve_from_a_session_pins_what_the_guardian_last_accepted(served: Ser
     assert pin["tools"] == ["read_file"] and pin["version"] == "1.4.2"
     assert pin["purl"] == "pkg:npm/%40acme/mcp-filesystem@1.4.2"
     assert _snapshot(served, AGBOM)["decision"] == "allow"
-    assert _snapshot(served, _renamed())["decision"] == "deny"
+    assert _snapshot(served, _renamed("run_command"))["decision"] == "deny"
 
 
 def test_bad_approvals_are_one_line_errors(served: Served, snapshot_file: Path) -> None:

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from agbom.store._session_logic import (
+    REPLACE_SIGNED_HEAD_SQL,
     RESPONSE_KEY_SQL,
     SAVE_RESPONSE_KEY_SQL,
     SAVE_SIGNED_HEAD_SQL,
@@ -18,6 +19,7 @@ from agbom.store._session_logic import (
     SESSION_COLUMNS,
     SIGNED_HEAD_SQL,
     UPSERT_SESSION_SQL,
+    replace_signed_head_params,
     response_key_params,
     seal_session_params,
     session_dict,
@@ -32,6 +34,7 @@ _UPSERT_SESSION = pyformat_sql(UPSERT_SESSION_SQL)
 _SEAL_SESSION = pyformat_sql(SEAL_SESSION_SQL)
 _SAVE_SIGNED_HEAD = pyformat_sql(SAVE_SIGNED_HEAD_SQL)
 _SIGNED_HEAD = pyformat_sql(SIGNED_HEAD_SQL)
+_REPLACE_SIGNED_HEAD = pyformat_sql(REPLACE_SIGNED_HEAD_SQL)
 _SAVE_RESPONSE_KEY = pyformat_sql(SAVE_RESPONSE_KEY_SQL)
 _RESPONSE_KEY = pyformat_sql(RESPONSE_KEY_SQL)
 
@@ -84,6 +87,15 @@ class SessionsMixin(PostgresBase):
         with self._read() as conn:
             row = conn.execute(_SIGNED_HEAD, (session_id,)).fetchone()
         return signed_head_of(None if row is None else row[0])
+
+    def replace_signed_head(
+        self, session_id: str, statement: Mapping[str, Any], previous: Mapping[str, Any]
+    ) -> bool:
+        """Put ``statement`` in place of ``previous`` if that is still the stored head, in one
+        statement, so that of two replicas sealing at once one wins and the other is told."""
+        params = replace_signed_head_params(session_id, statement, previous)
+        with self._write() as conn:
+            return bool(conn.execute(_REPLACE_SIGNED_HEAD, params).rowcount == 1)
 
     def save_response_key(self, session_id: str, key_id: str) -> None:
         """Record the key that signs the session's answers (its handshake accepted acs-crypto)."""

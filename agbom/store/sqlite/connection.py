@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, Self, TypeVar
 
+from agbom._ownership import store_path_problem
 from agbom.store._migrations import MIGRATIONS, SCHEMA_VERSION
 from agbom.store.sqlite.gate import gate_for
 
@@ -36,6 +37,7 @@ from agbom.store._shared import (
 )
 from agbom.store.interface import (
     StoreError,
+    UntrustedStoreError,
 )
 
 P = ParamSpec("P")
@@ -129,6 +131,9 @@ class SqliteBase:
         agbom store, was written by a newer agbom, or cannot be opened or upgraded.
         """
         path = Path(path)
+        problem = store_path_problem(path)
+        if problem is not None:
+            raise UntrustedStoreError(f"store {path}: {problem}")
         if path.is_dir():
             raise StoreError(f"{path}: is a directory, not a store file")
         if not path.parent.is_dir():

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from agbom.store._session_logic import (
+    REPLACE_SIGNED_HEAD_SQL,
     RESPONSE_KEY_SQL,
     SAVE_RESPONSE_KEY_SQL,
     SAVE_SIGNED_HEAD_SQL,
@@ -14,6 +15,7 @@ from agbom.store._session_logic import (
     SESSION_COLUMNS,
     SIGNED_HEAD_SQL,
     UPSERT_SESSION_SQL,
+    replace_signed_head_params,
     response_key_params,
     seal_session_params,
     session_dict,
@@ -74,6 +76,15 @@ class SessionsMixin(SqliteBase):
         """The session's stored signed head statement, or ``None``."""
         row = self._require().execute(SIGNED_HEAD_SQL, (session_id,)).fetchone()
         return signed_head_of(None if row is None else row[0])
+
+    @_guarded
+    def replace_signed_head(
+        self, session_id: str, statement: Mapping[str, Any], previous: Mapping[str, Any]
+    ) -> bool:
+        """Put ``statement`` in place of ``previous`` if that is still the stored head."""
+        params = replace_signed_head_params(session_id, statement, previous)
+        with self._write() as conn:
+            return bool(conn.execute(REPLACE_SIGNED_HEAD_SQL, params).rowcount == 1)
 
     @_guarded
     def save_response_key(self, session_id: str, key_id: str) -> None:

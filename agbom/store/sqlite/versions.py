@@ -46,7 +46,7 @@ import orjson
 from agbom.inventory.model import AgBOM, Component
 from agbom.store._shared import MAX_ENTRY_BYTES, _dumps
 from agbom.store.documents import AgbomDocument
-from agbom.store.interface import StoreError
+from agbom.store.interface import StoreError, StoreValueError
 
 __all__ = [
     "Manifest",
@@ -222,7 +222,7 @@ def _facts(component_id: str, source: object) -> tuple[Mapping[str, Any], str, s
     elif isinstance(source, Mapping):
         data = source
     else:  # pragma: no cover - _split lists only these two
-        raise StoreError(f"AgBOM component {component_id!r} is not an object")
+        raise StoreValueError(f"AgBOM component {component_id!r} is not an object")
     ctype = data.get("type")
     if not isinstance(ctype, str):
         ctype = str(source.type) if isinstance(source, Component) else ""
@@ -240,9 +240,9 @@ def _body(data: Mapping[str, Any]) -> bytes:
     try:
         body = orjson.dumps(data if type(data) is dict else dict(data), option=_SORTED)
     except TypeError as exc:
-        raise StoreError(f"AgBOM component is not JSON-serializable: {exc}") from None
+        raise StoreValueError(f"AgBOM component is not JSON-serializable: {exc}") from None
     if len(body) > MAX_ENTRY_BYTES:
-        raise StoreError(f"an AgBOM component is larger than {MAX_ENTRY_BYTES} bytes")
+        raise StoreValueError(f"an AgBOM component is larger than {MAX_ENTRY_BYTES} bytes")
     return body
 
 

@@ -1,0 +1,180 @@
+"""Who is asking: the user and the machine behind a hook event.
+
+Every hook request names them, so that the fleet shows one agent per developer and host
+(``claude-code/alice@build-7``) and the review page's "Registered by" names a person, not a
+runtime. The hook process takes them from the OS (login name of its uid, the uid, the host
+name); thin mode sends them as ``X-Agbom-User``, ``X-Agbom-Uid`` and ``X-Agbom-Host``
+(agbom/adapters/headers.py), standalone mode puts them in the adapter's context itself.
+
+A header is a claim: any local account can send any. So the server trusts them no further
+than it can check (:func:`checked`):
+
+- **standalone** mode decides in the user's own process, on the user's own store: the OS's
+  word is the identity (``local-process``);
+- **a loopback connection on Linux**: the server looks the client's socket up in
+  ``/proc/net/tcp`` and ``tcp6`` and takes the uid that owns it, and its own host name; the
+  claim is replaced by what the kernel says (``peer-credentials``);
+- **anything else** (another machine, another network namespace, a platform without
+  ``/proc``): the claim is kept but marked, and the agent id says so
+  (``claude-code/claimed:alice@laptop``), so that an approval scoped to
+  ``claude-code/alice@*`` cannot be reached by claiming to be alice.
+
+Standard library only: thin mode imports this on every event.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping
+
+USER_ENV = "AGBOM_USER"
+UID_ENV = "AGBOM_UID"
+HOST_ENV = "AGBOM_HOST"
+VERIFIED_ENV = "AGBOM_IDENTITY"
+"""How the identity was established: ``local-process`` or ``peer-credentials``; absent for a
+claim. Set only by agbom itself, never from a header (headers.HEADER_TO_ENV has no entry)."""
+HEADERS = {"x-agbom-user": USER_ENV, "x-agbom-uid": UID_ENV, "x-agbom-host": HOST_ENV}
+MAX_PART = 64
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
+
+
+def clean(value: object) -> str | None:
+    """A user or host name safe to put in an agent id: letters, digits and ``._+-`` (others
+    become ``_``), at most :data:`MAX_PART` characters; None for nothing usable."""
+    if not isinstance(value, str):
+        return None
+    text = _UNSAFE.sub("_", value.strip())[:MAX_PART].strip("_")
+    return text or None
+
+
+def local_identity() -> dict[str, str]:
+    """This process's user (the login name of its uid), uid and host name, as env keys."""
+    out: dict[str, str] = {}
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    user = None
+    if uid is not None:
+        out[UID_ENV] = str(uid)
+        try:
+            import pwd
+
+            user = pwd.getpwuid(uid).pw_name
+        except (ImportError, KeyError):
+            user = None
+    if user is None:
+        user = os.environ.get("USER") or os.environ.get("LOGNAME") or os.environ.get("USERNAME")
+    import socket
+
+    for key, value in ((USER_ENV, user), (HOST_ENV, socket.gethostname())):
+        cleaned = clean(value)
+        if cleaned:
+            out[key] = cleaned
+    return out
+
+
+def identity_headers(identity: Mapping[str, str]) -> dict[str, str]:
+    """The headers thin mode sends for ``identity`` (env keys, as :func:`local_identity`)."""
+    return {header: identity[env] for header, env in HEADERS.items() if identity.get(env)}
+
+
+def agent_id(runtime: str, env: Mapping[str, str]) -> str:
+    """The agent id of ``runtime`` for the user and host in ``env``: ``RUNTIME/USER@HOST``
+    when established, ``RUNTIME/claimed:USER@HOST`` for a claim, ``RUNTIME`` when unknown."""
+    user, host = clean(env.get(USER_ENV)), clean(env.get(HOST_ENV))
+    if not user or not host:
+        return runtime
+    mark = "" if env.get(VERIFIED_ENV) else "claimed:"
+    return f"{runtime}/{mark}{user}@{host}"
+
+
+def describe(env: Mapping[str, str]) -> dict[str, str]:
+    """The identity fields recorded with the session (``platform_context.identity``)."""
+    out = {k: v for k, v in (("user", env.get(USER_ENV)), ("uid", env.get(UID_ENV)),
+                             ("host", env.get(HOST_ENV))) if v}  # fmt: skip
+    if out:
+        out["established_by"] = env.get(VERIFIED_ENV) or "claimed by the hook (not checked)"
+    return out
+
+
+# -- the server's check --------------------------------------------------------------------------
+
+
+def _proc_address(host: str, port: int) -> list[str]:
+    """How ``/proc/net/tcp{,6}`` spells ``host:port`` (hex, in host byte order per word)."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return []
+    forms = []
+    if ip.version == 4:
+        packed = ip.packed[::-1] if sys.byteorder == "little" else ip.packed
+        forms.append(f"{packed.hex().upper()}:{port:04X}")
+        mapped = ipaddress.IPv6Address(f"::ffff:{ip}").packed
+        forms.append(_v6(mapped, port))
+    else:
+        forms.append(_v6(ip.packed, port))
+    return forms
+
+
+def _v6(packed: bytes, port: int) -> str:
+    step = -1 if sys.byteorder == "little" else 1
+    words = [packed[i : i + 4][::step].hex().upper() for i in range(0, 16, 4)]
+    return f"{''.join(words)}:{port:04X}"
+
+
+def peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
+    """The uid that owns the client end of a loopback TCP connection, from ``/proc``; None
+    when it cannot be told (not Linux, not found, another namespace)."""
+    ours = set(_proc_address(*server))
+    theirs = set(_proc_address(*client))
+    if not ours or not theirs:
+        return None
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii", errors="replace") as handle:
+                next(handle, None)
+                for line in handle:
+                    fields = line.split()
+                    if len(fields) > 7 and fields[1] in theirs and fields[2] in ours:
+                        return int(fields[7])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def checked(
+    env: Mapping[str, str], client: tuple[str, int] | None, server: tuple[str, int] | None
+) -> dict[str, str]:
+    """``env`` with the identity the server can establish for a hook request from
+    ``client`` to ``server`` (see the module docstring); the claim, marked, otherwise."""
+    out = {k: v for k, v in env.items() if k != VERIFIED_ENV}
+    if client is None or server is None or not _loopback(client[0]):
+        return out
+    uid = peer_uid(client, server)
+    if uid is None:
+        return out
+    import socket
+
+    try:
+        import pwd
+
+        user: str | None = pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        user = None
+    out[UID_ENV] = str(uid)
+    out[USER_ENV] = clean(user) or f"uid{uid}"
+    out[HOST_ENV] = clean(socket.gethostname()) or "localhost"
+    out[VERIFIED_ENV] = "peer-credentials"
+    return out
