@@ -281,6 +281,14 @@ _EXAMPLE = (
     r"for|flag|detect\w*|recogni[sz]e|spot|report|review\w*|audit\w*|checklist|never|do\s+not"
     r"|don'?t|avoid|warn\w*|beware|refuse|what\s+an\s+attacker|could\s+try|quot\w+"
 )
+# Literal pieces of which every word of _ATTACK holds one (after casefold): a paragraph with
+# none of them cannot match _CUE, whose search costs a scan of up to 200 characters at every
+# word of _EXAMPLE ("never", "review", ...), most of a generated skill's content-check time.
+_ATTACK_PIECES = (
+    "attack", "malicious", "malware", "injection", "exploit", "threat", "flag", "suspicious",
+    "dangerous", "risk", "phishing", "exfiltrat", "backdoor", "compromis", "unsafe", "abuse",
+    "hostile", "evil", "jailbreak", "pattern", "insecure", "take", "hijack", "manipulat",
+)  # fmt: skip
 _CUE = re.compile(
     rf"(?is)\b(?:{_ATTACK})\b.{{0,200}}?\b(?:{_EXAMPLE})\b"
     rf"|\b(?:{_EXAMPLE})\b.{{0,200}}?\b(?:{_ATTACK})\b"
@@ -295,6 +303,11 @@ _HEADING_CUE = re.compile(
     r"|\bwhat\s+(?:to|not\s+to)\s+(?:look\s+for|do|run)\b|\bdo\s+not\s+(?:run|do)\b"
 )
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$", re.MULTILINE)
+
+
+def _names_attack(paragraph: str) -> bool:
+    folded = paragraph.casefold()
+    return any(piece in folded for piece in _ATTACK_PIECES)
 
 
 def teaching_lines(text: str) -> list[tuple[int, int]]:
@@ -348,7 +361,7 @@ def teaching_lines(text: str) -> list[tuple[int, int]]:
                 break
             index += 1
         paragraph = " ".join(lines[first:index])
-        if len(paragraph) < 4000 and _CUE.search(paragraph):
+        if len(paragraph) < 4000 and _names_attack(paragraph) and _CUE.search(paragraph):
             owner = max((h for h in headings if h[0] < first), default=None, key=lambda h: h[0])
             if owner is not None:
                 end = section_end(owner[0], owner[1])
