@@ -110,7 +110,7 @@ def main() -> None:
                 verdict = "PASS" if ratio <= RATIO_TARGET else "FAIL"
                 print(f"{label} / cdxgen: {ratio:.2f}x (target <= {RATIO_TARGET}x): {verdict}")
         else:
-            print("cdxgen not found (.ci/node or PATH): no anchor comparison")
+            print("no cdxgen (--no-cdxgen, or none in .ci/node or PATH): no anchor comparison")
 
 
 if __name__ == "__main__":
