@@ -28,6 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_scan import _cdxgen  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "scan" / "detect_corpus"
 RATIO_TARGET = 0.5
@@ -66,10 +70,7 @@ def main() -> None:
     parser.add_argument("--no-cdxgen", action="store_true", help="skip the cdxgen comparison")
     args = parser.parse_args()
 
-    cdxgen = None
-    if not args.no_cdxgen:
-        local = REPO / ".ci" / "node" / "node_modules" / ".bin" / "cdxgen"
-        cdxgen = args.cdxgen or (str(local) if local.exists() else shutil.which("cdxgen"))
+    cdxgen = None if args.no_cdxgen else _cdxgen(args.cdxgen)
     base_env = {**os.environ, "AGBOM_DEBUG": "0"}
     base_env.pop("PYTHONPATH", None)
     with tempfile.TemporaryDirectory() as tmp:
