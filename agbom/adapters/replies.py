@@ -12,7 +12,6 @@ HTTP response body.
 from __future__ import annotations
 
 import json
-import re
 
 from agbom.adapters import host_replies
 
@@ -49,7 +48,6 @@ CLAUDE_BLOCKING = frozenset(
 # Claude Code events the hook reads something on the user's machine for (the skill a Skill
 # call, a typed /name or a ConfigChange names; the session's inventory at SessionStart).
 _CLAUDE_LOCAL_MARKERS = (b'"Skill"', b"UserPromptExpansion", b"ConfigChange", b"SessionStart")
-_CLAUDE_TYPED_PROMPT = re.compile(rb'"prompt"\s*:\s*"\s*/')
 
 
 def claude_needs_local_read(raw: bytes) -> bool:
@@ -57,7 +55,11 @@ def claude_needs_local_read(raw: bytes) -> bool:
     before thin mode imports anything for it)."""
     if any(marker in raw for marker in _CLAUDE_LOCAL_MARKERS):
         return True
-    return b"UserPromptSubmit" in raw and _CLAUDE_TYPED_PROMPT.search(raw) is not None
+    if b"UserPromptSubmit" not in raw:
+        return False
+    import re  # here, not at the top: the thin hook's start path pays every import
+
+    return re.search(rb'"prompt"\s*:\s*"\s*/', raw) is not None
 
 
 # Meerkat refuses a command or HTTP response larger than ``payload_max_bytes`` (128 KiB default).

@@ -181,7 +181,9 @@ def _post(url: str, runtime: str, body: bytes, head: dict[str, str], timeout: fl
     ]
     lines += [f"{k}: {v}" for k, v in head.items()]
     request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-    sock = socket.create_connection((host, port), timeout=timeout)
+    # An ASCII host name as bytes: getaddrinfo then needs no IDNA codec (an import per event).
+    address: str | bytes = host.encode("ascii") if host.isascii() else host
+    sock = socket.create_connection((address, port), timeout=timeout)  # type: ignore[arg-type]
     try:
         if parts.scheme == "https":
             import ssl
