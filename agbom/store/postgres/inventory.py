@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from agbom.store import _fleet_logic as fleet
 from agbom.store._inventory_logic import (
     agent_entry,
     change_text,
@@ -191,3 +192,55 @@ class InventoryMixin(PostgresBase):
         if name is not None and exact is None:
             rows = [r for r in rows if fnmatch.fnmatchcase(r[2], name)]
         return [component_entry(r) for r in rows]
+
+    def fleet_components(
+        self,
+        *,
+        type: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
+        checked = fleet.check_filter(type, status, search, limit, offset)
+        with self._read() as conn:
+            rows = conn.execute(
+                _FLEET.components, fleet.components_params(checked, stamp(None))
+            ).fetchall()
+        return fleet.page(rows, 9, checked.limit, checked.offset, "components", fleet.component_row)
+
+    def fleet_component_agents(
+        self,
+        type: str,
+        ref: str,
+        version: str | None,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """The agents whose latest AgBOM holds one fleet component."""
+        component = fleet.check_component(type, ref, version)
+        size, start = fleet.check_page(limit, offset)
+        with self._read() as conn:
+            rows = conn.execute(
+                _FLEET.agents, fleet.agents_params(component, size, start, stamp(None))
+            ).fetchall()
+        return fleet.page(rows, 6, size, start, "agents", fleet.agent_row)
+
+
+# The latest version's document, one row per component, beside its index row (first_seen).
+_FLEET = fleet.fleet_sql(
+    held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
+    "x.first_seen, x.component_id, x.type, x.name, x.version_str AS version, e.value AS body "
+    "FROM latest l JOIN agbom_versions v ON v.session_id = l.session_id "
+    "AND v.version = l.version "
+    "CROSS JOIN LATERAL json_array_elements(CASE WHEN json_typeof(v.document::json "
+    "-> 'components') = 'array' THEN v.document::json -> 'components' ELSE '[]'::json END) "
+    "AS e(value) "
+    "JOIN components x ON x.session_id = l.session_id AND x.version = l.version "
+    "AND x.component_id = (e.value ->> 'id')",
+    tiebreak="id",
+    collate=' COLLATE "C"',
+    pyformat=True,
+)

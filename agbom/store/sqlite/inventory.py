@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from agbom.store import _fleet_logic as fleet
 from agbom.store._inventory_logic import (
     agent_entry,
     change_text,
@@ -234,3 +235,51 @@ class InventoryMixin(SqliteBase):
             (type, name),
         )
         return [component_entry(r) for r in rows]
+
+    @_guarded
+    def fleet_components(
+        self,
+        *,
+        type: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
+        checked = fleet.check_filter(type, status, search, limit, offset)
+        rows = (
+            self._require()
+            .execute(_FLEET.components, fleet.components_params(checked, _stamp(None)))
+            .fetchall()
+        )
+        return fleet.page(rows, 9, checked.limit, checked.offset, "components", fleet.component_row)
+
+    @_guarded
+    def fleet_component_agents(
+        self,
+        type: str,
+        ref: str,
+        version: str | None,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """The agents whose latest AgBOM holds one fleet component."""
+        component = fleet.check_component(type, ref, version)
+        size, start = fleet.check_page(limit, offset)
+        params = fleet.agents_params(component, size, start, _stamp(None))
+        rows = self._require().execute(_FLEET.agents, params).fetchall()
+        return fleet.page(rows, 6, size, start, "agents", fleet.agent_row)
+
+
+# An agent's latest accepted version holds the members whose interval covers it.
+_FLEET = fleet.fleet_sql(
+    held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
+    "m.first_seen, m.component_id, m.type, m.name, m.version_str AS version, c.body AS body "
+    "FROM latest l JOIN agbom_members m ON m.session_id = l.session_id "
+    "AND m.agent_id = l.agent_id AND m.since_version <= l.version "
+    "AND (m.until_version IS NULL OR m.until_version > l.version) "
+    "LEFT JOIN agbom_components c ON c.key = m.key",
+    tiebreak="rowid",
+)
