@@ -40,7 +40,8 @@ MAX_PAGE = 500
 DEFAULT_PAGE = 100
 MAX_OFFSET = 1_000_000
 MAX_SEARCH = 256
-MAX_REF = 4096
+MAX_REF = 1024
+MAX_VERSION = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +86,11 @@ def check_component(type: Any, ref: Any, version: Any) -> tuple[str, str, str | 
     """A component named by its identity, as the rows of :meth:`fleet_components` give it."""
     if type not in FLEET_TYPES:
         raise StoreValueError(f"type must be one of {', '.join(FLEET_TYPES)}")
-    for what, value, optional in (("ref", ref, False), ("version", version, True)):
-        if value is None and optional:
+    for what, value, limit in (("ref", ref, MAX_REF), ("version", version, MAX_VERSION)):
+        if value is None and what == "version":
             continue
-        if not isinstance(value, str) or not value or len(value) > MAX_REF:
-            raise StoreValueError(f"{what} must be non-empty text of at most {MAX_REF} characters")
+        if not isinstance(value, str) or not value or len(value) > limit:
+            raise StoreValueError(f"{what} must be non-empty text of at most {limit} characters")
         if "\x00" in value:
             raise StoreValueError(f"{what} holds a NUL character")
     return type, ref, version

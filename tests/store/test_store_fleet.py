@@ -3,18 +3,14 @@ AgBOM, with their agents and approval status, filtered and paged (both backends)
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agbom.store import Store, StoreValueError
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import fleet_data  # noqa: E402
-from fleet_data import (  # noqa: E402
+from tests import fleet_data
+from tests.fleet_data import (
     D1,
     DEPLOY_D1,
     DEPLOY_D2,
@@ -167,7 +163,8 @@ def test_bad_component_is_refused(store: Store) -> None:
         ("tool", "x", None),
         ("skill", "", None),
         ("skill", "x", "a\x00"),
-        ("skill", "x" * 4097, None),
+        ("skill", "x" * 1025, None),
+        ("skill", "x", "v" * 257),
     ):
         with pytest.raises(StoreValueError):
             store.fleet_component_agents(*args)

@@ -1,0 +1,98 @@
+"""``GET /v1/fleet/components`` and ``GET /v1/fleet/components/agents``: the distinct
+components of every agent's latest accepted AgBOM, and the agents that use one of them
+(docs/api.md; the store's query is :mod:`agbom.store._fleet_logic`).
+
+Filters and pages are checked here for their form (a page size that is not a number) and by
+the store for their values; either refusal is a 400 with the reason, through the app's one
+place for store errors (``store_error_handlers``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from agbom.store import Store
+
+COMPONENTS_PATH = "/v1/fleet/components"
+AGENTS_PATH = "/v1/fleet/components/agents"
+
+_NUMBER = re.compile(r"[0-9]{1,7}")
+
+
+class _BadQuery(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _bad(field: str, message: str) -> Response:
+    body = {"error": "invalid_value", "field": field, "message": message}
+    return Response(orjson.dumps(body), status_code=400, media_type="application/json")
+
+
+def _number(request: Request, name: str) -> int | None:
+    text = request.query_params.get(name)
+    if text is None:
+        return None
+    if not _NUMBER.fullmatch(text):
+        raise _BadQuery(name, f"{name} must be a whole number of at most 7 digits")
+    return int(text)
+
+
+def fleet_routes(
+    store: Callable[[], Store],
+    authorized: Callable[[Request], bool],
+    unauthorized: Callable[[], Response],
+) -> list[BaseRoute]:
+    """The two routes, reading ``store()`` with the read API's token check."""
+
+    def answer(data: Any) -> Response:
+        return Response(orjson.dumps(data), media_type="application/json")
+
+    async def components(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        query = request.query_params
+        try:
+            limit, offset = _number(request, "limit"), _number(request, "offset")
+        except _BadQuery as exc:
+            return _bad(exc.field, str(exc))
+        return answer(
+            store().fleet_components(
+                type=query.get("type"),
+                status=query.get("status"),
+                search=query.get("search"),
+                limit=limit,
+                offset=offset,
+            )
+        )
+
+    async def agents(request: Request) -> Response:
+        if not authorized(request):
+            return unauthorized()
+        query = request.query_params
+        try:
+            limit, offset = _number(request, "limit"), _number(request, "offset")
+        except _BadQuery as exc:
+            return _bad(exc.field, str(exc))
+        for name in ("type", "ref"):
+            if name not in query:
+                return _bad(name, f"{name} is required: the component's, as the list gives it")
+        found = store().fleet_component_agents(
+            query["type"], query["ref"], query.get("version"), limit=limit, offset=offset
+        )
+        return answer(
+            {"type": query["type"], "ref": query["ref"], "version": query.get("version"), **found}
+        )
+
+    return [
+        Route(AGENTS_PATH, agents, methods=["GET"]),
+        Route(COMPONENTS_PATH, components, methods=["GET"]),
+    ]
