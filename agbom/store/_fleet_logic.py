@@ -104,26 +104,39 @@ def _like(text: str) -> str:
 _TYPES_IN = ", ".join(f"'{t}'" for t in FLEET_TYPES)
 _RANK_CASE = " ".join(f"WHEN '{s}' THEN {r}" for s, r in _RANK.items())
 
+# ``agents`` walks the distinct agents down the index on agbom_versions (agent_id,
+# created_at), one seek each, and ``picked`` takes each one's latest accepted version from
+# the same index: no pass over the versions themselves.
 # {held}: the backend's rows (agent_id, session_id, agbom_version, seen_at, first_seen,
 # component_id, type, name, version, body) of the components of each ``latest`` version.
 # {tiebreak}: the column that orders versions stored in the same instant. {c}: the collation
 # that makes text from JSON compare bytewise, as stored ids do.
 _CTES = """
-WITH latest AS (
-  SELECT agent_id, session_id, version, created_at FROM (
-    SELECT agent_id, session_id, version, created_at, ROW_NUMBER() OVER (
-      PARTITION BY agent_id ORDER BY created_at DESC, {tiebreak} DESC) AS rn
-    FROM agbom_versions WHERE accepted) AS ranked
-  WHERE rn = 1),
+WITH RECURSIVE agents(agent_id) AS (
+  SELECT MIN(agent_id) FROM agbom_versions
+  UNION ALL
+  SELECT (SELECT MIN(v.agent_id) FROM agbom_versions v WHERE v.agent_id > a.agent_id)
+  FROM agents a WHERE a.agent_id IS NOT NULL),
+picked AS MATERIALIZED (
+  SELECT (SELECT v.{tiebreak} FROM agbom_versions v WHERE v.agent_id = a.agent_id
+    AND v.accepted ORDER BY v.created_at DESC, v.{tiebreak} DESC LIMIT 1) AS pick
+  FROM agents a WHERE a.agent_id IS NOT NULL),
+latest AS MATERIALIZED (
+  SELECT v.agent_id, v.session_id, v.version, v.created_at
+  FROM picked p JOIN agbom_versions v ON v.{tiebreak} = p.pick),
 held AS ({held}),
 parts AS (
   SELECT h.agent_id, h.session_id, h.agbom_version, h.seen_at, h.first_seen,
     h.component_id, h.type, h.name, h.version,
-    (h.body ->> 'purl'){c} AS purl, (h.body ->> 'endpoint'){c} AS endpoint,
-    (h.body ->> 'provider'){c} AS provider,
-    (lower(replace(replace(h.body -> 'definition' -> 'digest' ->> 'algorithm', '-', ''),
-      '_', ''))){c} AS digest_alg,
-    (lower(h.body -> 'definition' -> 'digest' ->> 'value')){c} AS digest_value
+    (h.body ->> 'purl'){c} AS purl,
+    CASE WHEN h.type IN ('mcp_server', 'a2a_peer') THEN (h.body ->> 'endpoint'){c} END
+      AS endpoint,
+    CASE WHEN h.type = 'model' THEN (h.body ->> 'provider'){c} END AS provider,
+    CASE WHEN h.type = 'skill' THEN (lower(replace(replace(
+      h.body -> 'definition' -> 'digest' ->> 'algorithm', '-', ''), '_', ''))){c} END
+      AS digest_alg,
+    CASE WHEN h.type = 'skill' THEN (lower(
+      h.body -> 'definition' -> 'digest' ->> 'value')){c} END AS digest_value
   FROM held h
   WHERE h.type IN ({types}) AND (CAST(:type AS TEXT) IS NULL OR h.type = :type)),
 keyed AS (

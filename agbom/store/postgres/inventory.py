@@ -230,16 +230,18 @@ class InventoryMixin(PostgresBase):
 
 
 # The latest version's document, one row per component, beside its index row (first_seen).
+# Each join is LATERAL, so the planner goes from each latest version to its document and its
+# index rows by primary key, whatever its estimates of a fresh table.
 _FLEET = fleet.fleet_sql(
     held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
     "x.first_seen, x.component_id, x.type, x.name, x.version_str AS version, e.value AS body "
-    "FROM latest l JOIN agbom_versions v ON v.session_id = l.session_id "
-    "AND v.version = l.version "
-    "CROSS JOIN LATERAL json_array_elements(CASE WHEN json_typeof(v.document::json "
-    "-> 'components') = 'array' THEN v.document::json -> 'components' ELSE '[]'::json END) "
-    "AS e(value) "
-    "JOIN components x ON x.session_id = l.session_id AND x.version = l.version "
-    "AND x.component_id = (e.value ->> 'id')",
+    "FROM latest l CROSS JOIN LATERAL (SELECT v.document::jsonb -> 'components' AS list "
+    "FROM agbom_versions v WHERE v.session_id = l.session_id AND v.version = l.version) d "
+    "CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(d.list) = 'array' "
+    "THEN d.list ELSE '[]'::jsonb END) AS e(value) "
+    "CROSS JOIN LATERAL (SELECT c.first_seen, c.component_id, c.type, c.name, c.version_str "
+    "FROM components c WHERE c.session_id = l.session_id AND c.version = l.version "
+    "AND c.component_id = (e.value ->> 'id') LIMIT 1) x",
     tiebreak="id",
     collate=' COLLATE "C"',
     pyformat=True,

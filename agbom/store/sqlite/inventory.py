@@ -273,11 +273,13 @@ class InventoryMixin(SqliteBase):
         return fleet.page(rows, 6, size, start, "agents", fleet.agent_row)
 
 
-# An agent's latest accepted version holds the members whose interval covers it.
+# An agent's latest accepted version holds the members whose interval covers it. CROSS JOIN
+# and the unary + keep SQLite's planner on the primary key from each latest version, not on
+# the (type, name) index over every version's members.
 _FLEET = fleet.fleet_sql(
     held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
-    "m.first_seen, m.component_id, m.type, m.name, m.version_str AS version, c.body AS body "
-    "FROM latest l JOIN agbom_members m ON m.session_id = l.session_id "
+    "m.first_seen, m.component_id, +m.type AS type, m.name, m.version_str AS version, "
+    "c.body AS body FROM latest l CROSS JOIN agbom_members m ON m.session_id = l.session_id "
     "AND m.agent_id = l.agent_id AND m.since_version <= l.version "
     "AND (m.until_version IS NULL OR m.until_version > l.version) "
     "LEFT JOIN agbom_components c ON c.key = m.key",
