@@ -53,46 +53,37 @@ def fleet_routes(
 ) -> list[BaseRoute]:
     """The two routes, reading ``store()`` with the read API's token check."""
 
-    def answer(data: Any) -> Response:
-        return Response(orjson.dumps(data), media_type="application/json")
+    def route(path: str, list_page: Callable[[Any, int | None, int | None], Any]) -> Route:
+        """A GET route: the token, the page's form, then ``list_page(query, limit, offset)``
+        (a dict to answer, or a refusal)."""
 
-    async def components(request: Request) -> Response:
-        if not authorized(request):
-            return unauthorized()
-        query = request.query_params
-        try:
-            limit, offset = _number(request, "limit"), _number(request, "offset")
-        except _BadQuery as exc:
-            return _bad(exc.field, str(exc))
-        return answer(
-            store().fleet_components(
-                type=query.get("type"),
-                status=query.get("status"),
-                search=query.get("search"),
-                limit=limit,
-                offset=offset,
-            )
+        async def endpoint(request: Request) -> Response:
+            if not authorized(request):
+                return unauthorized()
+            try:
+                limit, offset = _number(request, "limit"), _number(request, "offset")
+                data = list_page(request.query_params, limit, offset)
+            except _BadQuery as exc:
+                return _bad(exc.field, str(exc))
+            return Response(orjson.dumps(data), media_type="application/json")
+
+        return Route(path, endpoint, methods=["GET"])
+
+    def components(query: Any, limit: int | None, offset: int | None) -> Any:
+        return store().fleet_components(
+            type=query.get("type"),
+            status=query.get("status"),
+            search=query.get("search"),
+            limit=limit,
+            offset=offset,
         )
 
-    async def agents(request: Request) -> Response:
-        if not authorized(request):
-            return unauthorized()
-        query = request.query_params
-        try:
-            limit, offset = _number(request, "limit"), _number(request, "offset")
-        except _BadQuery as exc:
-            return _bad(exc.field, str(exc))
+    def agents(query: Any, limit: int | None, offset: int | None) -> Any:
         for name in ("type", "ref"):
             if name not in query:
-                return _bad(name, f"{name} is required: the component's, as the list gives it")
-        found = store().fleet_component_agents(
-            query["type"], query["ref"], query.get("version"), limit=limit, offset=offset
-        )
-        return answer(
-            {"type": query["type"], "ref": query["ref"], "version": query.get("version"), **found}
-        )
+                raise _BadQuery(name, f"{name} is required: the component's, as the list gives it")
+        named = {"type": query["type"], "ref": query["ref"], "version": query.get("version")}
+        found = store().fleet_component_agents(*named.values(), limit=limit, offset=offset)
+        return {**named, **found}
 
-    return [
-        Route(AGENTS_PATH, agents, methods=["GET"]),
-        Route(COMPONENTS_PATH, components, methods=["GET"]),
-    ]
+    return [route(AGENTS_PATH, agents), route(COMPONENTS_PATH, components)]
