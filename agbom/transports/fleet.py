@@ -5,12 +5,20 @@ components of every agent's latest accepted AgBOM, and the agents that use one o
 Filters and pages are checked here for their form (a page size that is not a number) and by
 the store for their values; either refusal is a 400 with the reason, through the app's one
 place for store errors (``store_error_handlers``).
+
+A page reads and groups what every agent's latest AgBOM holds, which takes seconds in a
+large fleet, so it never runs on the event loop that forwards decisions: one thread of its
+own with a store handle of its own (``Store.reopen``), as the review page reads. At most
+:data:`MAX_WAITING` requests wait for it; past that the answer is 503 ``busy`` at once, so
+no client can pile up work.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
@@ -22,6 +30,9 @@ from agbom.store import Store
 
 COMPONENTS_PATH = "/v1/fleet/components"
 AGENTS_PATH = "/v1/fleet/components/agents"
+
+MAX_WAITING = 8
+"""Fleet requests queued or running at once; more are answered 503 ``busy``."""
 
 _NUMBER = re.compile(r"[0-9]{1,7}")
 
@@ -53,24 +64,44 @@ def fleet_routes(
 ) -> list[BaseRoute]:
     """The two routes, reading ``store()`` with the read API's token check."""
 
-    def route(path: str, list_page: Callable[[Any, int | None, int | None], Any]) -> Route:
-        """A GET route: the token, the page's form, then ``list_page(query, limit, offset)``
-        (a dict to answer, or a refusal)."""
+    reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agbom-fleet")
+    handle: list[Store] = []
+    waiting = [0]
+
+    def reader(base: Store) -> Store:
+        """The fleet thread's own handle on the server's store."""
+        if not handle:
+            handle.append(base.reopen())
+        return handle[0]
+
+    def route(path: str, list_page: Callable[[Store, Any, int | None, int | None], Any]) -> Route:
+        """A GET route: the token, the page's form, then ``list_page(store, query, limit,
+        offset)`` on the fleet thread (a dict to answer, or a refusal)."""
 
         async def endpoint(request: Request) -> Response:
             if not authorized(request):
                 return unauthorized()
+            if waiting[0] >= MAX_WAITING:
+                body = {"error": "busy", "message": "too many fleet requests at once; retry"}
+                return Response(orjson.dumps(body), status_code=503, media_type="application/json")
+            base = store()
+            waiting[0] += 1
             try:
                 limit, offset = _number(request, "limit"), _number(request, "offset")
-                data = list_page(request.query_params, limit, offset)
+                query = request.query_params
+                data = await asyncio.get_running_loop().run_in_executor(
+                    reads, lambda: list_page(reader(base), query, limit, offset)
+                )
             except _BadQuery as exc:
                 return _bad(exc.field, str(exc))
+            finally:
+                waiting[0] -= 1
             return Response(orjson.dumps(data), media_type="application/json")
 
         return Route(path, endpoint, methods=["GET"])
 
-    def components(query: Any, limit: int | None, offset: int | None) -> Any:
-        return store().fleet_components(
+    def components(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
+        return db.fleet_components(
             type=query.get("type"),
             status=query.get("status"),
             search=query.get("search"),
@@ -78,12 +109,12 @@ def fleet_routes(
             offset=offset,
         )
 
-    def agents(query: Any, limit: int | None, offset: int | None) -> Any:
+    def agents(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
         for name in ("type", "ref"):
             if name not in query:
                 raise _BadQuery(name, f"{name} is required: the component's, as the list gives it")
         named = {"type": query["type"], "ref": query["ref"], "version": query.get("version")}
-        found = store().fleet_component_agents(*named.values(), limit=limit, offset=offset)
+        found = db.fleet_component_agents(*named.values(), limit=limit, offset=offset)
         return {**named, **found}
 
     return [route(AGENTS_PATH, agents), route(COMPONENTS_PATH, components)]
