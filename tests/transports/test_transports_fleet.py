@@ -5,6 +5,7 @@ every bad query a 400 with its reason (never a 500)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -136,3 +137,30 @@ def test_the_token_is_needed(served: Served) -> None:
         answer = httpx.get(served.url + path, timeout=30)
         assert answer.status_code == 401 and answer.json()["error"] == "unauthorized"
         assert "deploy" not in answer.text and "github" not in answer.text
+
+
+def test_the_fleet_routes_on_postgresql(pg_url: str, tmp_path: Path) -> None:
+    """The same answers from a server on PostgreSQL: the list, a filter, a row's agents."""
+    with open_store(pg_url) as store:
+        fleet_data.build(store)
+    server = Served(db=pg_url, log=tmp_path / "serve.log", extra=[])  # type: ignore[arg-type]
+    server.start()
+    try:
+        body = httpx.get(server.url + "/v1/fleet/components", timeout=30).json()
+        assert keys(body) == fleet_data.in_order(list(EXPECTED))
+        for row in body["components"]:
+            assert (row["name"], row["agents"], row["status"]) == EXPECTED[
+                (row["type"], row["ref"], row["version"])
+            ]
+        skills = httpx.get(server.url + "/v1/fleet/components?type=skill&status=denied", timeout=30)
+        assert keys(skills.json()) == [LINT_D3]
+        agents = httpx.get(
+            server.url + "/v1/fleet/components/agents",
+            params={"type": "mcp_server", "ref": GITHUB_KEY[1], "version": "0.6.2"},
+            timeout=30,
+        ).json()
+        assert [a["agent_id"] for a in agents["agents"]] == ["alice", "dave"]
+        bad = httpx.get(server.url + "/v1/fleet/components?limit=0", timeout=30)
+        assert bad.status_code == 400 and "limit must be" in bad.json()["message"]
+    finally:
+        server.stop()
