@@ -4,7 +4,9 @@ every bad query a 400 with its reason (never a 500)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import httpx
 import pytest
 
 from agbom.store import open_store
+from agbom.transports import fleet
 from tests import fleet_data
 from tests.fleet_data import DEPLOY_D2, EXPECTED, FILESYSTEM_KEY, GITHUB_KEY, LINT_D3
 from tests.transports.served import Served
@@ -162,5 +165,40 @@ def test_the_fleet_routes_on_postgresql(pg_url: str, tmp_path: Path) -> None:
         assert [a["agent_id"] for a in agents["agents"]] == ["alice", "dave"]
         bad = httpx.get(server.url + "/v1/fleet/components?limit=0", timeout=30)
         assert bad.status_code == 400 and "limit must be" in bad.json()["message"]
+    finally:
+        server.stop()
+
+
+def test_fleet_reads_never_hold_up_the_loop_and_are_bounded(pg_url: str, tmp_path: Path) -> None:
+    """With the versions table locked, fleet reads wait on their own thread: the server still
+    answers /healthz and a skill lookup, the ninth fleet request at once is 503 busy, and the
+    waiting ones are answered once the lock goes."""
+    import psycopg
+
+    with open_store(pg_url) as store:
+        fleet_data.build(store)
+    server = Served(db=pg_url, log=tmp_path / "serve.log", extra=[])  # type: ignore[arg-type]
+    server.start()
+    url = server.url + "/v1/fleet/components"
+    try:
+        with psycopg.connect(pg_url) as locker, ThreadPoolExecutor(16) as pool:
+            locker.execute("LOCK TABLE agbom_versions IN ACCESS EXCLUSIVE MODE")
+            sent = [pool.submit(httpx.get, url, timeout=120) for _ in range(fleet.MAX_WAITING)]
+            for _ in range(8):  # until one is refused at once (a probe may wait with the rest)
+                sent.append(pool.submit(httpx.get, url, timeout=120))
+                with contextlib.suppress(TimeoutError):
+                    if sent[-1].result(timeout=5).status_code == 503:
+                        break
+            assert httpx.get(server.url + "/healthz", timeout=10).status_code == 200
+            assert httpx.get(server.url + "/v1/skills/deploy", timeout=10).status_code == 200
+            early = [f.result() for f in sent if f.done()]  # nothing read while locked
+            assert early and all(a.json()["error"] == "busy" for a in early), early
+            locker.rollback()
+            answers = [f.result(timeout=120) for f in sent]
+        read = [a for a in answers if a.status_code == 200]
+        assert read and all(a.json()["total"] == len(EXPECTED) for a in read)
+        # every read waited on the lock at once, and they were never more than the bound
+        assert len(read) <= fleet.MAX_WAITING
+        assert all(a.json()["error"] == "busy" for a in answers if a.status_code != 200)
     finally:
         server.stop()
