@@ -572,7 +572,7 @@ def _fleet_components(
     except AgbomError as exc:
         raise typer.BadParameter(str(exc), param_hint="--search") from None
     with open_store(db, create=False) as store:
-        rows = list(fleet_rows(store, type=type_, status=status, search=search))
+        rows = fleet_rows(store, type=type_, status=status, search=search)
     _emit(rows, COLUMNS, fmt)
 
 

@@ -37,6 +37,10 @@ pin, else ``unapproved``. Models and A2A peers have none (``None``)."""
 _RANK = {s: i + 1 for i, s in enumerate(STATUSES)}
 
 MAX_PAGE = 500
+"""Rows a page of the read API may ask for (the API refuses more)."""
+MAX_LIMIT = 1_000_000
+"""Rows one store call may return: the CLI lists the whole fleet in one call, since every
+call groups all of it before it pages (a page costs nearly as much as the whole list)."""
 DEFAULT_PAGE = 100
 MAX_OFFSET = 1_000_000
 MAX_SEARCH = 256
@@ -75,8 +79,8 @@ def check_filter(
 def check_page(limit: Any, offset: Any) -> tuple[int, int]:
     limit = DEFAULT_PAGE if limit is None else limit
     offset = 0 if offset is None else offset
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
-        raise StoreValueError(f"limit must be a whole number from 1 to {MAX_PAGE}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise StoreValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
         raise StoreValueError(f"offset must be a whole number from 0 to {MAX_OFFSET}")
     return limit, offset

@@ -27,6 +27,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from agbom.store import Store
+from agbom.store._fleet_logic import MAX_PAGE
 
 COMPONENTS_PATH = "/v1/fleet/components"
 AGENTS_PATH = "/v1/fleet/components/agents"
@@ -88,6 +89,8 @@ def fleet_routes(
             waiting[0] += 1
             try:
                 limit, offset = _number(request, "limit"), _number(request, "offset")
+                if limit is not None and not 1 <= limit <= MAX_PAGE:
+                    raise _BadQuery("limit", f"limit must be a whole number from 1 to {MAX_PAGE}")
                 query = request.query_params
                 data = await asyncio.get_running_loop().run_in_executor(
                     reads, lambda: list_page(reader(base), query, limit, offset)
