@@ -17,7 +17,7 @@ filters, order and page) is this module's text, run alike on both.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -291,3 +291,27 @@ def page(
     where no row carries it)."""
     total = int(rows[0][total_at]) if rows else (0 if offset == 0 else None)
     return {"total": total, "limit": limit, "offset": offset, key: [entry(r) for r in rows]}
+
+
+Run = Callable[[str, dict[str, Any]], Sequence[Sequence[Any]]]
+"""A backend's way to run one statement with named parameters and fetch its rows."""
+
+
+def list_components(
+    run: Run, sql: FleetSql, now: str, *, type: Any, status: Any, search: Any, limit: Any,
+    offset: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """:meth:`fleet_components` over a backend's ``run``."""
+    checked = check_filter(type, status, search, limit, offset)
+    rows = run(sql.components, components_params(checked, now))
+    return page(rows, 9, checked.limit, checked.offset, "components", component_row)
+
+
+def list_agents(
+    run: Run, sql: FleetSql, now: str, component: tuple[Any, Any, Any], limit: Any, offset: Any
+) -> dict[str, Any]:
+    """:meth:`fleet_component_agents` over a backend's ``run``."""
+    named = check_component(*component)
+    size, start = check_page(limit, offset)
+    rows = run(sql.agents, agents_params(named, size, start, now))
+    return page(rows, 6, size, start, "agents", agent_row)

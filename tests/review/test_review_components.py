@@ -5,7 +5,6 @@ agents that use it; a bad query is a 400 page saying why; nothing the CSP refuse
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from agbom.store import open_store
 from tests import fleet_data
 from tests.fleet_data import EXPECTED
-from tests.review.reviewing import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, add_reviewer, need_browser
+from tests.review.reviewing import ARTIFACTS, add_reviewer, need_browser, signed_in_page
 from tests.transports.served import Served
 
 pytestmark = pytest.mark.network
@@ -52,30 +51,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, str
         server.stop()
 
 
-@contextlib.contextmanager
-def viewer_page(served: Served, token: str, width: int, failed: list[str]) -> Iterator[Any]:
-    """A chromium page ``width`` px wide with JavaScript off, signed in as the viewer; each
-    answer of 400 or more and each console error (a CSP violation is one) goes to ``failed``."""
-    sync_api = need_browser()
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            context = browser.new_context(
-                viewport={"width": width, "height": 900}, java_script_enabled=False
-            )
-            page: Any = context.new_page()
-            page.set_default_timeout(60_000)  # a loaded machine: a bound, not a timing claim
-            page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
-            page.on("console", lambda m: failed.append(m.text) if m.type == "error" else None)
-            page.goto(f"{served.url}/ui/login")
-            page.get_by_label("Reviewer token").fill(token)
-            page.get_by_role("button", name="Sign in").click()
-            page.wait_for_url(f"{served.url}/ui/queue")
-            yield page
-        finally:
-            browser.close()
+def viewer_page(served: Served, token: str, width: int, failed: list[str]) -> Any:
+    """A chromium page signed in as the viewer, with JavaScript off: the pages need none."""
+    return signed_in_page(served.url, token, width, failed, javascript=False)
 
 
 def rows(page: Any) -> list[list[str]]:

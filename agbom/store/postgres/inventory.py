@@ -203,12 +203,14 @@ class InventoryMixin(PostgresBase):
         offset: int | None = None,
     ) -> dict[str, Any]:
         """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
-        checked = fleet.check_filter(type, status, search, limit, offset)
+        filters = {"type": type, "status": status, "search": search}
+        return fleet.list_components(
+            self._fleet_rows, _FLEET, stamp(None), **filters, limit=limit, offset=offset
+        )
+
+    def _fleet_rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         with self._read() as conn:
-            rows = conn.execute(
-                _FLEET.components, fleet.components_params(checked, stamp(None))
-            ).fetchall()
-        return fleet.page(rows, 9, checked.limit, checked.offset, "components", fleet.component_row)
+            return conn.execute(sql, params).fetchall()
 
     def fleet_component_agents(
         self,
@@ -220,13 +222,8 @@ class InventoryMixin(PostgresBase):
         offset: int | None = None,
     ) -> dict[str, Any]:
         """The agents whose latest AgBOM holds one fleet component."""
-        component = fleet.check_component(type, ref, version)
-        size, start = fleet.check_page(limit, offset)
-        with self._read() as conn:
-            rows = conn.execute(
-                _FLEET.agents, fleet.agents_params(component, size, start, stamp(None))
-            ).fetchall()
-        return fleet.page(rows, 6, size, start, "agents", fleet.agent_row)
+        component = (type, ref, version)
+        return fleet.list_agents(self._fleet_rows, _FLEET, stamp(None), component, limit, offset)
 
 
 # The latest version's document, one row per component, beside its index row (first_seen).

@@ -247,13 +247,13 @@ class InventoryMixin(SqliteBase):
         offset: int | None = None,
     ) -> dict[str, Any]:
         """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
-        checked = fleet.check_filter(type, status, search, limit, offset)
-        rows = (
-            self._require()
-            .execute(_FLEET.components, fleet.components_params(checked, _stamp(None)))
-            .fetchall()
+        filters = {"type": type, "status": status, "search": search}
+        return fleet.list_components(
+            self._fleet_rows, _FLEET, _stamp(None), **filters, limit=limit, offset=offset
         )
-        return fleet.page(rows, 9, checked.limit, checked.offset, "components", fleet.component_row)
+
+    def _fleet_rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
+        return self._require().execute(sql, params).fetchall()
 
     @_guarded
     def fleet_component_agents(
@@ -266,11 +266,8 @@ class InventoryMixin(SqliteBase):
         offset: int | None = None,
     ) -> dict[str, Any]:
         """The agents whose latest AgBOM holds one fleet component."""
-        component = fleet.check_component(type, ref, version)
-        size, start = fleet.check_page(limit, offset)
-        params = fleet.agents_params(component, size, start, _stamp(None))
-        rows = self._require().execute(_FLEET.agents, params).fetchall()
-        return fleet.page(rows, 6, size, start, "agents", fleet.agent_row)
+        component = (type, ref, version)
+        return fleet.list_agents(self._fleet_rows, _FLEET, _stamp(None), component, limit, offset)
 
 
 # An agent's latest accepted version holds the members whose interval covers it. CROSS JOIN
