@@ -80,6 +80,7 @@ from agbom.analysis.shell_words import (
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "analyse_with",
     "Analysis",
     "Assignment",
     "Command",
@@ -122,6 +123,19 @@ def _parser() -> Any:
     return parser
 
 
+def analyse_with(
+    text: str, variables: dict[str, tuple[str, frozenset[Flow]]], limits: Limits = DEFAULT_LIMITS
+) -> Analysis:
+    """:func:`analyse` with variables set beforehand: ``{name: (shown text, flows)}``, each
+    of an unknown value that carries ``flows`` (how another language's analysis hands a
+    command line it built, with the data that went into it, to this one)."""
+    extra = {
+        name: Value(shown, "", False, flows)
+        for name, (shown, flows) in list(variables.items())[:256]
+    }
+    return _analyse(text, limits, extra)
+
+
 def _default_variables() -> dict[str, Value]:
     return {
         "IFS": Value(" \t\n", " \t\n", True),
@@ -131,9 +145,10 @@ def _default_variables() -> dict[str, Value]:
     }
 
 
-def _analyse(text: str, limits: Limits) -> Analysis:
+def _analyse(text: str, limits: Limits, extra: dict[str, Value] | None = None) -> Analysis:
     data = text.encode("utf-8", "surrogatepass")
-    state = State(text, limits, Scope(_default_variables(), {}))
+    state = State(text, limits, Scope({**_default_variables(), **(extra or {})}, {}))
+    output: frozenset[Flow] = frozenset()
     state.deadline = time.monotonic() + limits.max_parse_ms / 1000
     complete = True
     if len(data) > limits.max_bytes:
@@ -141,7 +156,7 @@ def _analyse(text: str, limits: Limits) -> Analysis:
         complete = False
         data = data[: limits.max_bytes]
     try:
-        _walk_source(state, data, Offsets(text, data), None, 0, "")
+        output = _walk_source(state, data, Offsets(text, data), None, 0, "")
     except Stop as stop:
         state.problems.append(str(stop))
         complete = False
@@ -156,6 +171,7 @@ def _analyse(text: str, limits: Limits) -> Analysis:
         complete=complete,
         problems=tuple(state.problems),
         fallback=state.fallback,
+        output=output,
     )
 
 
@@ -344,7 +360,11 @@ class _Walker(Evaluator):
     def file_flows(self, word: Word) -> frozenset[Flow]:
         if not word.bare:
             return frozenset()
-        return self.state.scope.files.get(path_key(word.bare), frozenset())
+        files = self.state.scope.files
+        found = files.get(path_key(word.bare), frozenset())
+        if not found and "@" in word.bare:  # curl -F name=@FILE, -d @FILE
+            found = files.get(path_key(word.bare.rsplit("@", 1)[-1].split(";", 1)[0]), found)
+        return found
 
     # -- assignments
 

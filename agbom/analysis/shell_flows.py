@@ -3,8 +3,23 @@ download, decoded data, a credential file's content, the environment)."""
 
 from __future__ import annotations
 
+from agbom.analysis import indicators
 from agbom.analysis import shell_programs as programs
 from agbom.analysis.shell_model import Command, Flow, Word
+
+# Commands that print a credential: a keychain dump, a browser's password item, a CLI's token.
+_KEYCHAIN_DUMPS = frozenset({"dump-keychain", "find-internet-password"})
+_BROWSER_ITEMS = ("chrome", "chromium", "brave", "edge", "opera", "vivaldi", "firefox",
+                  "safe storage", "slack", "discord", "1password", "keychain")  # fmt: skip
+_TOKEN_COMMANDS = {
+    "gh": (("auth", "token"),),
+    "gcloud": (("auth", "print-access-token"), ("auth", "print-identity-token")),
+    "az": (("account", "get-access-token"),),
+    "doctl": (("auth", "token"),),
+    "heroku": (("auth:token",),),
+    "vault": (("print", "token"),),
+    "op": (("read",), ("item", "get")),
+}
 
 
 def output_flows(command: Command) -> frozenset[Flow]:
@@ -32,7 +47,14 @@ def credential_in(word: Word) -> str | None:
         return None
     candidates = [value]
     candidates.extend(value.rsplit(mark, 1)[-1] for mark in ("@", "<", "=") if mark in value)
-    return next((c for c in candidates if programs.is_credential_path(c)), None)
+    return next(
+        (
+            c
+            for c in candidates
+            if programs.is_credential_path(c) or indicators.is_credential_store(c)
+        ),
+        None,
+    )
 
 
 def command_sources(command: Command) -> frozenset[Flow]:
@@ -81,4 +103,49 @@ def command_sources(command: Command) -> frozenset[Flow]:
         for name in operands:
             if programs.is_secret_name(name):
                 found.add(Flow("secret-variable", start, end, "$" + name))
+    found |= _credential_commands(command, values)
+    if program not in programs.NAMES_ONLY and program not in ("cd", "ls"):
+        for word in words[1:]:
+            if word.known and indicators.is_user_data(word.bare):
+                found.add(Flow("user-data", word.start, word.end, word.bare))
+    if programs.kind_of(program) == "shell" and (
+        "-i" in values or (not operands and not any(v in ("-c", "--command") for v in values))
+    ):
+        found.add(Flow("shell", start, end, f"{program} -i"))  # its output: a shell session
     return frozenset(found)
+
+
+def _credential_commands(command: Command, values: list[str]) -> frozenset[Flow]:
+    """Credentials a command prints: ``security dump-keychain``, a browser's keychain item,
+    ``gh auth token`` and other CLIs' tokens, ``kubectl config view --raw``, ``aws
+    configure get aws_secret_access_key``."""
+    program = command.program
+    start, end = command.start, command.end
+    shown = _shown(command)
+    if program == "security" and values:
+        verb = values[0]
+        named = " ".join(values[1:]).lower()
+        if verb in _KEYCHAIN_DUMPS or (
+            verb.startswith("find-") and any(item in named for item in _BROWSER_ITEMS)
+        ):
+            return frozenset({Flow("secret", start, end, shown)})
+        if verb.startswith("find-") and ("-w" in values or "-g" in values):
+            return frozenset({Flow("secret-variable", start, end, shown)})
+    if program == "kubectl" and "view" in values and "--raw" in values:
+        return frozenset({Flow("secret", start, end, shown)})
+    if (
+        program == "aws"
+        and values[:2] == ["configure", "get"]
+        and any("secret" in v or "token" in v for v in values[2:])
+    ):
+        return frozenset({Flow("secret-variable", start, end, shown)})
+    if program == "aws" and values[:2] == ["configure", "export-credentials"]:
+        return frozenset({Flow("secret", start, end, shown)})
+    if program.startswith("docker-credential-") and "get" in values:
+        return frozenset({Flow("secret", start, end, shown)})
+    for verbs in _TOKEN_COMMANDS.get(program, ()):
+        if tuple(values[: len(verbs)]) == verbs:
+            return frozenset({Flow("secret-variable", start, end, shown)})
+    if program in ("sqlite3", "sqlite") and any(indicators.is_credential_store(v) for v in values):
+        return frozenset({Flow("secret", start, end, shown)})
+    return frozenset()

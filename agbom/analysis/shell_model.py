@@ -97,3 +97,4 @@ class Analysis:
     complete: bool
     problems: tuple[str, ...]
     fallback: bool  # the grammar reported an error and the conservative tokenisation ran
+    output: frozenset[Flow] = frozenset()  # what the text as a whole writes to its stdout

@@ -183,7 +183,7 @@ _CREDENTIAL = re.compile(
     r"|(?:^|/|~)\.gnupg(?:/.*)?$|(?:^|/|~)\.password-store(?:/.*)?$"
     r"|(?:^|/|~)\.vault-token$|(?:^|/|~)\.terraform\.d/credentials\.tfrc\.json$"
     r"|^/etc/(?:shadow|gshadow|sudoers)$|^/proc/(?:self|\d+|\*)/environ$"
-    r"|(?:^|/)\.env(?:\.[a-z]+)?$",
+    r"|(?:^|/)\.env(?:\.(?!example$|sample$|template$|dist$|defaults?$)[a-z]+)?$",
     re.IGNORECASE,
 )
 _SECRET_NAME = re.compile(

@@ -99,7 +99,12 @@ def _place(value: str) -> str | None:
     if absolute and normal.startswith("//"):
         normal = "/" + normal.lstrip("/")
     parts = normal.split("/")
-    if len(parts) > 0 and _GLOB.match(parts[-1]) and parts[-1] not in (".", ".."):
+    if (
+        len(parts) > 0
+        and _GLOB.match(parts[-1])
+        and parts[-1] not in (".", "..")
+        and not re.sub(r"[*?\[\]!^.]", "", parts[-1])  # *, .*, .??*: everything; *.log is not
+    ):
         normal = "/".join(parts[:-1]) or ("/" if absolute else ".")
     return normal
 
@@ -316,7 +321,7 @@ def _sent(command: Command) -> Iterator[tuple[Flow, str]]:
     if program == "curl":
         positional = _curl_positional(words)
         for word in positional:
-            for flow in word.flows:
+            for flow in _ordered(word.flows):
                 if flow.kind in _SECRET:
                     yield flow, "in the URL"
         for option, value in _option_values(words, programs.CURL_VALUED):
@@ -331,7 +336,7 @@ def _sent(command: Command) -> Iterator[tuple[Flow, str]]:
                 path = credential_in(value)
                 if path is not None:
                     yield Flow("secret", value.start, value.end, path), f"curl {option}"
-            for flow in value.flows:
+            for flow in _ordered(value.flows):
                 if flow.kind == "secret" or (flow.kind == "secret-variable" and data):
                     yield flow, f"curl {option}"
     elif program in ("wget", "wget2"):
@@ -343,16 +348,16 @@ def _sent(command: Command) -> Iterator[tuple[Flow, str]]:
                 if value.bare in ("-", "/dev/stdin"):
                     reads_stdin = True
             if option in ("--post-data", "--body-data", "--header") or option.startswith("--p"):
-                for flow in value.flows:
+                for flow in _ordered(value.flows):
                     if flow.kind == "secret" or option != "--header":
                         yield flow, f"wget {option}"
         for word in _operands(words):
-            for flow in word.flows:
+            for flow in _ordered(word.flows):
                 if flow.kind in _SECRET:
                     yield flow, "in the URL"
     elif program in ("ssh",):
         for word in _after_options(words, programs.SSH_VALUED):
-            for flow in word.flows:
+            for flow in _ordered(word.flows):
                 if flow.kind in _SECRET:
                     yield flow, "ssh"
     else:
@@ -361,7 +366,7 @@ def _sent(command: Command) -> Iterator[tuple[Flow, str]]:
         )
         valued = programs.SSH_VALUED if program in ("scp", "sftp") else programs.RSYNC_VALUED
         for word in _after_options(words, valued):
-            for flow in word.flows:
+            for flow in _ordered(word.flows):
                 if flow.kind in _SECRET:
                     yield flow, program
             if remote or program in ("aws", "gsutil", "rclone", "mail", "mailx", "mutt", "swaks"):
@@ -369,13 +374,18 @@ def _sent(command: Command) -> Iterator[tuple[Flow, str]]:
                 if path is not None and not _remote_host(word.bare):
                     yield Flow("secret", word.start, word.end, path), program
     if reads_stdin:
-        for flow in command.stdin:
+        for flow in _ordered(command.stdin):
             if flow.kind in _SECRET:
                 yield flow, f"{program} sending its stdin"
     for redirect in command.redirects:
         if redirect.op == "<" and programs.is_credential_path(redirect.target.bare):
             yield Flow("secret", redirect.target.start, redirect.target.end,
                        redirect.target.bare), f"{program} sending its stdin"  # fmt: skip
+
+
+def _ordered(flows: frozenset[Flow]) -> list[Flow]:
+    """Flows in text order: the same text always names the same one first."""
+    return sorted(flows, key=lambda f: (f.start, f.end, f.kind, f.what))
 
 
 def _exfiltration(command: Command) -> Iterator[Risk]:

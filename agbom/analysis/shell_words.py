@@ -169,6 +169,8 @@ def literal_output(command: Command) -> str | None:
         if fmt.replace("\\n", "") in ("%s", "%b") and len(words) >= 3:
             return " ".join(w.bare for w in words[2:]) + ("\n" if "\\n" in fmt else "")
         return None
+    if command.stdin_text is not None and program in _DECODING:
+        return decoded_output(program, [w.bare for w in words[1:]], command.stdin_text)
     if (
         program in ("cat", "tee")
         and len(words) == 1
@@ -177,6 +179,41 @@ def literal_output(command: Command) -> str | None:
         and (words[1].bare == "-")
     ):
         return command.stdin_text
+    return None
+
+
+_DECODING = frozenset({"base64", "base32", "xxd", "rev", "tr"})
+MAX_DECODED = 64 * 1024  # of text a decoder's literal output is computed for
+_ROT13_SETS = {("a-za-z", "n-za-mn-za-m"), ("a-z", "n-za-m"), ("a-za-z", "n-za-ma-mn-z")}
+
+
+def decoded_output(program: str, args: list[str], text: str) -> str | None:
+    """What ``base64 -d``, ``base32 -d``, ``xxd -r -p``, ``rev`` or a rot13 ``tr`` writes for
+    a known input: decoded data is then read again as what it is (a script piped on into a
+    shell is parsed like any other)."""
+    import base64
+    import binascii
+    import codecs
+
+    text = text[:MAX_DECODED]
+    flags = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    try:
+        if program in ("base64", "base32") and ("d" in flags or "--decode" in args):
+            raw = "".join(text.split())
+            data = (
+                base64.b64decode(raw + "=" * (-len(raw) % 4))
+                if program == "base64"
+                else base64.b32decode(raw + "=" * (-len(raw) % 8), casefold=True)
+            )
+            return data.decode("utf-8")
+        if program == "xxd" and "r" in flags and "p" in flags:
+            return binascii.unhexlify("".join(text.split())).decode("utf-8")
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
+    if program == "rev" and not args:
+        return "\n".join(line[::-1] for line in text.split("\n"))
+    if program == "tr" and len(args) == 2 and (args[0].lower(), args[1].lower()) in _ROT13_SETS:
+        return codecs.encode(text, "rot13")
     return None
 
 

@@ -92,7 +92,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "copilot, windsurf, opencode, oscova, meerkat); install, uninstall and check the hosts' "
         "hook configurations (hook install|uninstall|doctor).",
     ),
-    "rules": ("rules_cmds", "Validate rule packs and run their unit tests."),
+    "rules": (
+        "rules_cmds",
+        "Validate rule packs, run their unit tests, and show the shipped ones.",
+    ),
     "skills": (
         "skills_cmds",
         "Approve, deny, revoke and query skills, pinned by (skill_id, digest).",

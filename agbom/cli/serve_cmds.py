@@ -436,13 +436,13 @@ def serve(
             return
         # Fail fast on a bad store, key file or rule pack before binding.
         checked = factory(observed=False)
-        _announce_packs(checked)
+        packs_said = pack_announcement(checked)  # said once the port is bound
         checked.store.close()
         from agbom.transports.bundle import BundleSource
+        from agbom.transports.front_policy import is_loopback_host
         from agbom.transports.http import (
             InProcessDecisions,
             ProcessDecisions,
-            is_loopback_host,
             read_token_file,
             serve_http,
         )
@@ -490,6 +490,8 @@ def serve(
             bound.append(f"http://{shown}:{bound_port}")
             url = f"http://{shown}:{bound_port}/acs"
             typer.echo(f"agbom: serving ACS on {url} (store {where})", err=True)
+            for line in packs_said:
+                typer.echo(line, err=True)
             if review is not None:
                 page = f"http://{shown}:{bound_port}/ui/"
                 typer.echo(f"agbom: review page on {page}", err=True)
@@ -612,12 +614,6 @@ def _runtime_pack_settings(
         return pack_settings(packs, egress_allow, known_tools, egress)
     except PackChoiceError as exc:
         raise typer.BadParameter(str(exc), param_hint="--pack") from None
-
-
-def _announce_packs(guardian: Any) -> None:
-    """Say which packs decide, and what the egress check does (agbom/guardian/pack_selection.py)."""
-    for line in pack_announcement(guardian):
-        typer.echo(line, err=True)
 
 
 def _public_url(value: str | None) -> str | None:
@@ -772,7 +768,7 @@ def _front_policy(
     read_api_protected: bool,
 ) -> Any:
     """The HTTP front's policy for ``serve``'s options (usage errors for bad ones)."""
-    from agbom.transports.http import FrontPolicy, is_loopback_host
+    from agbom.transports.front_policy import FrontPolicy, is_loopback_host
 
     if not is_loopback_host(host) and not read_api_protected:
         raise typer.BadParameter(

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agbom.guardian.decision import Decision, DecisionCollector, PolicyReference
 from agbom.guardian.policy_base import _reference
@@ -54,8 +54,9 @@ from agbom.rules.lineage import DEFAULT_TRUST, Lineage, Trust, TrustPolicy
 from agbom.store import StoreError
 
 if TYPE_CHECKING:
-    from agbom.guardian.policies import Policies
+    from agbom.guardian.context import PolicyHost
     from agbom.guardian.session import SessionState
+    from agbom.inventory import Component
     from agbom.rules import RuleSet
 
 LINEAGE_MAX_BYTES = 16 * 1024 * 1024
@@ -105,10 +106,28 @@ class _Staged:
     ends: bool
 
 
+class FlowPolicies(Protocol):
+    """What the flow guard uses of the policies that own it
+    (:class:`agbom.guardian.policies.Policies` is one), so that it does not import them."""
+
+    @property
+    def g(self) -> PolicyHost: ...
+
+    def _find_tool(
+        self, session: SessionState, name: str, tool_id: str = ""
+    ) -> Component | None: ...
+
+    def _findings_decision(
+        self, findings: Iterable[Finding], *, what: str, extra_codes: tuple[str, ...] = ()
+    ) -> Decision: ...
+
+    def _redact(self, method: str, payload: dict[str, Any], decision: Decision) -> Decision: ...
+
+
 class FlowGuard:
     """The flow state of every session this Guardian holds, and the flow rules' verdicts."""
 
-    def __init__(self, policies: Policies) -> None:
+    def __init__(self, policies: FlowPolicies) -> None:
         self.policies = policies
         self._sessions: OrderedDict[str, _SessionFlow] = OrderedDict()
         self._bytes = 0

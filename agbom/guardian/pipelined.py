@@ -17,7 +17,7 @@ from agbom.protocol import errors as codes
 from agbom.store import ChainAppend, ChainConflict, DuplicateRequest, Store, StoreError
 
 if TYPE_CHECKING:
-    from agbom.guardian.policies import PreparedSnapshot
+    from agbom.guardian.context import PreparedSnapshot
 
 PIPELINED_METHODS = frozenset(
     {

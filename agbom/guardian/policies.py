@@ -27,9 +27,9 @@ from agbom.store import AgbomDocument
 if TYPE_CHECKING:
     from agbom.guardian.session import SessionState
 
+from agbom.guardian.context import PreparedSnapshot
 from agbom.guardian.policy_base import (
     PolicyBase,
-    PreparedSnapshot,
     _has_server_approval,
     _Pending,
 )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from agbom.guardian.context import PolicyHost
 from agbom.guardian.decision import Decision, DecisionCollector, PolicyReference
 from agbom.guardian.session import SkillPair
 from agbom.inventory import (
@@ -24,12 +25,11 @@ from agbom.inventory import (
     ComponentType,
 )
 from agbom.inventory.graph import GraphUndo
-from agbom.protocol import AcsError, Disposition
+from agbom.protocol import Disposition
 from agbom.rules import Action, EvalContext, Finding
 from agbom.store import Digest, StoreError
 
 if TYPE_CHECKING:
-    from agbom.guardian.core import Guardian
     from agbom.guardian.runtime_pack import RuntimePacks
     from agbom.guardian.session import SessionState
     from agbom.guardian.signals import GuardianSignals
@@ -52,22 +52,6 @@ class _Pending:
     undo: GraphUndo | None = None  # takes back the diff patched into the session's graph
 
 
-@dataclass(slots=True)
-class PreparedSnapshot:
-    """The state-free work of an ``agbom/snapshot``, done ahead and off the Guardian's lock
-    (see :meth:`Guardian.prepare`): the validated inventory, its graph, its findings and its
-    stored form, or the payload's refusal."""
-
-    params: dict[str, Any]  # the request's params object: the work is for that request only
-    agent_id: str
-    tenant_id: str | None
-    agbom: AgBOM | None = None
-    graph: ComponentGraph | None = None
-    findings: list[Finding] | None = None
-    document: Mapping[str, Any] | None = None
-    error: AcsError | None = None
-
-
 def _reference(finding: Finding) -> PolicyReference:
     return PolicyReference(policy_id=finding.pack or "agbom", rule_id=finding.rule_id)
 
@@ -75,7 +59,7 @@ def _reference(finding: Finding) -> PolicyReference:
 class PolicyBase:
     """What every per-method policy shares: the Guardian, the pending step, rule context."""
 
-    def __init__(self, guardian: Guardian) -> None:
+    def __init__(self, guardian: PolicyHost) -> None:
         self.g = guardian
         self._pending: _Pending | None = None
         # Findings of tools outside any inventory, by what the call said about the tool; valid

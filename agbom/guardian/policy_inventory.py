@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from agbom.guardian.session import SessionState
     from agbom.store import Store
 
-from agbom.guardian.policy_base import PolicyBase, PreparedSnapshot
+from agbom.guardian.context import PreparedSnapshot
+from agbom.guardian.policy_base import PolicyBase
 
 
 class InventoryPolicies(PolicyBase):

@@ -287,7 +287,11 @@ class SkillPolicies(PolicyBase):
                 )
             except StoreError:
                 files = ""
-            what = f"{skill_id} changed since it was approved" + (f" ({files})" if files else "")
+            # The changed files say what to look at; without them (a definition not kept),
+            # the approved digest is what 'agbom skills diff --from' needs.
+            what = f"{skill_id} changed since it was approved" + (
+                f" ({files})" if files else f" as {approved[0]}"
+            )
         else:
             what = f"{skill_id} {_NOT_APPROVED.get(status, f'is {status}')}"
         location = getattr(store, "location", None)

@@ -569,7 +569,7 @@ def _command_spans(
 
 
 def _vendor_installer(fetch: str) -> bool:
-    from agbom.scan.content import is_vendor_installer
+    from agbom.scan.vendor_installers import is_vendor_installer
 
     return bool(fetch) and is_vendor_installer(fetch)
 

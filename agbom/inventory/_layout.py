@@ -17,10 +17,16 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from agbom.inventory.model import Component
+
+class Canonical(Protocol):
+    """What a layout needs of a component: its RFC 8785 bytes (``model.Component`` has them).
+    Typed by this protocol so that the layout does not import the model that holds it."""
+
+    @property
+    def canonical(self) -> bytes: ...
+
 
 CHUNK_TARGET = 512
 """Components per chunk when a layout is built; a chunk grown past twice this is split."""
@@ -38,7 +44,7 @@ class _Chunk:
         self.blob = blob
 
 
-def _chunk(ids: list[str], components: Mapping[str, Component]) -> _Chunk:
+def _chunk(ids: list[str], components: Mapping[str, Canonical]) -> _Chunk:
     return _Chunk(ids, b",".join([components[cid].canonical for cid in ids]))
 
 
@@ -66,7 +72,7 @@ class DocumentLayout:
 
     @classmethod
     def build(
-        cls, prefix: bytes, suffix: bytes, components: Mapping[str, Component]
+        cls, prefix: bytes, suffix: bytes, components: Mapping[str, Canonical]
     ) -> DocumentLayout:
         """The layout of a document whose components (in document order) are ``components``."""
         ids = list(components)
@@ -109,7 +115,7 @@ class DocumentLayout:
         self,
         prefix: bytes,
         suffix: bytes,
-        components: Mapping[str, Component],
+        components: Mapping[str, Canonical],
         touched: Iterable[str],
     ) -> DocumentLayout:
         """The layout of the document whose components are ``components``, which differ

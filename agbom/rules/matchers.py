@@ -7,7 +7,6 @@ Each predicate also describes itself, which is what ``agbom explain`` prints.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -18,6 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from agbom.inventory import ComponentType, normalize_algorithm
+from agbom.rules.predicate import Predicate, TextMatcher
 from agbom.rules.subjects import (
     Endpoint,
     MatchSpecError,
@@ -38,7 +38,8 @@ from agbom.rules.subjects import (
     unpinned_reason,
 )
 
-# The subject helpers are re-exported: callers import every matcher name from here.
+# The subject helpers and the predicate base (rules/predicate.py) are re-exported: callers
+# import every matcher name from here.
 __all__ = [
     "AllOf",
     "AnyOf",
@@ -82,49 +83,6 @@ _NPM_COMPARATOR = re.compile(
 )
 
 # -- predicates -------------------------------------------------------------------------------
-
-
-class Predicate:
-    """A compiled test on a :class:`Subject` that can describe itself."""
-
-    key = ""
-
-    def __call__(self, subject: Subject) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def describe(self) -> str:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def explain(self, subject: Subject) -> list[tuple[bool, str]]:
-        """``(holds, description)`` for this predicate and, for combinators, their parts."""
-        return [(self(subject), self.describe())]
-
-    def negated(self) -> str:
-        """What ``not`` of this predicate says, in words a reviewer reads."""
-        return f"not ({self.describe()})"
-
-
-class TextMatcher:
-    """Exact values (case-insensitive) and globs, compiled into a set and one regex."""
-
-    __slots__ = ("exact", "regex", "values")
-
-    def __init__(self, values: Sequence[str]) -> None:
-        self.values = tuple(values)
-        self.exact = frozenset(v.casefold() for v in values if not is_glob(v))
-        globs = [fnmatch.translate(v.casefold()) for v in values if is_glob(v)]
-        self.regex = re.compile("|".join(f"(?:{g})" for g in globs)) if globs else None
-
-    def __call__(self, value: str | None) -> bool:
-        if value is None:
-            return False
-        folded = value.casefold()
-        if folded in self.exact:
-            return True
-        return self.regex is not None and self.regex.fullmatch(folded) is not None
-
-    def __str__(self) -> str:
-        return " or ".join(repr(v) for v in self.values)
 
 
 def _as_list(value: Any, key: str) -> list[Any]:

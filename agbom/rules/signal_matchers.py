@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agbom.inventory.signals import CONTENT_CHECKS, DRIFT_CLASSES
-from agbom.rules.matchers import MatchSpecError, Predicate, Subject, TextMatcher
+from agbom.rules.predicate import Predicate, TextMatcher
+from agbom.rules.subjects import MatchSpecError, Subject
 
 VULNERABILITY_SEVERITIES = ("critical", "high", "medium", "low", "unknown")
 SIGNATURE_STATES = ("valid", "unsigned", "invalid", "unknown_key", "unverified")

@@ -234,6 +234,13 @@ def unpinned_reason(subject: Subject) -> str | None:
         candidates.append(version)
     if purl is not None and purl.version:
         candidates.append(purl.version)
+    package = subject.data.get("package")
+    requested = package.get("requested") if isinstance(package, Mapping) else None
+    if isinstance(requested, str) and requested:
+        # asked for a moving tag or a range (an image's :latest, npm's @latest, ^1.2)
+        if requested.strip().lower() in _UNPINNED_VERSIONS:
+            return f"version {requested!r} is a moving tag"
+        return f"version {requested!r} is not an exact version"
     if not candidates:
         return "no version is given"
     for candidate in candidates:

@@ -21,7 +21,7 @@ from agbom.scan.redact import redact_url
 CARD_MAX_BYTES = 1024 * 1024
 # The file names only an Agent Card uses; any JSON there is taken as a card (and a broken one
 # is an error, never "skipped"). ``agent.json`` is a common name, so it must look like a card.
-_CARD_ONLY_NAMES = frozenset({"agent-card.json"})
+_CARD_ONLY_NAMES = frozenset({"agent-card.json", "agent_card.json"})
 _V03_REQUIRED = ("name", "description", "url", "version", "protocolVersion", "capabilities",
                  "defaultInputModes", "defaultOutputModes", "skills")  # fmt: skip
 _V10_REQUIRED = ("name", "description", "version", "supportedInterfaces", "capabilities",
@@ -198,10 +198,12 @@ def _required(doc: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 class AgentCardReader:
-    """``agent-card.json`` / ``agent.json`` -> one ``a2a_peer`` component."""
+    """``agent-card.json`` / ``agent_card.json`` / ``agent.json``, or any JSON file in an
+    ``agent_cards/`` folder -> one ``a2a_peer`` component."""
 
     name = "a2a-agent-card"
-    globs = ("agent-card.json", "agent.json")
+    globs = ("agent-card.json", "agent_card.json", "agent.json", "agent_cards/*.json",
+             "agent-cards/*.json")  # fmt: skip
     max_bytes = CARD_MAX_BYTES
 
     def read(self, data: bytes, ctx: ReadContext) -> ReadResult:

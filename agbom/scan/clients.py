@@ -312,6 +312,11 @@ def _secret_spans(
     return out
 
 
+# Configs larger than this are read without indexing where each value sits: the positions of
+# a 5 MB ~/.claude.json cost 2.6 s to index and no finding may need them (issue 41).
+DEFER_POSITIONS_BYTES = 256 * 1024
+
+
 @dataclass(frozen=True)
 class McpConfigReader:
     """An MCP client configuration format."""
@@ -342,9 +347,16 @@ class McpConfigReader:
                 raise ParseFailure(FileError("not UTF-8 text")) from None
         return load_json(data, jsonc=self.jsonc)
 
-    def read(self, data: bytes, ctx: ReadContext) -> ReadResult:
-        """Every server entry becomes a component or a located error."""
+    def read(self, data: bytes, ctx: ReadContext, *, place: bool | None = None) -> ReadResult:
+        """Every server entry becomes a component or a located error.
+
+        ``place``: index positions to place each entry (``None``: only for files up to
+        :data:`DEFER_POSITIONS_BYTES`; a larger file's entries are placed when a finding asks,
+        by reading the file again: the scanner's ``_deferred``)."""
         result = ReadResult()
+        if place is None:
+            place = len(data) <= DEFER_POSITIONS_BYTES
+        entries = 0
         try:
             doc = self.parse(data)
             sections = list(self.sections(doc, ctx))
@@ -363,10 +375,11 @@ class McpConfigReader:
                 )
                 continue
             for key, entry in servers.items():
-                if positions is None:
+                if positions is None and place:
                     positions = positions_of(data, self.syntax)  # once, and only when needed
                 path = entry_path(str(key))
-                at = positions.nearest(path)
+                at = positions.nearest(path) if positions is not None else None
+                entries += 1
                 try:
                     component, findings = server_component(
                         str(key),
@@ -378,6 +391,9 @@ class McpConfigReader:
                         command_field=self.command_field,
                     )
                 except EntryError as exc:
+                    if positions is None:  # an error is placed now: it is reported anyway
+                        positions = positions_of(data, self.syntax)
+                    at = positions.nearest(path)
                     for field, problem in exc.problems:  # every problem, at its field
                         spot = (positions.get((*path, field)) if field else None) or at
                         result.errors.append(
@@ -389,7 +405,9 @@ class McpConfigReader:
                         )
                     continue
                 component["_key"] = f"{label}.{key}"
-                if at is not None:
+                if not place:
+                    component["_deferred"] = (self.name, entries)
+                elif at is not None and positions is not None:
                     component["_at"] = at
                     fields = _field_spans(positions, path, entry, self, component, lines)
                     if fields:

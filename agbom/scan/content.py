@@ -18,13 +18,14 @@ import bisect
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from agbom.inventory.signals import CONTENT_CHECKS
 from agbom.inventory.skill_digest import open_skill_file
 from agbom.scan._normalise import Normalised, ProseView
+from agbom.scan.vendor_installers import is_vendor_installer
 
 CHECKS = CONTENT_CHECKS
 MAX_FILE_BYTES = 1024 * 1024  # larger files are not read (listed as unchecked)
@@ -32,6 +33,10 @@ MAX_SKILL_BYTES = 16 * 1024 * 1024  # per skill
 MAX_FINDINGS = 50  # per skill; the count of the rest is kept
 MAX_LINE_CHARS = 8192  # of a line kept as a finding's context (every line is checked whole)
 MAX_TEXT = 160
+# Places a pattern may start in one file (the occurrences of its words): past this the
+# pattern is not matched over the file, which is listed in ``content_unchecked`` with the
+# checks left out. A skill has tens of them; 1 MB of ``curl x`` has 150,000.
+MAX_STARTS = 10_000
 BLANK_RUN = 40  # consecutive blank lines that hide what follows
 _SNIFF = 8192  # a NUL byte in the first bytes: binary, not read as text
 
@@ -117,23 +122,8 @@ _SAVED = re.compile(
     r"(?P<pydecode>base64\.|codecs\.decode|bytes\.fromhex|zlib\.decompress)"
 )
 _RUN_AFTER = 6  # lines after the save in which running the file counts
-# Vendors' documented installers, fetched over HTTPS from the vendor's own address: still
-# reported (what runs was not reviewed), at low severity as `vendor-installer`.
-_VENDOR_INSTALLERS = frozenset(
-    {
-        "get.docker.com",
-        "get.docker.com/",
-        "test.docker.com",
-        "sh.rustup.rs",
-        "astral.sh/uv/install.sh",
-        "install.python-poetry.org",
-        "raw.githubusercontent.com/homebrew/install/head/install.sh",
-        "deno.land/install.sh",
-        "bun.sh/install",
-        "get.pnpm.io/install.sh",
-    }
-)
-_URL = re.compile(r"(?i)\bhttps?://[^\s'\"|;)&>]+")
+_RUN_AFTER_CHARS = 8192  # ... and at most this far (one long line is not six lines)
+_SAVED_STARTS = ("curl", "wget", "iwr", "invoke-webrequest", "base64", "xxd", "openssl", "open(")
 # Credential files and whole-environment dumps (a single token in an auth header is the
 # normal use of a token, and not flagged; a token as the request body is).
 _SECRET_SOURCE = re.compile(
@@ -275,14 +265,13 @@ def shown(text: str) -> str:
     from agbom.scan.redact import redact_url
 
     text = re.sub(r"\b[a-z][a-z0-9+.-]*://\S+", lambda m: redact_url(m.group())[0], text)
+    # The scanner's own redaction pass (the exporters' redact_command/redact_args wrap it).
+    from agbom.scan.redact import redact_args
+
     try:
-        from agbom.export._redact import redact_command
-
-        text = redact_command(text)
+        text = redact_args([text])[0][0]
     except ValueError:  # unbalanced quotes: the words are redacted one by one
-        from agbom.export._redact import redact_args
-
-        text = " ".join(redact_args(text.split()))
+        text = " ".join(redact_args(text.split())[0])
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
@@ -304,6 +293,8 @@ class _Text:
         self._words: dict[str, bool] = {}
         self._prose: ProseView | None = None
         self.found: list[ContentFinding] = []
+        self.argv_sent = False  # a script whose own arguments reach the network
+        self.skipped: set[str] = set()  # checks whose patterns were over MAX_STARTS
 
     @property
     def prose(self) -> ProseView:
@@ -326,8 +317,11 @@ class _Text:
         end = self.norm.find("\n", offset)
         return begin, len(self.norm) if end < 0 else end
 
-    def add(self, check: str, start: int, end: int, *, text: str | None = None) -> None:
-        """A finding over ``norm[start:end]``, placed on the original text."""
+    def add(
+        self, check: str, start: int, end: int, *, text: str | None = None, detail: str = ""
+    ) -> None:
+        """A finding over ``norm[start:end]``, placed on the original text (``detail``: what
+        an analysis says the code does, put before the matched text)."""
         begin = self.folded.origin(start)
         stop = max(self.folded.origin(end, end=True), begin + 1)
         line, column = self.position(begin)
@@ -338,6 +332,8 @@ class _Text:
             hi = len(self.original) if hi < 0 else hi
             text = self.original[max(lo, begin - 20) : min(hi, stop + 40)]
             text = " ⏎ ".join(part.strip() for part in text.splitlines())
+        if detail:
+            text = f"{detail}: {text}"
         self.found.append(
             ContentFinding(check, self.file, line, shown(text), column, end_line, end_column)
         )
@@ -356,18 +352,35 @@ class _Text:
             return any(word in lower for word in words)
         return False
 
+    def dense(self, check: str, words: tuple[str, ...]) -> bool:
+        """More than :data:`MAX_STARTS` places in the file where ``check``'s pattern could
+        start (its words, counted): the pattern is not run over the file, which is listed as
+        partly checked (``skipped``), so that 1 MB of ``curl x`` costs a count, not a match
+        attempt at every word (the parse-based analyses of its code still run)."""
+        count = 0
+        for word in words:
+            count += self.lower.count(word)
+            if count > MAX_STARTS:
+                self.skipped.add(check)
+                return True
+        return False
+
 
 def check_text(text: str, file: str) -> Iterator[ContentFinding]:
     """The text checks (patterns, two-step patterns, invisible characters, blank runs) over
     one file, in line order. Matching runs on the normalised text (see
     :mod:`agbom.scan._normalise`); positions are those of the original."""
+    return iter(_check(text, file).found)
+
+
+def _check(text: str, file: str) -> _Text:
     doc = _Text(text, file)
     _blank_runs(doc)
     _invisible(doc)
     norm = doc.norm
     lines_of: dict[str, set[int]] = {}  # one finding per check and line, as before
     for check, pattern, words in _PHRASES:
-        if not doc.needs(words, prose=check in _PROSE_CHECKS):
+        if not doc.needs(words, prose=check in _PROSE_CHECKS) or doc.dense(check, words):
             continue
         seen = lines_of.setdefault(check, set())
         prose = doc.prose if check in _PROSE_CHECKS else None
@@ -377,43 +390,138 @@ def check_text(text: str, file: str) -> Iterator[ContentFinding]:
             while text[start] in " \t\n" and start < match.end() - 1:
                 start += 1  # a pattern's leading separator is not part of what it found
             end = match.end()
+            while end > start + 1 and text[end - 1] in " \t\n":
+                end -= 1  # nor its trailing one
             if prose is not None:
                 start, end = prose.origin(start), prose.origin(end, end=True)
             line = doc.line_bounds(start)[0]
-            if line in seen or _teaching(text, match):
+            if line in seen:
                 continue
             seen.add(line)
             name = check
-            if check == "download-to-shell" and _vendor_installer(match.group()):
+            if check == "download-to-shell" and is_vendor_installer(match.group()):
                 name = "vendor-installer"
+            if _teaching(text, match):
+                doc.add("cited-attack", start, end, detail=f"{name}, quoted or warned against")
+                continue
             doc.add(name, start, end)
-    if doc.needs(_NEEDS["saved"]):
+    if doc.needs(_NEEDS["saved"]) and not doc.dense("download-to-shell", _SAVED_STARTS):
         _saved_then_run(doc)
-    if doc.needs(_NEEDS["secret"]) and doc.needs(_NEEDS["send"]):
+    if (
+        doc.needs(_NEEDS["secret"])
+        and doc.needs(_NEEDS["send"])
+        and not doc.dense("secret-exfiltration", _NEEDS["secret"])
+    ):
         _exfiltration(doc)
-    _shell(doc, lines_of)
+    _prose(doc, lines_of)
+    _code(doc, lines_of)
+    if any(f.check == "secret-exfiltration" for f in doc.found):  # the read is part of it
+        doc.found = [f for f in doc.found if f.check != "credential-access"]
+    if doc.file.lower().endswith(_MARKDOWN):
+        _teaching_sections(doc)
     doc.found.sort(key=lambda f: (f.line, CHECKS.index(f.check), f.column))
-    return iter(doc.found)
+    return doc
 
 
-def _shell(doc: _Text, lines_of: dict[str, set[int]]) -> None:
-    """What the shell analysis finds in the file's scripts and shell blocks
-    (:mod:`agbom.scan.content_shell`), where the patterns did not already report the check
-    on that line."""
-    from agbom.scan.content_shell import shell_findings
+_MARKDOWN = (".md", ".markdown", ".mdx", ".rst")
+# What teaching text may quote: reported as cited-attack (low) when it stands there.
+_QUOTABLE = frozenset(CHECKS) - {
+    "invisible-characters", "hidden-after-blank-lines", "executable-outside-scripts", "symlink",
+    "cited-attack", "vendor-installer", "mcp-plaintext-secret", "mcp-insecure-endpoint",
+    "mcp-unpinned-server",
+}  # fmt: skip
+_RUN_STEP = re.compile(
+    r"(?i)^\s*(?:\d+[.)]\s*|[-*+]\s*)?(?:first,?\s+|then,?\s+|now,?\s+|next,?\s+)?"
+    r"(?:run|execute|paste|type|install|enter|call|invoke|source)\b"
+)
+
+
+def _prose(doc: _Text, lines_of: dict[str, set[int]]) -> None:
+    """The prose patterns of :mod:`agbom.scan.content_prose` on the prose view, and
+    instructions hidden in comments, where nothing else reported the check on that line."""
+    from agbom.scan.content_prose import hidden_findings, prose_findings
+
+    prose = doc.prose
+    for check, start, end in prose_findings(prose.text):
+        origin_start, origin_end = prose.origin(start), prose.origin(end, end=True)
+        line = doc.line_bounds(origin_start)[0]
+        seen = lines_of.setdefault(check, set())
+        if line in seen or lines_of.get("instruction-override", set()) & {line}:
+            continue
+        seen.add(line)
+        match = re.compile(re.escape(prose.text[start:end])).search(prose.text, start)
+        if match is not None and _teaching(prose.text, match):
+            doc.add("cited-attack", origin_start, origin_end, detail=f"{check}, quoted")
+            continue
+        doc.add(check, origin_start, origin_end)
+    markdown = doc.file.lower().endswith(_MARKDOWN)
+    for check, start, end in hidden_findings(doc.norm, markdown=markdown):
+        doc.add(check, start, end)
+
+
+def _teaching_sections(doc: _Text) -> None:
+    """Findings in a markdown section that teaches or lists attacks for a reviewer become
+    ``cited-attack`` (low), unless the line (or the line that introduces its code block)
+    asks to run it."""
+    from agbom.scan.content_prose import teaching_lines
+
+    ranges = teaching_lines(doc.original)
+    if not ranges:
+        return
+    lines = doc.original.split("\n")
+    kept: list[ContentFinding] = []
+    for found in doc.found:
+        inside = any(lo <= found.line <= hi for lo, hi in ranges)
+        if not inside or found.check not in _QUOTABLE or _asked_to_run(lines, found.line):
+            kept.append(found)
+            continue
+        text = shown(f"{found.check}, in text that teaches or lists attacks: {found.text}")
+        kept.append(replace(found, check="cited-attack", text=text))
+    doc.found = kept
+
+
+def _asked_to_run(lines: list[str], line: int) -> bool:
+    """The line asks to run what it holds, or it is in a code block introduced by a line
+    that does ("Run:", "1. Install the tool:")."""
+    index = line - 1
+    if 0 <= index < len(lines) and _RUN_STEP.match(lines[index]):
+        return True
+    depth = 0
+    probe = index
+    while probe > 0 and depth < 200:
+        probe -= 1
+        depth += 1
+        if lines[probe].lstrip().startswith(("```", "~~~")):
+            intro = probe - 1
+            while intro >= 0 and not lines[intro].strip():
+                intro -= 1
+            return intro >= 0 and _RUN_STEP.match(lines[intro]) is not None
+    return False
+
+
+def _code(doc: _Text, lines_of: dict[str, set[int]]) -> None:
+    """What the analyses of the file's code find (:mod:`agbom.scan.content_code`: its
+    scripts, its markdown's code blocks), where the patterns did not already report the
+    check on that line."""
+    from agbom.scan.content_code import analyse_file
 
     covered: set[tuple[str, int]] = set()  # (check, line) the patterns' findings span
     for found in doc.found:
         last = max(found.end_line or found.line, found.line)
         covered.update((found.check, n) for n in range(found.line, min(last, found.line + 64) + 1))
-    for check, start, end in shell_findings(doc.norm, doc.file, _vendor_installer):
+    code = analyse_file(doc.norm, doc.file, is_vendor_installer)
+    doc.argv_sent = code.argv_sent
+    for finding in code.findings:
+        check, start, end = finding.check, finding.start, finding.end
         seen = lines_of.setdefault(check, set())
         line = doc.line_bounds(start)[0]
         first, _ = doc.position(doc.folded.origin(start))
         if line in seen or (check, first) in covered:
             continue  # the patterns found it already
         seen.add(line)
-        doc.add(check, start, end)
+        if finding.source_start >= 0 and finding.source_start < start:
+            start = finding.source_start
+        doc.add(check, start, end, detail=finding.detail)
 
 
 def _blank_runs(doc: _Text) -> None:
@@ -472,21 +580,6 @@ def _teaching(norm: str, match: re.Match[str]) -> bool:
     return False
 
 
-def is_vendor_installer(matched: str) -> bool:
-    """``matched`` fetches exactly one URL, over HTTPS, and it is a vendor's documented
-    installer (:data:`_VENDOR_INSTALLERS`)."""
-    return _vendor_installer(matched)
-
-
-def _vendor_installer(matched: str) -> bool:
-    urls = _URL.findall(matched)
-    if len(urls) != 1 or not urls[0].lower().startswith("https://"):
-        return False
-    return urls[0][len("https://") :].lower().rstrip("/") in _VENDOR_INSTALLERS or (
-        urls[0][len("https://") :].lower() in _VENDOR_INSTALLERS
-    )
-
-
 def _saved_then_run(doc: _Text) -> None:
     """``curl URL -o F`` (or decoded data written to F), then F run within a few lines:
     ``sh F``, ``bash F``, ``chmod +x F && ./F``, ``source F``, ``subprocess.run([F])``."""
@@ -513,10 +606,10 @@ def _saved_then_run(doc: _Text) -> None:
             continue
         check = "decode-and-execute" if saved.group(2) is None else "download-to-shell"
         if check == "download-to-shell":
-            if _teaching(norm, saved):
-                continue
-            if _vendor_installer(saved.group()):
+            if is_vendor_installer(saved.group()):
                 check = "vendor-installer"
+            elif _teaching(norm, saved):
+                check = "cited-attack"
         doc.add(check, saved.start(), saved.end(), text=_two(doc, saved.start(), run.end()))
 
 
@@ -562,19 +655,24 @@ def _exfiltration(doc: _Text) -> None:
         if found is None:
             continue
         covered = doc.line_bounds(max(found[0], found[1] - 1))[1]
-        doc.add("secret-exfiltration", found[0], found[1], text=_two(doc, found[0], found[1]))
+        begin = found[0]
+        while begin < found[1] - 1 and norm[begin] in " \t":
+            begin += 1  # the line's indentation is not part of what was found
+        doc.add("secret-exfiltration", begin, found[1], text=_two(doc, found[0], found[1]))
 
 
 _KEY_OPTION = re.compile(r"\s-i\s*[\"']?\$\{?$")
 
 
 def _lines_after(norm: str, pos: int) -> int:
-    """Where the :data:`_RUN_AFTER`-th line after ``pos`` ends (the text's end if sooner)."""
+    """Where the :data:`_RUN_AFTER`-th line after ``pos`` ends (the text's end if sooner),
+    at most :data:`_RUN_AFTER_CHARS` after ``pos``."""
     stop = pos
+    limit = min(len(norm), pos + _RUN_AFTER_CHARS)
     for _ in range(_RUN_AFTER):
-        nxt = norm.find("\n", stop + 1)
+        nxt = norm.find("\n", stop + 1, limit)
         if nxt < 0:
-            return len(norm)
+            return limit
         stop = nxt
     return stop
 
@@ -621,9 +719,13 @@ class ContentReport:
 def check_skill(folder: Path, files: Iterable[Any]) -> ContentReport:
     """Run every check over ``files`` (:class:`agbom.inventory.skill_digest.SkillFile`
     entries of the folder's digest: path, size, executable, symlink)."""
+    from agbom.scan.content_mcp import is_mcp_config
+
     found: list[ContentFinding] = []
     unchecked: list[str] = []
     budget = MAX_SKILL_BYTES
+    sends_arguments: set[str] = set()  # scripts whose own arguments reach the network
+    markdown: dict[str, _Text] = {}
     entries = sorted(files, key=lambda f: f.path)
     # Folders of skills nested in this one: their files sit in *their* scripts/.
     nested = sorted(
@@ -649,10 +751,56 @@ def check_skill(folder: Path, files: Iterable[Any]) -> ContentReport:
             continue
         budget -= len(data)
         text = data.decode("utf-8", errors="replace")
-        found.extend(check_text(text, path))
+        doc = _check(text, path)
+        found.extend(doc.found)
+        if doc.skipped:  # read, but some patterns were over their bound
+            unchecked.append(f"{path} (patterns not matched: {', '.join(sorted(doc.skipped))})")
+        if doc.argv_sent:
+            sends_arguments.add(path)
+        if path.lower().endswith(_MARKDOWN) or path.lower().endswith(".txt"):
+            markdown[path] = doc
+        if is_mcp_config(path, data):
+            found.extend(_mcp(folder, path, data, doc))
+    found.extend(_scripts_given_secrets(markdown, sends_arguments))
     found.sort(key=lambda f: (f.file, f.line, CHECKS.index(f.check), f.column))
     omitted = max(0, len(found) - MAX_FINDINGS)
     return ContentReport(found[:MAX_FINDINGS], unchecked, omitted)
+
+
+def _mcp(folder: Path, path: str, data: bytes, doc: _Text) -> Iterator[ContentFinding]:
+    """The checks of scan's MCP configs over one the skill ships
+    (:mod:`agbom.scan.content_mcp`), placed on each server's entry."""
+    from agbom.scan.content_mcp import mcp_findings
+
+    lines = doc.original.split("\n")
+    for check, span, detail in mcp_findings(folder, path, data, is_vendor_installer):
+        line = getattr(span, "line", 1) or 1
+        column = getattr(span, "column", 1) or 1
+        end_line = getattr(span, "end_line", 0) or line
+        end_column = getattr(span, "end_column", 0) or column + 1
+        context = lines[line - 1][:MAX_LINE_CHARS] if 0 < line <= len(lines) else ""
+        yield ContentFinding(check, path, line, shown(f"{detail}: {context.strip()}"), column,
+                             end_line, end_column)  # fmt: skip
+
+
+def _scripts_given_secrets(
+    markdown: dict[str, _Text], sends_arguments: set[str]
+) -> Iterator[ContentFinding]:
+    """A skill's markdown runs one of its scripts with a credential as an argument (``python
+    scripts/sync.py ~/.ssh/id_rsa``) and that script sends its arguments to the network: the
+    credential is sent, though neither file says so alone."""
+    if not sends_arguments:
+        return
+    from agbom.scan.content_shell import script_calls
+
+    for path, doc in markdown.items():
+        for script, start, end, credential in script_calls(doc.norm, path):
+            if script in sends_arguments and credential:
+                before = len(doc.found)
+                doc.add("secret-exfiltration", start, end,
+                        detail=f"{script} sends its arguments to the network, and is given "
+                        f"{credential}")  # fmt: skip
+                yield from doc.found[before:]
 
 
 def _read(path: Path) -> bytes | None:

@@ -15,7 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from agbom.analysis import Limits, analyse, risks
+from agbom.analysis import Limits, Risk, analyse, risks
+from agbom.analysis import shell_programs as programs
+from agbom.analysis.shell_behaviours import BEHAVIOURS, behaviours
+from agbom.analysis.shell_model import Analysis
+from agbom.analysis.shell_words import code_option
 
 # Script files by name, or by a shell on their first line.
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".dash", ".ash", ".command")
@@ -42,6 +46,8 @@ _CHECK_OF = {
     "download-exec": "download-to-shell",
     "decode-exec": "decode-and-execute",
     "exfiltration": "secret-exfiltration",
+    "destructive": "file-tampering",
+    **{name: name for name in BEHAVIOURS},
 }
 
 
@@ -62,6 +68,25 @@ def shell_regions(text: str, file: str) -> Iterator[tuple[int, str]]:
         yield block.start("body"), body
 
 
+def _inline_code(analysis: Analysis) -> Iterator[Risk]:
+    """What the code a command hands to Python or Node (``python -c``, ``node -e``) does,
+    placed on the command."""
+    from agbom.analysis.js_code import analyse_js
+    from agbom.analysis.python_code import analyse_python
+
+    for command in analysis.commands[:200]:
+        family = programs.interpreter_family(command.program)
+        if family not in ("python", "node", "nodejs", "deno", "bun"):
+            continue
+        code = code_option(command.words, programs.CODE_OPTIONS.get(family, ()))
+        if code is None or not code.known or not code.bare.strip():
+            continue
+        report = analyse_python(code.bare) if family == "python" else analyse_js(code.bare)
+        for risk in report.risks:
+            yield Risk(risk.check, command.start, command.end,
+                       f"{command.program} code: {risk.detail}", risk.origin)  # fmt: skip
+
+
 def shell_findings(
     text: str, file: str, vendor_installer: Callable[[str], bool]
 ) -> Iterator[tuple[str, int, int]]:
@@ -70,7 +95,8 @@ def shell_findings(
     for offset, region in shell_regions(text, file):
         if not region.strip():
             continue
-        for risk in risks(analyse(region, LIMITS)):
+        analysis = analyse(region, LIMITS)
+        for risk in [*risks(analysis), *behaviours(analysis), *_inline_code(analysis)]:
             check = _CHECK_OF.get(risk.check)
             if check is None:
                 continue
@@ -78,3 +104,38 @@ def shell_findings(
                 check = "vendor-installer"
             start = risk.start if risk.source_start < 0 else min(risk.start, risk.source_start)
             yield check, offset + start, offset + max(risk.end, risk.start + 1)
+
+
+_SCRIPT_RUNNERS = frozenset({"python", "python3", "node", "bash", "sh", "zsh", "deno", "bun",
+                             "tsx", "ts-node", "uv", "npx"})  # fmt: skip
+
+
+def script_calls(text: str, file: str) -> Iterator[tuple[str, int, int, str]]:
+    """(script path in the skill, start, end, the credential given or "") for each command of
+    the file's shell blocks that runs one of the skill's own scripts (``python scripts/x.py
+    ARGS``, ``./scripts/x.sh ARGS``, ``uv run scripts/x.py``)."""
+    from agbom.analysis.shell_flows import credential_in
+
+    for offset, region in shell_regions(text, file):
+        if "scripts/" not in region and "./" not in region:
+            continue
+        for command in analyse(region, LIMITS).commands:
+            words = list(command.words)
+            if command.program in _SCRIPT_RUNNERS:
+                words = [w for w in words[1:] if w.bare not in ("run", "-u", "-B")]
+                while words and words[0].bare.startswith("-"):
+                    words = words[1:]
+            if not words:
+                continue
+            script = words[0].bare.removeprefix("./")
+            if not script or "/" not in script or script.startswith(("/", "~", "$")):
+                continue
+            credential = ""
+            for word in words[1:]:
+                found = credential_in(word)
+                secret = next((f for f in sorted(word.flows, key=lambda f: (f.start, f.what))
+                               if f.kind in ("secret", "secret-variable")), None)  # fmt: skip
+                if found is not None or secret is not None:
+                    credential = found or (secret.what if secret is not None else "")
+                    break
+            yield script, offset + command.start, offset + command.end, credential

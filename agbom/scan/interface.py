@@ -7,7 +7,7 @@ the problems it met. A problem never stops the scan; it is shown to the user in 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -53,6 +53,12 @@ SCANNER_RULES: Mapping[str, tuple[str, str]] = {
         "A locally launched MCP server runs a registry package without an exact version, so "
         "it runs whatever the registry serves next; pin an exact version.",
     ),
+    "scan.skill-spec": (
+        "low",
+        "A SKILL.md breaks a rule of the Agent Skills specification (a description over "
+        "1,024 characters, a name that does not match its folder, no frontmatter, ...); the "
+        "skill was still read and inventoried.",
+    ),
     "scan.skill-load-digest-mismatch": (
         "high",
         "A recorded ACS session loaded a skill whose digest differs from the digest it was "
@@ -67,6 +73,10 @@ SCANNER_REMEDIATIONS: Mapping[str, str] = {
         "Pin the package to an exact version in the server's command (for example "
         "`npx -y @scope/server@1.2.3`, `uvx server==1.2.3`, an image digest), then run "
         "`agbom lock` so CI catches the next change."
+    ),
+    "scan.skill-spec": (
+        "Fix the SKILL.md frontmatter as the message says (agentskills.io/specification); "
+        "hosts that validate skills may refuse or truncate it."
     ),
     "scan.skill-load-digest-mismatch": (
         "Find out why the skill changed between registration and load; register it again "
@@ -88,7 +98,6 @@ class Span:
     end_line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
 class SourceLocation:
     """Where a component came from: the file (as shown, and its real path on disk) and the
     span of its entry; ``fields`` locates parts of the entry (``endpoint``, ``command``,
@@ -96,12 +105,79 @@ class SourceLocation:
 
     Carried beside the AgBOM (:attr:`agbom.scan.ScanResult.locations`), never inside it: lines
     move when a file is edited, and the AgBOM is a wire format whose hash must not.
+
+    A location may be *deferred* (``resolve``): for a large file the reader does not index
+    positions while reading, and the span and fields are computed the first time a finding
+    asks for them (``resolve()`` gives ``(span, fields)``). Until then the location is known by
+    its ``entry`` (the entry's key in the file) and ``order`` (its place among the file's
+    entries), which is also how it sorts.
     """
 
-    path: str
-    file: str
-    span: Span
-    fields: tuple[tuple[str, Span], ...] = ()
+    __slots__ = ("_fields", "_resolve", "_span", "entry", "file", "order", "path")
+
+    def __init__(
+        self,
+        path: str,
+        file: str,
+        span: Span | None = None,
+        fields: tuple[tuple[str, Span], ...] = (),
+        *,
+        resolve: Callable[[], tuple[Span, tuple[tuple[str, Span], ...]]] | None = None,
+        entry: str = "",
+        order: int = 0,
+    ) -> None:
+        self.path = path
+        self.file = file
+        self._span = span if span is not None or resolve is not None else Span(1, 1, 2)
+        self._fields = fields
+        self._resolve = resolve if span is None else None
+        self.entry = entry
+        self.order = order
+
+    def _resolved(self) -> None:
+        if self._resolve is not None:
+            self._span, self._fields = self._resolve()
+            self._resolve = None
+
+    @property
+    def span(self) -> Span:
+        self._resolved()
+        assert self._span is not None
+        return self._span
+
+    @property
+    def fields(self) -> tuple[tuple[str, Span], ...]:
+        self._resolved()
+        return self._fields
+
+    @property
+    def deferred(self) -> bool:
+        """The span is not computed yet."""
+        return self._resolve is not None
+
+    def sort_key(self) -> tuple[str, int, int]:
+        """File, then place in it, without computing a deferred span."""
+        if self._resolve is not None:
+            return (self.path, self.order, 0)
+        span = self.span
+        return (self.path, span.line, span.column)
+
+    def _identity(self) -> tuple[Any, ...]:
+        if self._resolve is not None:
+            return (self.path, self.file, "entry", self.entry, self.order)
+        return (self.path, self.file, self.span, self.fields)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SourceLocation):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __repr__(self) -> str:
+        where = f"entry {self.entry!r}" if self._resolve is not None else repr(self._span)
+        return f"SourceLocation({self.path!r}, {where})"
 
     @property
     def line(self) -> int:

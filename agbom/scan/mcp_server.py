@@ -164,9 +164,15 @@ def server_component(
     problems: Problems = []
     type_field = "type" if "type" in entry else "transport"
     raw_type = entry.get(type_field)
+    if type_field == "transport" and isinstance(raw_type, Mapping):
+        # {"url": ..., "transport": {"type": "streamable-http", ...}}: the type is inside
+        inner = raw_type.get("type")
+        raw_type = inner if isinstance(inner, str) else None
     declared: str | None = None
     if raw_type is not None and not isinstance(raw_type, str):
-        problems.append((type_field, f"'type' must be a string, not {type(raw_type).__name__}"))
+        problems.append(
+            (type_field, f"{type_field!r} must be a string, not {type(raw_type).__name__}")
+        )
     elif raw_type:
         declared = _TRANSPORTS.get(raw_type.lower())
         if declared is None:

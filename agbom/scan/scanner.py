@@ -12,13 +12,14 @@ No file can stop the scan: every failure, including a bug in a reader, becomes a
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import translate
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from agbom.scan.interface import (
     Span,
 )
 from agbom.scan.mcpb import McpbReader, looks_like_bundle_manifest
+from agbom.scan.reader_match import ReaderMatcher
 from agbom.scan.registry import ServerJsonReader, looks_like_server_json
 from agbom.scan.skills import SkillReader
 
@@ -118,43 +120,7 @@ HOME_DIRS: tuple[str, ...] = (
 )
 
 
-class _Matcher:
-    """Map a path to the most specific reader whose glob matches its trailing components."""
-
-    def __init__(self, readers: Iterable[Reader]) -> None:
-        self.exact: dict[str, list[tuple[int, tuple[re.Pattern[str], ...], Reader]]] = {}
-        self.wild: list[tuple[re.Pattern[str], int, tuple[re.Pattern[str], ...], Reader]] = []
-        for order, reader in enumerate(readers):
-            for glob in reader.globs:
-                parts = glob.split("/")
-                last = parts[-1]
-                parents = tuple(re.compile(translate(p)) for p in parts[:-1])
-                # Specificity: more components first, then exact names, then reader order.
-                rank = -len(parts) * 1000 + order
-                if any(c in last for c in "*?["):
-                    self.wild.append((re.compile(translate(last)), rank + 500, parents, reader))
-                else:
-                    self.exact.setdefault(last, []).append((rank, parents, reader))
-
-    def match(self, name: str, parents: Sequence[str]) -> Reader | None:
-        best: tuple[int, Reader] | None = None
-        candidates = list(self.exact.get(name, ()))
-        candidates.extend((rank, pp, r) for rx, rank, pp, r in self.wild if rx.match(name))
-        for rank, pattern_parents, reader in candidates:
-            n = len(pattern_parents)
-            if n > len(parents):
-                continue
-            if n and not all(
-                p.match(part)
-                for p, part in zip(pattern_parents, parents[len(parents) - n :], strict=True)
-            ):
-                continue
-            if best is None or rank < best[0]:
-                best = (rank, reader)
-        return best[1] if best else None
-
-
-_MATCHER = _Matcher(ALL_READERS)
+_MATCHER = ReaderMatcher(ALL_READERS)
 
 
 def reader_for(path: Path) -> Reader | None:
@@ -416,7 +382,7 @@ def _place(components: list[dict[str, Any]], data: bytes) -> None:
     for component in components:
         path = component.pop("_path", None)
         line = component.pop("_line", None)
-        if "_at" in component:
+        if "_at" in component or "_deferred" in component:
             continue
         if isinstance(line, int) and line >= 1:
             if starts is None:
@@ -449,7 +415,18 @@ def _line_span(data: bytes, start: int, line: int) -> Span:
 
 
 def _take_location(component: dict[str, Any], display: str, file: str) -> SourceLocation:
-    """Move the reader's span marks out of the wire component into a location."""
+    """Move the reader's span marks out of the wire component into a location (a deferred
+    one when the reader left the file unindexed: see :func:`_deferred_place`)."""
+    deferred = component.pop("_deferred", None)
+    if deferred is not None:
+        component.pop("_at", None)
+        component.pop("_fields", None)
+        reader, order = deferred
+        key = str(component.get("_key", ""))
+        return SourceLocation(
+            display, file, resolve=partial(_deferred_place, file, reader, key), entry=key,
+            order=int(order),
+        )  # fmt: skip
     span = component.pop("_at", None)
     fields = component.pop("_fields", None) or {}
     if not isinstance(span, Span):
@@ -460,6 +437,42 @@ def _take_location(component: dict[str, Any], display: str, file: str) -> Source
         span=span,
         fields=tuple(sorted((k, v) for k, v in fields.items() if isinstance(v, Span))),
     )
+
+
+def _deferred_place(
+    file: str, reader_name: str, key: str
+) -> tuple[Span, tuple[tuple[str, Span], ...]]:
+    """The span and fields of entry ``key`` of a config read without positions: the file is
+    read again, this time indexed (once per file, however many findings ask). A file that
+    changed since, or lost the entry, places it at line 1."""
+    placed = _placed_entries(file, reader_name)
+    return placed.get(key, (Span(1, 1, 2), ()))
+
+
+@functools.lru_cache(maxsize=8)
+def _placed_entries(
+    file: str, reader_name: str
+) -> dict[str, tuple[Span, tuple[tuple[str, Span], ...]]]:
+    reader = next((r for r in ALL_READERS if r.name == reader_name), None)
+    out: dict[str, tuple[Span, tuple[tuple[str, Span], ...]]] = {}
+    if reader is None:
+        return out
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read(reader.max_bytes + 1)[: reader.max_bytes]
+        path = Path(file)
+        result = reader.read(data, ReadContext(path, file, (path.parent,)), place=True)  # type: ignore[call-arg]
+    except Exception:  # noqa: BLE001 - gone or changed: its places fall back to line 1
+        return out
+    for component in result.components:
+        span = component.get("_at")
+        fields = component.get("_fields") or {}
+        if isinstance(span, Span):
+            out[str(component.get("_key", ""))] = (
+                span,
+                tuple(sorted((k, v) for k, v in fields.items() if isinstance(v, Span))),
+            )
+    return out
 
 
 # -- (4) merging ---------------------------------------------------------------------------------
@@ -752,7 +765,7 @@ def _locations(
         if cid in agbom:
             by_id.setdefault(cid, {})[location] = None
     return {
-        cid: tuple(sorted(places, key=lambda p: (p.path, p.span.line, p.span.column)))
+        cid: tuple(sorted(places, key=SourceLocation.sort_key))
         for cid, places in sorted(by_id.items())
     }
 

@@ -15,17 +15,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from agbom.inventory.skill_digest import SkillDigestError, digest_skill_folder
 from agbom.scan._parse import BOM, ParseFailure, load_yaml, load_yaml_located
 from agbom.scan._positions import EMPTY, Positions
 from agbom.scan.allowed_tools import AllowedToolsError, capabilities_of, parse_allowed_tools
 from agbom.scan.content import check_skill
-from agbom.scan.interface import FileError, ReadContext, ReadResult
+from agbom.scan.interface import FileError, Finding, ReadContext, ReadResult
 from agbom.scan.skill_index import MISMATCH_FIELD, index_digest_for
 from agbom.scan.skill_packages import declared_packages
 from agbom.scan.skills_lock import RECORD_FIELD, STATUS_FIELD, status_for_folder
 
 FRONTMATTER_MAX_BYTES = 256 * 1024
+SPEC_RULE = "scan.skill-spec"
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
@@ -33,6 +36,11 @@ _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _FENCE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl",
                     ".ps1", ".bat", ".cmd", ".php", ".lua")  # fmt: skip
+
+
+class _Deviation(ParseFailure):
+    """The SKILL.md has no frontmatter where the specification puts it: the file was read
+    (and the skill is inventoried by its folder), so this is a finding, not an error."""
 
 
 def _frontmatter(data: bytes, truncated: bool) -> tuple[str, int]:
@@ -54,12 +62,12 @@ def _frontmatter(data: bytes, truncated: bool) -> tuple[str, int]:
         stripped = text.lstrip()
         if stripped.startswith("---"):
             line = text.count("\n", 0, len(text) - len(stripped)) + 1
-            raise ParseFailure(
+            raise _Deviation(
                 FileError("frontmatter must start on the first line of SKILL.md", line, 1)
             )
         if not text.strip():
-            raise ParseFailure(FileError("empty SKILL.md (no frontmatter)"))
-        raise ParseFailure(FileError("no YAML frontmatter: SKILL.md must begin with '---'", 1, 1))
+            raise _Deviation(FileError("empty SKILL.md (no frontmatter)"))
+        raise _Deviation(FileError("no YAML frontmatter: SKILL.md must begin with '---'", 1, 1))
     body_start = first_end + 1
     closing = _FENCE.search(text, body_start)
     if closing is None:
@@ -142,12 +150,41 @@ def validate_frontmatter(meta: Mapping[str, Any], folder_name: str) -> list[str]
             f"'compatibility' must be a string of at most {COMPATIBILITY_MAX} characters"
         )
     metadata = meta.get("metadata")
+    # The Agent Skills specification maps strings to strings; OpenClaw (and others) keep
+    # objects under their own key ("metadata": {"openclaw": {...}}), which is valid there.
     if metadata is not None and (
-        not isinstance(metadata, Mapping)
-        or not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
+        not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata)
     ):
-        problems.append("'metadata' must map strings to strings")
+        problems.append("'metadata' must be a mapping with string keys")
     return problems
+
+
+def _metadata_value(value: Any) -> str:
+    """A metadata value as the inventory keeps it: a string as written, anything else (an
+    OpenClaw object, a number) as compact JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:  # a YAML date or another value JSON cannot hold
+        return str(value)
+
+
+def _deviations(result: ReadResult, problems: list[FileError], skill_id: str, path: str) -> None:
+    """What breaks the Agent Skills specification in a SKILL.md that was still read and
+    inventoried: findings of the scanner's own rule ``scan.skill-spec`` (low), never errors
+    of the file (issue 41 item 5)."""
+    for problem in problems:
+        where = f" (line {problem.line})" if problem.line else ""
+        result.findings.append(
+            Finding(
+                rule_id=SPEC_RULE,
+                severity="low",
+                component_id=skill_id,
+                message=f"skill {skill_id.split(':', 1)[-1]!r}: {problem.reason}{where}",
+                path=path,
+            )
+        )
 
 
 def _parent_skill(folder: Path, display: str, roots: tuple[Path, ...]) -> str | None:
@@ -187,6 +224,7 @@ class SkillReader:
     def read(self, data: bytes, ctx: ReadContext, *, truncated: bool = False) -> ReadResult:
         """Parse the frontmatter, validate it, digest the folder."""
         result = ReadResult()
+        deviations: list[FileError] = []  # spec deviations: findings once inventoried
         folder: Path = ctx.path.parent
         folder_name = folder.name
         meta: Mapping[str, Any] = {}
@@ -195,21 +233,24 @@ class SkillReader:
             text, line = _frontmatter(data, truncated)
             loaded, positions = load_yaml_located(text, line_offset=line - 1)
             if loaded is None:
-                raise ParseFailure(FileError("frontmatter is empty", line, 1))
+                raise _Deviation(FileError("frontmatter is empty", line, 1))
             if not isinstance(loaded, Mapping):
-                raise ParseFailure(
+                raise _Deviation(
                     FileError(
                         f"frontmatter must be a mapping, not {type(loaded).__name__}", line, 1
                     )
                 )
             meta = loaded
-            result.errors.extend(FileError(p) for p in validate_frontmatter(meta, folder_name))
-        except ParseFailure as exc:
+            deviations.extend(FileError(p) for p in validate_frontmatter(meta, folder_name))
+        except _Deviation as exc:
+            deviations.append(exc.error)
+        except ParseFailure as exc:  # not readable as YAML (or UTF-8): an error of the file
             result.errors.append(exc.error)
 
         try:
             digest = digest_skill_folder(folder)
         except SkillDigestError as exc:
+            result.errors.extend(deviations)  # nothing was inventoried: errors after all
             result.errors.append(FileError(f"skill folder refused: {exc}"))
             return result
 
@@ -235,7 +276,7 @@ class SkillReader:
             try:
                 tools = parse_allowed_tools(meta["allowed-tools"])
             except AllowedToolsError as exc:
-                result.errors.append(FileError(f"'allowed-tools': {exc}"))
+                deviations.append(FileError(f"'allowed-tools': {exc}"))
                 tools = []
             # The tools as written, and the capabilities they grant (Bash -> process.execute).
             component["allowed_tools"] = [tool.to_json() for tool in tools]
@@ -251,7 +292,7 @@ class SkillReader:
             component["parent_skill_ref"] = parent  # a skill folder inside another one
         metadata = meta.get("metadata")
         if isinstance(metadata, Mapping):
-            component["metadata"] = {str(k): str(v) for k, v in metadata.items()}
+            component["metadata"] = {str(k): _metadata_value(v) for k, v in metadata.items()}
         packages = declared_packages(folder, (f.path for f in digest.files if not f.symlink))
         if packages:  # exact pins the skill's scripts install (matched by --osv)
             component["packages"] = packages
@@ -279,7 +320,8 @@ class SkillReader:
         if digest.v1_value is not None:
             # The folder holds links: approvals of this older value pinned link text only.
             component["digest_v1"] = {"algorithm": digest.algorithm, "value": digest.v1_value}
-        if result.errors:
+        if deviations or result.errors:
             component["valid"] = False
+        _deviations(result, deviations, component["id"], ctx.display)
         result.components.append(component)
         return result

@@ -1,17 +1,16 @@
 """Below the app: deadlines per connection, the cap on open connections, and one send per
 loop turn, for uvicorn's HTTP protocols (moved out of agbom/transports/http.py, which had
-grown past 900 lines; the front's checks and the routes stay there)."""
+grown past 900 lines; the routes stay there, the front's checks are in front_policy.py)."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-if TYPE_CHECKING:
-    from agbom.transports.http import FrontPolicy
+from agbom.transports.front_policy import FrontPolicy
 
 FD_RESERVE = 64
 """File descriptors kept free of client connections: the listening socket, the link to the

@@ -111,7 +111,11 @@ _READER = (
     "agbom emits ACS-Trace records and reads none, so there is no reader to grade"
 )
 _OA_TRACE = f"{_OA}: a record in the Observed Agent's own trace stream"
-_CRYPTO = "the ACS-Crypto profile (ML-DSA-65 response signatures), which agbom does not offer"
+_CRYPTO = (
+    "a relying party's judgement of an ACS-Crypto artifact whose ML-DSA-65 signature is a "
+    "placeholder (value AAAA): no Guardian request is graded; agbom's own ACS-Crypto answers "
+    "are verified in tests/evidence"
+)
 
 # Members whose expectation is not a Guardian's answer, keyed by id; each reason says why.
 NOT_APPLICABLE: dict[str, str] = {

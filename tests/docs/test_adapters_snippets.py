@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adapters.md"
-BLOCKING_EVENTS = {"PreToolUse", "UserPromptSubmit", "SessionStart"}
+# The events whose hook can stop what follows (SessionStart cannot: exit 2 only shows stderr;
+# ../shared/reference/hook-wire-formats-hosts.md 2.3).
+BLOCKING_EVENTS = {"PreToolUse", "UserPromptSubmit", "UserPromptExpansion", "ConfigChange"}
 
 
 def claude_snippets() -> list[dict]:
@@ -31,4 +33,4 @@ def test_every_blocking_hook_fails_closed() -> None:
                         checked += 1
                     if hook["type"] == "command":
                         assert hook["command"].startswith("/"), hook  # an absolute path
-    assert checked == 4
+    assert checked == 5  # the four events of the command snippet, PreToolUse over HTTP

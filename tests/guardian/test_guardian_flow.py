@@ -581,7 +581,9 @@ def test_an_ask_flow_rule_asks_a_client_that_can_answer_and_falls_back_otherwise
     server = Served(
         tmp_path / "s.db",
         tmp_path / "serve.log",
-        extra=["--rules", str(tmp_path), "--ask-fallback", "deny"],
+        # Without the runtime baseline pack (on by default), which denies `curl ... | sh`
+        # whatever its lineage: this is the flow rule's ASK alone.
+        extra=["--rules", str(tmp_path), "--ask-fallback", "deny", "--pack", "none"],
     ).start()
     results = {}
     try:

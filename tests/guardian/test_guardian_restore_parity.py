@@ -53,10 +53,14 @@ def outputs(sid: str, items: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def bash(sid: str, **arguments: dict[str, Any]) -> dict[str, Any]:
+    """A Bash call of ``ls`` whose arguments carry the given provenance; the first is the
+    ``command`` (the runtime baseline pack, on by default, denies a shell call it cannot
+    read whole, so a plain server judges the lineage of a call it could allow)."""
+    named = {("command" if i == 0 else name): p for i, (name, p) in enumerate(arguments.items())}
     payload = {
         "tool": {"name": "Bash"},
         "capability": "process.execute",
-        "arguments": {name: {"value": "ls", "provenance": p} for name, p in arguments.items()},
+        "arguments": {name: {"value": "ls", "provenance": p} for name, p in named.items()},
     }
     return request("steps/toolCallRequest", payload, session_id=sid)
 

@@ -1,7 +1,8 @@
 """Server approvals in a Guardian without ``--osv``/``--lock``: with nothing approved, an
 AgBOM, a tool call and a wrapped ``tools/list`` of an MCP server cost one store lookup and do
 not load the signals (the scanner's modules, which ``agbom hook`` must not pay for); once the
-server is approved in the store, the same Guardian judges drift from its pin."""
+server is approved in the store, the same Guardian judges drift from its pin (only an
+expansion denies: docs/scan.md, Capability expansion)."""
 
 from __future__ import annotations
 
@@ -58,4 +59,7 @@ def test_nothing_approved_loads_no_signals_then_an_approval_pins(tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr.decode()
     got = orjson.loads(done.stdout.splitlines()[-1])
-    assert got == ["allow", "allow", "allow", False, "deny", "allow", "deny"], got
+    # Once approved: the same definition under a new name that says nothing new is a cosmetic
+    # drift, recorded and allowed (AGB-LOCK-009, issue 46); a tool set that lost read_file
+    # and gained an unknown tool is an expansion, denied.
+    assert got == ["allow", "allow", "allow", False, "allow", "allow", "deny"], got

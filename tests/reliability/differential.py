@@ -127,7 +127,14 @@ class Differential(RuleBasedStateMachine):
         self.sent = 0
 
     def _build(self, name: str) -> Guardian:
-        config = GuardianConfig(max_session_bytes=1) if name == "evicted" else None
+        # Each Guardian has its own store file, so a denial's 'agbom skills approve --db FILE'
+        # would differ; replicas share one store. A review page URL is the same for all.
+        public_url = "https://agbom.example.test"
+        config = (
+            GuardianConfig(max_session_bytes=1, public_url=public_url)
+            if name == "evicted"
+            else GuardianConfig(public_url=public_url)
+        )
         return build_guardian(
             self.stores[name],
             self.folder / "rules",

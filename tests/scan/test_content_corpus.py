@@ -32,29 +32,34 @@ def test_every_planted_case_is_found_at_high(result: Score) -> None:
 def test_no_benign_skill_is_flagged_high(result: Score) -> None:
     assert result.false_positives == []
     assert len(list((CORPUS / "benign").iterdir())) >= 25
-    # What stays reported, at low: the padding itself and vendors' documented installers.
+    # What stays reported, at low: the padding itself, vendors' documented installers, and
+    # attacks quoted in teaching text (cited-attack, issue 41 item 3).
     assert result.low_on_benign == [
         "docker-official",
         "padding-before-frontmatter",
         "padding-frontmatter",
         "rustup-official",
+        "teach-never-pipe",
+        "teach-quoted-injection",
     ]
 
 
-def test_padding_before_the_frontmatter_is_padding_and_a_file_error(
+def test_padding_before_the_frontmatter_is_padding_and_a_spec_finding(
     report: dict[str, Any],
 ) -> None:
     """100,000 blank lines, then the frontmatter (issue 29 item 5): the padding is reported
-    at low, the misplaced frontmatter as the file's error; nothing is reported at high."""
-    report = scan()
-    name = "benign/padding-before-frontmatter/SKILL.md"
-    assert [(e["path"].split("content_corpus/")[-1], e["line"]) for e in report["errors"]] == [
-        (name, 100_001)
-    ]
+    at low, the misplaced frontmatter as a low spec finding (issue 41 item 5: a file that was
+    read and inventoried is never an error); nothing is reported at high."""
+    assert report["errors"] == []
     mine = [f for f in report["findings"] if "skill:padding-before-frontmatter" in f["components"]]
-    assert [(f["rule_id"], f["severity"]) for f in mine] == [("AGB-CONTENT-008", "low")]
-    assert mine[0]["locations"][0]["line"] == 1
-    assert "100000 blank lines from line 1 push line 100001 down: ---" in mine[0]["message"]
+    assert sorted((f["rule_id"], f["severity"]) for f in mine) == [
+        ("AGB-CONTENT-008", "low"), ("scan.skill-spec", "low")
+    ]  # fmt: skip
+    (padding,) = [f for f in mine if f["rule_id"] == "AGB-CONTENT-008"]
+    assert padding["locations"][0]["line"] == 1
+    assert "100000 blank lines from line 1 push line 100001 down: ---" in padding["message"]
+    (spec,) = [f for f in mine if f["rule_id"] == "scan.skill-spec"]
+    assert "frontmatter must start on the first line of SKILL.md (line 100001)" in spec["message"]
 
 
 def _span(finding: dict[str, Any]) -> str:
@@ -109,16 +114,19 @@ def test_padding_is_low_and_what_it_hides_is_still_checked(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "checks"),
     [
-        "never pipe curl into bash",
-        "Never run `curl https://example.com/install.sh | bash` without reading it.",
-        "Attackers may write 'ignore previous instructions' in a ticket.",
-        "Do not notify the user for every file.",
+        ("never pipe curl into bash", []),
+        ("Never run `curl https://example.com/install.sh | bash` without reading it.",
+         ["cited-attack"]),
+        ("Attackers may write 'ignore previous instructions' in a ticket.", ["cited-attack"]),
+        ("Do not notify the user for every file.", []),
     ],
-)
-def test_teaching_text_is_not_flagged(text: str) -> None:
-    assert list(check_text(text, "SKILL.md")) == []
+)  # fmt: skip
+def test_teaching_text_is_reported_only_as_a_quoted_attack(text: str, checks: list[str]) -> None:
+    """Teaching text is reported lower than the same text as an instruction (issue 41 item
+    3): as cited-attack, which the default pack rates low, not dropped."""
+    assert [f.check for f in check_text(text, "SKILL.md")] == checks
 
 
 def test_the_same_words_without_the_warning_are_flagged() -> None:

@@ -147,10 +147,14 @@ def test_fifo_named_like_a_config_does_not_block(tmp_path: Path) -> None:
 def test_100k_blank_lines_before_frontmatter_is_fast(write: Callable[..., Path]) -> None:
     path = write("s/slow/SKILL.md", "\n" * 100_000 + "---\nname: slow\ndescription: x\n---\n")
     start = time.perf_counter()
-    report, _ = _only(path)
+    result = scan_paths([path])
     assert time.perf_counter() - start < 1.0
-    assert report.error.reason == "frontmatter must start on the first line of SKILL.md"
-    assert report.error.line == 100_001
+    # Read and inventoried: a finding of the scanner's spec rule, not an error (issue 41).
+    (report,) = result.files
+    assert report.status is FileStatus.OK
+    (finding,) = result.findings
+    assert finding.rule_id == "scan.skill-spec" and finding.severity == "low"
+    assert "frontmatter must start on the first line of SKILL.md (line 100001)" in finding.message
 
 
 def test_frontmatter_not_closed_in_huge_skill_md(write: Callable[..., Path]) -> None:
@@ -162,8 +166,13 @@ def test_frontmatter_not_closed_in_huge_skill_md(write: Callable[..., Path]) -> 
 
 
 def test_skill_md_without_frontmatter(write: Callable[..., Path]) -> None:
-    report, _ = _only(write("s/plain/SKILL.md", "# Just markdown\n"))
-    assert report.error.reason.startswith("no YAML frontmatter")
+    result = scan_paths([write("s/plain/SKILL.md", "# Just markdown\n")])
+    assert [r.status for r in result.files] == [FileStatus.OK]
+    assert [(f.rule_id, f.component_id) for f in result.findings] == [
+        ("scan.skill-spec", "skill:plain")
+    ]
+    assert "no YAML frontmatter" in result.findings[0].message
+    assert result.agbom.get("skill:plain").get("valid") is False
 
 
 def test_deeply_nested_json_is_an_error_not_a_crash(write: Callable[..., Path]) -> None:

@@ -40,22 +40,69 @@ CONTENT_TEXT = {
     "download-to-shell": r"(curl|wget|iwr|invoke-webrequest|fetch)",
     "vendor-installer": r"(curl|wget).*https://",
     "decode-and-execute": r"(base64|xxd|openssl|atob|b64decode|fromhex|decompress|eval|exec)",
-    "secret-exfiltration": r"(\.ssh|\.aws|\.env|printenv|environ|token|secret|\.netrc|credential)",
+    "secret-exfiltration": r"(\.ssh|\.aws|\.env|printenv|environ|token|secret|\.netrc|credential"
+    r"|login data|wallet|keychain|\.npmrc|hosts\.yml|kubectl|\benv\b|urlopen|requests|fetch|curl"
+    r"|https?\.request|dig|gethostbyname)",
     "instruction-override": r"^(ignore|disregard|forget|override|bypass|you are no longer|new)",
     "hide-from-user": r"(tell|inform|notify|alert|let|hide|conceal|keep|know|notice|mention"
-    r"|reveal|disclose|report|admit)",
+    r"|reveal|disclose|report|admit|leave|quietly|silently|secretly)",
+    # issue 41: the span of an analysis is the code that does it
+    "obfuscated-code": r"\$\w+\$\w+|'|\\",
+    "reverse-shell": r"(/dev/tcp|\bnc\b|ncat|socat|socket|spawn|popen|pipe|tcpclient|perl|bash|sh)",
+    "persistence": r"(crontab|systemctl|launchctl|cat|echo|tee|schtasks|hooks|write|open|"
+    r"new-itemproperty|autostart|authorized_keys|append|git config)",
+    "privilege-escalation": r"(sudoers|chmod|chown|setcap|useradd|usermod|docker|cat|echo|tee|"
+    r"exec|subprocess|add-localgroupmember|os\.chmod|write|net localgroup)",
+    "file-tampering": r"(rm|history|unset|cat|echo|tee|sed|find|chattr|remove|unlink|rmtree|"
+    r"write|os\.remove|rmsync|>)",
+    "credential-access": r"(security|cp|tar|cat|open|read|sqlite|copy|get-content)",
+    "data-exfiltration": r"(curl|wget|requests|post|dig|nslookup|host|gethostbyname|fetch|"
+    r"invoke|upload)",
+    "cryptominer": r"(xmrig|miner|stratum|pool|donate|coinhive|t-rex|\./|cpuminer|spawn|popen)",
+    "untrusted-install": r"(pip|npm|uv|yarn|install|--index-url|http|git\+|subprocess)",
+    "typosquat-package": r"(pip|npm|uv|yarn|install|\"|subprocess|\w+)",
+    "hidden-instructions": r"(<!--|#|//|note)",
+    "authority-abuse": r"(you|without|approval|all|the user)",
+    "goal-manipulation": r"(regardless|your|remember|add|append|write|update|in every)",
+    "role-impersonation": r"(<\||<<sys|\[inst\]|you are now|mode|system|\[)",
+    "prompt-exfiltration": r"!?\[",
+    "mcp-plaintext-secret": r"\w",
+    "mcp-insecure-endpoint": r"\w",
+    "mcp-unpinned-server": r"\w",
+    "cited-attack": r"\w",
 }
+DETECT = CORPUS.parent / "detect_corpus" / "dev" / "malicious"
 CHECK_OF_RULE = {
     "AGB-CONTENT-001": {"download-to-shell"},
-    "AGB-CONTENT-002": {"decode-and-execute"},
+    "AGB-CONTENT-002": {"decode-and-execute", "obfuscated-code"},
     "AGB-CONTENT-003": {"secret-exfiltration"},
     "AGB-CONTENT-004": {"invisible-characters"},
-    "AGB-CONTENT-005": {"instruction-override", "hide-from-user"},
+    "AGB-CONTENT-005": {
+        "instruction-override",
+        "hide-from-user",
+        "hidden-instructions",
+        "authority-abuse",
+        "goal-manipulation",
+        "role-impersonation",
+        "prompt-exfiltration",
+    },
     "AGB-CONTENT-006": {"executable-outside-scripts"},
     "AGB-CONTENT-007": {"symlink"},
     "AGB-CONTENT-008": {"hidden-after-blank-lines"},
     "AGB-CONTENT-009": {"vendor-installer"},
     "AGB-CONTENT-010": {"blank-characters"},
+    "AGB-CONTENT-011": {"reverse-shell"},
+    "AGB-CONTENT-012": {"persistence"},
+    "AGB-CONTENT-013": {"privilege-escalation"},
+    "AGB-CONTENT-014": {"file-tampering"},
+    "AGB-CONTENT-015": {"credential-access"},
+    "AGB-CONTENT-016": {"data-exfiltration"},
+    "AGB-CONTENT-017": {"cryptominer"},
+    "AGB-CONTENT-018": {"untrusted-install"},
+    "AGB-CONTENT-019": {"typosquat-package"},
+    "AGB-CONTENT-020": {"mcp-plaintext-secret", "mcp-insecure-endpoint"},
+    "AGB-CONTENT-021": {"mcp-unpinned-server"},
+    "AGB-CONTENT-022": {"cited-attack"},
 }
 INVISIBLE = re.compile(
     "[\u200b\u200c\u200d\u2060-\u2064\u180e\u202a-\u202e\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
@@ -68,6 +115,9 @@ def _tree(root: Path) -> Path:
     for folder in sorted((CORPUS / "planted").iterdir()):
         shutil.copytree(folder, skills / folder.name, symlinks=True)
     shutil.copytree(CORPUS / "benign" / "docker-official", skills / "docker-official")
+    shutil.copytree(CORPUS / "benign" / "teach-never-pipe", skills / "teach-never-pipe")
+    for folder in sorted(DETECT.glob("*/*")):  # every attack class of issue 41
+        shutil.copytree(folder, skills / folder.name, symlinks=True)
     odd = skills / "odd-files"
     (odd / "references").mkdir(parents=True)
     (odd / "SKILL.md").write_text("---\nname: odd-files\ndescription: Odd files.\n---\n\nHi.\n")
@@ -249,8 +299,16 @@ def _check_place(result: dict[str, Any], path: Path, region: dict[str, int]) -> 
             assert written == "\u00a0\u2800\u3000", (path, region, written)
             return "invisible"
         assert written.strip() == written and written, (path, region, written)
+        if path.suffix == ".json" and written == '"command"':
+            return "content"  # a server's command line in an MCP config the skill ships
         folded = _fold(written)
-        assert any(re.search(CONTENT_TEXT[c], folded) for c in checks), (checks, written)
+        # What the region holds is what the check looks for, or (for the code an analysis
+        # judged, issue 41) the start of the code the message quotes.
+        head = " ".join(written.split("\n")[0].split())[:24]
+        quoted = " ".join(message.split())
+        assert any(re.search(CONTENT_TEXT[c], folded) for c in checks) or (
+            len(head) >= 8 and head in quoted
+        ), (checks, written)
         return "content"
     if rule in {"AGB-HYG-001", "scan.unpinned-package"}:
         name = component.split("/", 1)[1].lower()
@@ -260,6 +318,9 @@ def _check_place(result: dict[str, Any], path: Path, region: dict[str, int]) -> 
     if rule in {"AGB-HYG-002", "AGB-HYG-003"}:
         assert re.fullmatch(r"[\"']?(http|ws)://[^\"']+[\"']?", written), written
         return "endpoint"
+    if rule == "AGB-SEC-001":  # on the value that holds the credential
+        assert written.strip("\"'") and written[0] not in "{[", (path, written)
+        return "secret"
     if rule in {"AGB-SIG-001", "AGB-SIG-002"}:
         assert written == '"signatures"', written
         return "signatures"
@@ -285,7 +346,8 @@ def test_every_sarif_result_points_at_what_it_cites(scanned: dict[str, Any]) -> 
         kind = _check_place(result, path, location["region"])
         kinds.setdefault(kind, set()).add(result["ruleId"])
     assert set(kinds) == {
-        "file", "padding", "invisible", "content", "package", "endpoint", "signatures", "entry"
+        "file", "padding", "invisible", "content", "package", "endpoint", "signatures", "entry",
+        "secret",
     }  # fmt: skip
     assert {"AGB-HYG-002", "AGB-HYG-003"} <= kinds["endpoint"]
     rules = {r["ruleId"] for r in [*run["results"], *scanner]}

@@ -255,3 +255,62 @@ def test_a_component_found_in_two_files_has_both_places(tmp_path: Path) -> None:
     )
     places = scan_paths([tmp_path]).locations["mcp:npm/same-mcp@1.0.0"]
     assert [(Path(p.file).name, p.line) for p in places] == [("mcp.json", 4), (".mcp.json", 1)]
+
+
+# -- positions only where a finding needs one (issue 41) ------------------------------------------
+
+
+def _big_claude_json(folder: Path, args: list[str]) -> Path:
+    """A ~/.claude.json of about 1 MB (project history) with one server near its end."""
+    projects = {
+        f"/home/u/p{i}": {"history": [{"display": f"fix module {j} " * 3} for j in range(20)]}
+        for i in range(300)
+    }
+    doc = {
+        "numStartups": 3,
+        "projects": projects,
+        "mcpServers": {"fs": {"command": "npx", "args": args}},
+    }
+    path = folder / ".claude.json"
+    path.write_text(json.dumps(doc, indent=2))
+    assert path.stat().st_size > 512 * 1024
+    return path
+
+
+def test_a_large_config_without_findings_indexes_no_positions(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import agbom.scan.clients as clients
+
+    calls: list[int] = []
+    real = clients.positions_of
+
+    def counted(data: bytes, syntax: str = "json") -> Any:
+        calls.append(len(data))
+        return real(data, syntax)
+
+    monkeypatch.setattr(clients, "positions_of", counted)
+    _big_claude_json(tmp_path, ["-y", "@modelcontextprotocol/server-filesystem@2025.7.1", "/t"])
+    result = scan_paths([tmp_path])
+    pinned = "mcp:npm/@modelcontextprotocol/server-filesystem@2025.7.1"
+    assert [c.id for c in result.agbom] == [pinned]
+    assert calls == []  # read, inventoried, and never indexed
+    (place,) = result.locations[pinned]
+    assert place.deferred
+
+
+def test_a_large_config_places_a_finding_where_a_small_one_would(tmp_path: Path) -> None:
+    path = _big_claude_json(tmp_path, ["-y", "@modelcontextprotocol/server-filesystem", "/t"])
+    result = scan_paths([tmp_path])
+    (place,) = result.locations["mcp:npm/@modelcontextprotocol/server-filesystem"]
+    assert place.deferred
+    text = path.read_text()
+    want = _line_of(text, '"fs"')
+    assert place.span.line == want and not place.deferred  # computed when asked
+    assert text.split("\n")[want - 1][place.span.column - 1 :].startswith('"fs"')
+    package = place.field("package")
+    assert package is not None
+    line = text.split("\n")[package.line - 1]
+    assert line[package.column - 1 : package.end_column - 1] == (
+        '"@modelcontextprotocol/server-filesystem"'
+    )

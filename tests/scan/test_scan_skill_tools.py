@@ -77,11 +77,13 @@ def test_tools_map_to_capabilities(tmp_path: Path) -> None:
     assert {"tool": "mcp__github__get_issue"} in writer["allowed_tools"]
 
 
-def test_a_broken_allowed_tools_is_an_error_and_grants_nothing(tmp_path: Path) -> None:
+def test_a_broken_allowed_tools_is_a_finding_and_grants_nothing(tmp_path: Path) -> None:
     _skill(tmp_path, "broken", "allowed-tools: Bash(git status\n")
     result = scan_paths([tmp_path])
     (report,) = result.files
-    assert any("allowed-tools" in e.reason for e in report.errors)
+    assert report.errors == ()  # read and inventoried: a spec finding, not an error
+    assert [f.rule_id for f in result.findings] == ["scan.skill-spec"]
+    assert "allowed-tools" in result.findings[0].message
     (skill,) = result.agbom
     assert skill.data["declared_capabilities"] == [] and skill.data["valid"] is False
 

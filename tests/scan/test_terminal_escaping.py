@@ -166,7 +166,9 @@ def test_scan_table_escapes_ids_names_paths_and_messages(tree: Path) -> None:
     assert "skill:evil\\x1b[2K\\rfake\\u202e" in inventory
     assert "dir\\x1b[1m\\rX/.mcp.json" in inventory
     assert "MCP server srv\\x1b[2K\\rFAKE\\nROW\\u202e runs" in findings
-    assert "\\x1b" in proc.stderr.decode()  # the file errors quote the name, escaped
+    # the spec finding (issue 41: a finding, no longer a file error) quotes the name, escaped
+    specs = [line for line in findings.splitlines() if "scan.skill-spec" in line]
+    assert specs and all("\\x1b" in line and "\x1b" not in line for line in specs)
 
 
 def test_scan_json_keeps_the_exact_text(tree: Path) -> None:

@@ -1,0 +1,468 @@
+"""Values as the Python and JavaScript analysers see them (:mod:`agbom.analysis.python_code`,
+:mod:`agbom.analysis.js_code`): a known string where constant folding can tell it, the data
+flows that went into it, what kind of object it is (a socket, a file, an HTTP response), and
+the helpers both languages share: placing a finding, decoding a constant, handing a command
+line to the shell analysis, judging what a network call sends.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import codecs
+import re
+import shlex
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from agbom.analysis import indicators
+from agbom.analysis import shell_programs as programs
+from agbom.analysis.shell_model import Flow, Limits
+from agbom.analysis.shell_risks import Risk
+
+MAX_TEXT = 64 * 1024  # of a folded constant
+MAX_ITEMS = 4096  # of a list followed element by element
+MAX_DECODE_DEPTH = 3  # decoded code decoded again
+SECRET_KINDS = frozenset({"secret", "secret-variable"})
+SHELL_LIMITS = Limits(max_bytes=64 * 1024, max_nodes=20_000, max_commands=500, max_parse_ms=200)
+
+
+@dataclass(frozen=True, slots=True)
+class V:
+    """One value: ``text`` when constant folding knows it, ``template`` the text with each
+    unknown part as ``$__hN`` (the part is ``holes[N]``), the flows that went in, and what
+    object it is (``kind``: ``socket``, ``connected``, ``listener``, ``file``, ``writer``,
+    ``response``, ``environ``, ``module``, ``function``, ``list``, ``dict``, ...)."""
+
+    text: str | None = None
+    flows: frozenset[Flow] = frozenset()
+    kind: str = ""
+    name: str = ""  # a module's or function's qualified name; a writer's or path's path
+    items: tuple[V, ...] | None = None
+    keys: tuple[tuple[str, V], ...] | None = None
+    number: int | None = None
+    template: str | None = None
+    holes: tuple[V, ...] = ()
+    element: V | None = None  # what iterating over it gives, when items are not known
+    parent: str = ""  # the variable this object came from (its mutations taint that one)
+
+    def known(self) -> bool:
+        return self.text is not None
+
+    def shown(self) -> str:
+        if self.text is not None:
+            return self.text
+        return self.template if self.template is not None else "…"
+
+    def get(self, key: str) -> V | None:
+        for name, value in self.keys or ():
+            if name == key:
+                return value
+        return None
+
+
+UNKNOWN = V()
+
+
+def merge(*values: V) -> V:
+    """What a value computed from ``values`` carries when nothing more is known: their
+    flows."""
+    flows: frozenset[Flow] = frozenset()
+    for value in values:
+        flows |= value.flows
+    return V(flows=flows)
+
+
+def flows_of(values: Iterable[V]) -> frozenset[Flow]:
+    out: frozenset[Flow] = frozenset()
+    for value in values:
+        out |= deep_flows(value)
+    return out
+
+
+def deep_flows(value: V, depth: int = 0) -> frozenset[Flow]:
+    """The flows of a value and of everything it holds (list items, dict values)."""
+    flows = value.flows
+    if depth > 6:
+        return flows
+    for item in value.items or ():
+        flows |= deep_flows(item, depth + 1)
+    for _, item in value.keys or ():
+        flows |= deep_flows(item, depth + 1)
+    if value.element is not None:
+        flows |= deep_flows(value.element, depth + 1)
+    for hole in value.holes:
+        flows |= deep_flows(hole, depth + 1)
+    return flows
+
+
+def concat(parts: Sequence[V]) -> V:
+    """Strings joined: known when every part is, else a template with holes."""
+    flows = flows_of(parts)
+    if all(p.text is not None for p in parts):
+        text = "".join(p.text or "" for p in parts)[:MAX_TEXT]
+        return V(text=text, flows=flows, template=text)
+    pieces: list[str] = []
+    holes: list[V] = []
+    for part in parts:
+        if part.text is not None:
+            pieces.append(part.text)
+        elif part.template is not None and len(holes) + len(part.holes) < 64:
+            shift = len(holes)
+            pieces.append(
+                re.sub(r"\$__h(\d+)", lambda m: f"$__h{int(m.group(1)) + shift}", part.template)
+            )
+            holes.extend(part.holes)
+        else:
+            pieces.append(f"$__h{len(holes)}")
+            holes.append(part)
+    return V(flows=flows, template="".join(pieces)[:MAX_TEXT], holes=tuple(holes))
+
+
+def with_flow(value: V, flow: Flow) -> V:
+    return replace(value, flows=value.flows | {flow})
+
+
+# -- positions ------------------------------------------------------------------------------------
+
+
+class Lines:
+    """Character offsets of (1-based line, 0-based UTF-8 byte column) positions."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        for index, ch in enumerate(text):
+            if ch == "\n":
+                self.starts.append(index + 1)
+        self._ascii = text.isascii()
+
+    def offset(self, line: int, byte_col: int) -> int:
+        if line < 1:
+            return 0
+        if line > len(self.starts):
+            return len(self.text)
+        start = self.starts[line - 1]
+        if self._ascii:
+            return min(start + byte_col, len(self.text))
+        end = self.starts[line] - 1 if line < len(self.starts) else len(self.text)
+        raw = self.text[start:end].encode("utf-8", "surrogatepass")[:byte_col]
+        return start + len(raw.decode("utf-8", "ignore"))
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+
+# -- decoding -------------------------------------------------------------------------------------
+
+
+def decode(function: str, text: str, argument: str = "") -> str | None:
+    """What a decoder gives for a constant input, or ``None`` (not a decoder it knows, not
+    decodable, not text)."""
+    text = text[:MAX_TEXT]
+    name = function.rsplit(".", 1)[-1].lower()
+    try:
+        if name in (
+            "b64decode",
+            "standard_b64decode",
+            "decodebytes",
+            "a2b_base64",
+            "atob",
+            "frombase64string",
+            "decodestring",
+        ):
+            raw = re.sub(r"\s+", "", text)
+            data = base64.b64decode(raw + "=" * (-len(raw) % 4))
+        elif name == "urlsafe_b64decode":
+            raw = re.sub(r"\s+", "", text)
+            data = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
+        elif name == "b32decode":
+            data = base64.b32decode(text + "=" * (-len(text) % 8), casefold=True)
+        elif name in ("b16decode", "unhexlify", "a2b_hex", "fromhex"):
+            data = binascii.unhexlify(re.sub(r"\s+", "", text))
+        elif name in ("b85decode",):
+            data = base64.b85decode(text)
+        elif name in ("a85decode",):
+            data = base64.a85decode(text)
+        elif name == "decode" and argument:
+            codec = argument.lower().replace("-", "_")
+            if codec in ("rot13", "rot_13"):
+                return codecs.decode(text, "rot13")
+            if codec in ("hex", "hex_codec"):
+                data = binascii.unhexlify(text)
+            elif codec in ("base64", "base64_codec"):
+                data = base64.b64decode(text + "=" * (-len(text) % 4))
+            else:
+                return None
+        elif name in ("decompress",):
+            data = zlib.decompressobj(wbits=47).decompress(text.encode("latin-1"), MAX_TEXT)
+        else:
+            return None
+    except (ValueError, binascii.Error, zlib.error, UnicodeEncodeError):
+        return None
+    return as_text(data[:MAX_TEXT])
+
+
+def as_text(data: bytes) -> str:
+    """Bytes as the analysers keep them: UTF-8 where it decodes, else one character per byte
+    (so that bytes can be decoded again, e.g. zlib of base64)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def looks_like_code(text: str) -> bool:
+    """Decoded text that reads as code or a command (letters, spaces, punctuation), not as
+    binary or data."""
+    if not text or len(text) < 4:
+        return False
+    printable = sum(1 for ch in text[:4096] if ch.isprintable() or ch in "\n\t\r")
+    return printable / min(len(text), 4096) > 0.95
+
+
+# -- commands handed to the shell ---------------------------------------------------------------
+
+
+def shell_text(value: V, variables: dict[str, tuple[str, frozenset[Flow]]]) -> str | None:
+    """A command-line string as shell text, each unknown part a variable set in
+    ``variables``; ``None`` when nothing of it is known."""
+    if value.text is not None:
+        return value.text
+    if value.template is None:
+        if value.flows:
+            name = f"__v{len(variables)}"
+            variables[name] = ("$" + name, deep_flows(value))
+            return f'"${name}"'
+        return None
+    text = value.template
+    for index, hole in enumerate(value.holes):
+        name = f"__v{len(variables)}"
+        variables[name] = ("$" + name, deep_flows(hole))
+        text = text.replace(f"$__h{index}", "${" + name + "}", 1)
+    return text
+
+
+def argv_text(items: Sequence[V], variables: dict[str, tuple[str, frozenset[Flow]]]) -> str:
+    """A list of arguments (``subprocess.run([...])``) as one shell command line."""
+    words: list[str] = []
+    for item in items[:256]:
+        if item.text is not None:
+            words.append(shlex.quote(item.text))
+        elif item.template is not None:
+            inner = shell_text(item, variables) or ""
+            words.append('"' + inner.replace('"', '\\"') + '"')
+        else:
+            name = f"__v{len(variables)}"
+            variables[name] = ("$" + name, deep_flows(item))
+            words.append(f'"${name}"')
+    return " ".join(words)
+
+
+# -- what a network call sends -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Sent:
+    """A network call: where to (``url`` or a host), the values sent as data, the values of
+    its headers or credentials."""
+
+    how: str
+    url: V = UNKNOWN
+    body: list[V] = field(default_factory=list)
+    headers: list[V] = field(default_factory=list)
+    dns: bool = False  # a look-up: the name itself is what is sent
+
+
+def judge_sent(sent: Sent, start: int, end: int) -> Risk | None:
+    """``secret-exfiltration`` when a credential's content, the environment, or a secret
+    variable meant for another host is sent; ``data-exfiltration`` for the user's own files
+    or a look-up of a name built from data; else ``None``."""
+    host = _host(sent.url)
+    if host is not None and indicators.is_loopback(host):
+        return None
+    url_flows = deep_flows(sent.url)
+    body_flows = flows_of(sent.body) | url_flows
+    header_flows = flows_of(sent.headers)
+    for flow in sorted(body_flows, key=lambda f: (f.start, f.what)):
+        if flow.kind == "secret":
+            return Risk(
+                "exfiltration",
+                start,
+                end,
+                f"{sent.how} sends {_what(flow)}",
+                flow.what,
+                _place(flow),
+            )
+    for flow in sorted(body_flows | header_flows, key=lambda f: (f.start, f.what)):
+        if flow.kind != "secret-variable":
+            continue
+        vendor = indicators.vendor_of(flow.what)
+        in_body = flow in body_flows
+        if host is not None and vendor is not None and indicators.host_serves(vendor, host):
+            continue
+        if in_body and (host is None or vendor is not None):
+            where = f" to {host}" if host else ""
+            return Risk(
+                "exfiltration",
+                start,
+                end,
+                f"{sent.how} sends {_what(flow)}{where}",
+                flow.what,
+                _place(flow),
+            )
+        if not in_body and host is not None and vendor is not None:
+            return Risk(
+                "exfiltration",
+                start,
+                end,
+                f"{sent.how} sends {_what(flow)} to {host}, not {vendor}'s host",
+                flow.what,
+                _place(flow),
+            )
+    for flow in sorted(body_flows, key=lambda f: (f.start, f.what)):
+        if flow.kind in ("user-data", "user-path"):
+            return Risk(
+                "data-exfiltration",
+                start,
+                end,
+                f"{sent.how} sends the user's files ({flow.what})",
+                flow.what,
+                _place(flow),
+            )
+    if sent.dns:
+        name = sent.url
+        if (
+            name.text is None
+            and (name.flows or name.template)
+            and re.search(r"\.[a-z0-9-]+\.[a-z]{2,}\.?$", name.shown(), re.IGNORECASE)
+        ):
+            return Risk(
+                "data-exfiltration",
+                start,
+                end,
+                f"{sent.how} looks up a name built from data: {name.shown()[:60]}",
+            )
+    return None
+
+
+def _place(flow: Flow) -> int:
+    return flow.start if flow.end > flow.start else -1
+
+
+def _what(flow: Flow) -> str:
+    if flow.kind == "secret-variable":
+        return f"the secret {flow.what}"
+    if flow.what == "the environment":
+        return "the environment"
+    return f"the content of {flow.what}"
+
+
+def _host(url: V) -> str | None:
+    text = url.text if url.text is not None else url.template
+    if not text:
+        return None
+    host = indicators.host_of(text)
+    if host is None or "$" in host:
+        if "://" not in text and re.match(r"^[a-z0-9.-]+\.[a-z]{2,}$", text, re.IGNORECASE):
+            return text.lower()  # a bare host name (http.client, socket)
+        return None
+    return host
+
+
+def credential_flow(path: V, start: int, end: int, *, content: bool = True) -> Flow | None:
+    """The flow a read of ``path`` brings in: ``secret`` for a credential store (or a path
+    that came from one), ``user-data`` for the user's documents; ``None`` otherwise."""
+    for flow in sorted(path.flows, key=lambda f: (f.start, f.what)):
+        if flow.kind == "secret-path":
+            return Flow("secret", start, end, flow.what)
+        if flow.kind == "user-path":
+            return Flow("user-data", start, end, flow.what)
+    text = path.text
+    if text is None:
+        return None
+    if programs.is_credential_path(text) or indicators.is_credential_store(text):
+        return Flow("secret", start, end, text)
+    if indicators.is_user_data(text) or any(
+        text.startswith(p) for p in ("~/Documents/", "~/Desktop/", "~/Downloads/")
+    ):
+        return Flow("user-data", start, end, text)
+    del content
+    return None
+
+
+def path_flows(path: V, start: int, end: int) -> frozenset[Flow]:
+    """Flows a path listing (glob, walk) gives each path it lists."""
+    text = path.text
+    if text is None:
+        return frozenset(f for f in path.flows if f.kind in ("secret-path", "user-path"))
+    if programs.is_credential_path(text.rstrip("*/")) or indicators.is_credential_store(text):
+        return frozenset({Flow("secret-path", start, end, text)})
+    if indicators.is_user_data(text) or indicators.is_user_data(text.rsplit("/", 1)[0]):
+        return frozenset({Flow("user-path", start, end, text)})
+    return frozenset()
+
+
+# -- what a write, a removal or a mode change does -----------------------------------------------
+
+
+def judge_write(path: str, content: V, source_text: str) -> list[tuple[str, str]]:
+    """(check, detail) for writing ``content`` to ``path``: a place that runs again by itself,
+    a privileged file, a system file, the agent's instructions or settings."""
+    if not path:
+        return []
+    out: list[tuple[str, str]] = []
+    text = content.text or content.template or ""
+    flows = deep_flows(content)
+    if indicators.is_persistence_path(path):
+        out.append(("persistence", f"writes {path}, which runs again by itself"))
+    elif indicators.is_startup_file(path) and (
+        indicators.risky_startup_line(text) or any(f.kind == "download" for f in flows)
+    ):
+        out.append(("persistence", f"adds a line that fetches or sends to {path}"))
+    if indicators.is_privileged_path(path):
+        out.append(("privilege-escalation", f"writes {path}"))
+    elif indicators.is_system_file(path):
+        out.append(("file-tampering", f"rewrites the system file {path}"))
+    if indicators.is_agent_file(path):
+        if indicators.is_agent_settings(path) and indicators.AGENT_BYPASS.search(
+            text or source_text
+        ):
+            out.append(
+                ("privilege-escalation", f"writes {path} so that the agent acts without asking")
+            )
+        else:
+            out.append(("file-tampering", f"rewrites {path}, the agent's instructions or settings"))
+    return out
+
+
+def judge_removal(path: V, *, whole: bool) -> str | None:
+    """What removing ``path`` destroys, when it is the home, a system, a credential or an
+    agent folder, the user's documents, or a file walked from them."""
+    text = path.text or ""
+    walked = any(f.kind == "user-path" for f in path.flows)
+    place = text.rstrip("/")
+    if place.startswith("~/") and place.count("/") == 1 and place[2:].startswith(".") and whole:
+        if indicators.is_credential_store(place) or place[2:] in (".ssh", ".gnupg", ".config"):
+            return f"removes {text}"
+    dangerous = (
+        place in ("~", "/", "/home", "/Users", "/etc", "/usr", "/var")
+        or (indicators.is_credential_store(place) and place.startswith(("~", "/")))
+        or indicators.is_user_data(place)
+        or (indicators.is_agent_file(place) and whole)
+    )
+    if dangerous or walked:
+        return f"removes {text or 'the user files it walked'}"
+    return None
+
+
+def judge_mode(path: str, mode: int | None) -> str | None:
+    if mode is None:
+        return None
+    if mode & 0o6000:
+        return f"chmod {oct(mode)} sets setuid or setgid"
+    if mode & 0o002 and (indicators.is_privileged_path(path) or indicators.is_system_file(path)):
+        return f"chmod {oct(mode)} makes {path} writable by every user"
+    return None

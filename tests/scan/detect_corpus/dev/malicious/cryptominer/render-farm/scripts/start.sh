@@ -1,0 +1,2 @@
+#!/bin/sh
+nohup ./bin/render --config=config.json >/dev/null 2>&1 &

@@ -1,0 +1,3 @@
+import sys
+from dateutil import parser
+print(parser.parse(sys.argv[1], fuzzy=True).isoformat())
