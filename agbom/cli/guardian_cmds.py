@@ -423,6 +423,10 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> str:
 def _emit(rows: list[dict[str, Any]], columns: list[str], fmt: str) -> None:
     if fmt == "json":
         write_output(orjson.dumps(rows, option=orjson.OPT_INDENT_2, default=str), None)
+    elif fmt == "csv":
+        from agbom.cli.fleet_listing import csv_text
+
+        write_output(csv_text(rows, columns), None)
     else:
         write_output(_table(rows, columns), None)
 
@@ -487,13 +491,37 @@ def inventory_components(
         None, "--type", metavar="TYPE", help="Only this type: model, mcp_server, tool, skill, ..."
     ),
     name: str | None = typer.Option(None, "--name", help="Only components of this name."),
-    fmt: str = _list_format_option(),
+    fleet: bool = typer.Option(
+        False,
+        "--fleet",
+        help="The distinct skills, MCP servers, models and A2A peers of every agent's latest "
+        "accepted AgBOM, with how many agents use each and its approval status.",
+    ),
+    status: str | None = typer.Option(
+        None,
+        "--status",
+        metavar="STATUS",
+        help="With --fleet: approved, expired, pending, denied, revoked, unreviewed (skills) "
+        "or unapproved (MCP servers).",
+    ),
+    search: str | None = typer.Option(
+        None, "--search", metavar="TEXT", help="With --fleet: a substring of the name, ref or purl."
+    ),
+    fmt: str = typer.Option(
+        "table", "--format", metavar="[table|json|csv]", help="table, json or csv."
+    ),
 ) -> None:
     """Which agents use which models, MCP servers, tools and skills, and since when."""
     from agbom.inventory import ComponentType
     from agbom.store import open_store
 
-    fmt = _list_format(fmt)
+    fmt = choice(fmt, ("table", "json", "csv"), "--format")
+    if fleet:
+        _fleet_components(db, type_, name, status, search, fmt)
+        return
+    for given, flag in ((status, "--status"), (search, "--search")):
+        if given is not None:
+            raise typer.BadParameter("needs --fleet", param_hint=flag)
     if type_ is not None:
         type_ = choice(type_, [t.value for t in ComponentType], "--type")
 
@@ -524,6 +552,28 @@ def inventory_components(
         ]
     )  # fmt: skip
     _emit(rows, columns, fmt)
+
+
+def _fleet_components(
+    db: str, type_: str | None, name: str | None, status: str | None, search: str | None, fmt: str
+) -> None:
+    from agbom.cli.fleet_listing import COLUMNS, fleet_rows
+    from agbom.store import open_store
+    from agbom.store._fleet_logic import FLEET_TYPES, STATUSES, check_filter
+
+    if name is not None:
+        raise typer.BadParameter("--fleet searches with --search", param_hint="--name")
+    if type_ is not None:
+        type_ = choice(type_, FLEET_TYPES, "--type")
+    if status is not None:
+        status = choice(status, STATUSES, "--status")
+    try:
+        check_filter(type_, status, search)  # before the store is opened: a usage error
+    except AgbomError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--search") from None
+    with open_store(db, create=False) as store:
+        rows = fleet_rows(store, type=type_, status=status, search=search)
+    _emit(rows, COLUMNS, fmt)
 
 
 @inventory_app.command("export")

@@ -209,6 +209,11 @@ def _confirmed(reason: str, unseen: list[Any], fields: dict[str, str]) -> str:
     return reason[: MAX_REASON - len(note)] + note
 
 
+def _filters(data: dict[str, Any]) -> dict[str, Any]:
+    """The Components page's filter values, as its form shows them."""
+    return {k: data[k] for k in ("type", "status", "text", "types", "statuses")}
+
+
 def when(value: Any) -> Any:
     """A time as a reader wants it (``2026-12-02 13:05:16 UTC``) in a ``<time>`` element whose
     ``datetime`` and ``title`` keep the exact ISO 8601 value; text that is no time is shown
@@ -672,6 +677,18 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         ]
         return page(request, "fleet.html", who=who, agents=agents, limit=queries.MAX_ROWS)
 
+    def components(request: Request, who: Any) -> Response:
+        from agbom.review.components import components_page
+
+        data = components_page(reader(), lambda name: query(request, name))
+        return page(request, "components.html", who=who, c=data, **_filters(data))
+
+    def component_agents(request: Request, who: Any) -> Response:
+        from agbom.review.components import component_agents_page
+
+        data = component_agents_page(reader(), lambda name: query(request, name))
+        return page(request, "component_agents.html", who=who, a=data)
+
     def agent(request: Request, who: Any) -> Response:
         agent_id = query(request, "id")
         if not agent_id:
@@ -732,6 +749,8 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             Route("/skill", guarded(skill), methods=["GET"]),
             Route("/skill/decide", guarded(decide, post=True, decide=True), methods=["POST"]),
             Route("/fleet", guarded(fleet), methods=["GET"]),
+            Route("/components", guarded(components), methods=["GET"]),
+            Route("/components/agents", guarded(component_agents), methods=["GET"]),
             Route("/agent", guarded(agent), methods=["GET"]),
             Route("/decisions", guarded(decisions), methods=["GET"]),
             Route("/explain", guarded(explain), methods=["GET"]),

@@ -548,6 +548,32 @@ class InventoryStore(Protocol):
         self, type: str | None = None, name: str | None = None
     ) -> list[dict[str, Any]]: ...
 
+    def fleet_components(
+        self,
+        *,
+        type: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """One page of the distinct components of every agent's latest accepted AgBOM
+        (:mod:`agbom.store._fleet_logic`): ``{"total", "limit", "offset", "components"}``."""
+        ...
+
+    def fleet_component_agents(
+        self,
+        type: str,
+        ref: str,
+        version: str | None,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """One page of the agents whose latest accepted AgBOM holds the component
+        ``(type, ref, version)``: ``{"total", "limit", "offset", "agents"}``."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ServerPin:

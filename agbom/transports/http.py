@@ -51,6 +51,7 @@ from agbom.transports.decision_wire import (
     PROBE_INTERVAL_S,
     WorkerSpec,
 )
+from agbom.transports.fleet import fleet_routes
 from agbom.transports.front_policy import FrontPolicy
 from agbom.transports.interface import Limits, error_body, handle_body_pipelined, too_large
 from agbom.transports.keys import keys_route
@@ -494,6 +495,7 @@ def create_app(
         bundle_route(bundles, authorized, unauthorized),
         openapi_route(),
         keys_route(published_keys),  # GET /v1/keys: the public signing keys
+        *fleet_routes(lambda: decisions.store, authorized, unauthorized),
     ]
     if review is not None:
         from agbom.review.app import review_mount, root_redirect

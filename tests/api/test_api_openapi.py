@@ -138,7 +138,12 @@ def test_without_the_token_every_protected_operation_is_401(served: Served) -> N
     protected = [p for p, item in DOC["paths"].items() if item["get"].get("security") != []]
     assert len(protected) >= 5
     for path in protected:
-        url = served.url + path.format(**examples)
+        required = [  # a required query parameter takes the document's example
+            f"{q['name']}={q['example']}"
+            for q in DOC["paths"][path]["get"].get("parameters", [])
+            if q["in"] == "query" and q.get("required")
+        ]
+        url = served.url + path.format(**examples) + ("?" + "&".join(required) if required else "")
         for headers in (
             {},
             {"Authorization": "Bearer not-the-token-00000"},

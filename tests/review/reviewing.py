@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -190,3 +192,32 @@ def version_with_texts(skill_id: str, folder: Path) -> SkillVersion:
             files.append({**entry, "binary": True})
     version.body = {"files": files}
     return version
+
+
+@contextlib.contextmanager
+def signed_in_page(
+    url: str, token: str, width: int, failed: list[str], *, javascript: bool = True
+) -> Iterator[Any]:
+    """A chromium page ``width`` px wide on the server at ``url``, signed in with ``token``
+    (JavaScript off when asked); each response of 400 or more and each console error (a CSP
+    violation is one) is added to ``failed``."""
+    sync_api = need_browser()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            context = browser.new_context(
+                viewport={"width": width, "height": 900}, java_script_enabled=javascript
+            )
+            page: Any = context.new_page()
+            page.set_default_timeout(60_000)  # a loaded machine: a bound, not a timing claim
+            page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+            page.on("console", lambda m: failed.append(m.text) if m.type == "error" else None)
+            page.goto(f"{url}/ui/login")
+            page.get_by_label("Reviewer token").fill(token)
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(f"{url}/ui/queue")
+            yield page
+        finally:
+            browser.close()

@@ -6,7 +6,6 @@ not match expressions. The store is the README demo's (a real ``agbom replay``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.cli_process import run_agbom
-from tests.review.reviewing import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, add_reviewer, need_browser
+from tests.review.reviewing import ARTIFACTS, add_reviewer, need_browser, signed_in_page
 from tests.transports.served import Served
 
 pytestmark = pytest.mark.network
@@ -87,27 +86,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, str
         server.stop()
 
 
-@contextlib.contextmanager
-def _signed_in(served: Served, token: str, width: int, failed: list[str]) -> Iterator[Any]:
+def _signed_in(served: Served, token: str, width: int, failed: list[str]) -> Any:
     """A chromium page ``width`` px wide, signed in as the viewer; each response of 400 or
     more and each console error (a CSP violation is one) is added to ``failed``."""
-    sync_api = need_browser()
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            page: Any = browser.new_page(viewport={"width": width, "height": 900})
-            page.set_default_timeout(60_000)  # a loaded machine: a bound, not a timing claim
-            page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
-            page.on("console", lambda m: failed.append(m.text) if m.type == "error" else None)
-            page.goto(f"{served.url}/ui/login")
-            page.get_by_label("Reviewer token").fill(token)
-            page.get_by_role("button", name="Sign in").click()
-            page.wait_for_url(f"{served.url}/ui/queue")
-            yield page
-        finally:
-            browser.close()
+    return signed_in_page(served.url, token, width, failed)
 
 
 @pytest.mark.parametrize("width", [1280, 800])

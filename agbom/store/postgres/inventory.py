@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from agbom.store import _fleet_logic as fleet
 from agbom.store._inventory_logic import (
     agent_entry,
     change_text,
@@ -191,3 +192,54 @@ class InventoryMixin(PostgresBase):
         if name is not None and exact is None:
             rows = [r for r in rows if fnmatch.fnmatchcase(r[2], name)]
         return [component_entry(r) for r in rows]
+
+    def fleet_components(
+        self,
+        *,
+        type: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
+        filters = {"type": type, "status": status, "search": search}
+        return fleet.list_components(
+            self._fleet_rows, _FLEET, stamp(None), **filters, limit=limit, offset=offset
+        )
+
+    def _fleet_rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
+        with self._read() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def fleet_component_agents(
+        self,
+        type: str,
+        ref: str,
+        version: str | None,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """The agents whose latest AgBOM holds one fleet component."""
+        component = (type, ref, version)
+        return fleet.list_agents(self._fleet_rows, _FLEET, stamp(None), component, limit, offset)
+
+
+# The latest version's document, one row per component, beside its index row (first_seen).
+# Each join is LATERAL, so the planner goes from each latest version to its document and its
+# index rows by primary key, whatever its estimates of a fresh table.
+_FLEET = fleet.fleet_sql(
+    held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
+    "x.first_seen, x.component_id, x.type, x.name, x.version_str AS version, e.value AS body "
+    "FROM latest l CROSS JOIN LATERAL (SELECT v.document::jsonb -> 'components' AS list "
+    "FROM agbom_versions v WHERE v.session_id = l.session_id AND v.version = l.version) d "
+    "CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(d.list) = 'array' "
+    "THEN d.list ELSE '[]'::jsonb END) AS e(value) "
+    "CROSS JOIN LATERAL (SELECT c.first_seen, c.component_id, c.type, c.name, c.version_str "
+    "FROM components c WHERE c.session_id = l.session_id AND c.version = l.version "
+    "AND c.component_id = (e.value ->> 'id') LIMIT 1) x",
+    tiebreak="id",
+    collate=' COLLATE "C"',
+    pyformat=True,
+)

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from agbom.store import _fleet_logic as fleet
 from agbom.store._inventory_logic import (
     agent_entry,
     change_text,
@@ -234,3 +235,50 @@ class InventoryMixin(SqliteBase):
             (type, name),
         )
         return [component_entry(r) for r in rows]
+
+    @_guarded
+    def fleet_components(
+        self,
+        *,
+        type: str | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
+        filters = {"type": type, "status": status, "search": search}
+        return fleet.list_components(
+            self._fleet_rows, _FLEET, _stamp(None), **filters, limit=limit, offset=offset
+        )
+
+    def _fleet_rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
+        return self._require().execute(sql, params).fetchall()
+
+    @_guarded
+    def fleet_component_agents(
+        self,
+        type: str,
+        ref: str,
+        version: str | None,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """The agents whose latest AgBOM holds one fleet component."""
+        component = (type, ref, version)
+        return fleet.list_agents(self._fleet_rows, _FLEET, _stamp(None), component, limit, offset)
+
+
+# An agent's latest accepted version holds the members whose interval covers it. CROSS JOIN
+# and the unary + keep SQLite's planner on the primary key from each latest version, not on
+# the (type, name) index over every version's members.
+_FLEET = fleet.fleet_sql(
+    held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
+    "m.first_seen, m.component_id, +m.type AS type, m.name, m.version_str AS version, "
+    "c.body AS body FROM latest l CROSS JOIN agbom_members m ON m.session_id = l.session_id "
+    "AND m.agent_id = l.agent_id AND m.since_version <= l.version "
+    "AND (m.until_version IS NULL OR m.until_version > l.version) "
+    "LEFT JOIN agbom_components c ON c.key = m.key",
+    tiebreak="rowid",
+)

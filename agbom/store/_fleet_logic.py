@@ -1,0 +1,317 @@
+"""Components across the fleet, free of any database driver: the checks of a query's
+filters and page, and the one SQL text both backends run.
+
+A fleet component is a distinct thing the agents' latest accepted AgBOMs hold (each agent
+counts with the AgBOM it sent last): a skill by ``(id, digest)``, an MCP server by its purl,
+else its endpoint, else its name, a model by provider and name, an A2A peer by its endpoint;
+each at a version (for a skill, its digest). Its status is the store's word on it: a skill's
+approval record, an MCP server's approval pin.
+
+The backends keep versions differently (SQLite as content-addressed pieces, PostgreSQL as
+whole documents with a per-version index), so each gives the statement one fragment: the
+``held`` relation, one row per component of each agent's latest version with its JSON body.
+Everything else (which version is an agent's latest, the identity, the status, grouping,
+filters, order and page) is this module's text, run alike on both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agbom._identifiers import invisible_character
+from agbom.store.interface import StoreValueError
+
+FLEET_TYPES = ("skill", "mcp_server", "model", "a2a_peer")
+"""The component types the fleet view lists (tools, memory and the rest belong to these)."""
+
+STATUSES = ("approved", "expired", "pending", "denied", "revoked", "unreviewed", "unapproved")
+"""A skill's status is its approval record's (``expired``: approved, past its expiry;
+``unreviewed``: no record); an MCP server's is ``approved`` or ``revoked`` by its approval
+pin, else ``unapproved``. Models and A2A peers have none (``None``)."""
+
+# When one component is named differently by agents (an MCP server approved under one
+# agent's id, unknown under another's), the group shows the least approved of its rows.
+_RANK = {s: i + 1 for i, s in enumerate(STATUSES)}
+
+MAX_PAGE = 500
+"""Rows a page of the read API may ask for (the API refuses more)."""
+MAX_LIMIT = 1_000_000
+"""Rows one store call may return: the CLI lists the whole fleet in one call, since every
+call groups all of it before it pages (a page costs nearly as much as the whole list)."""
+DEFAULT_PAGE = 100
+MAX_OFFSET = 1_000_000
+MAX_SEARCH = 256
+MAX_REF = 1024
+MAX_VERSION = 256
+
+
+@dataclass(frozen=True, slots=True)
+class FleetFilter:
+    """Checked filters and page of :meth:`fleet_components`."""
+
+    type: str | None = None
+    status: str | None = None
+    search: str | None = None
+    limit: int = DEFAULT_PAGE
+    offset: int = 0
+
+
+def check_filter(
+    type: Any = None, status: Any = None, search: Any = None, limit: Any = None, offset: Any = None
+) -> FleetFilter:
+    """Refuse a filter or a page the query must not run with, with the reason."""
+    if type is not None and type not in FLEET_TYPES:
+        raise StoreValueError(f"type must be one of {', '.join(FLEET_TYPES)}")
+    if status is not None and status not in STATUSES:
+        raise StoreValueError(f"status must be one of {', '.join(STATUSES)}")
+    if search is not None:
+        if not isinstance(search, str) or len(search) > MAX_SEARCH:
+            raise StoreValueError(f"search must be text of at most {MAX_SEARCH} characters")
+        if invisible_character(search):
+            raise StoreValueError("search holds a control or invisible character")
+        search = search or None
+    return FleetFilter(type, status, search, *check_page(limit, offset))
+
+
+def check_page(limit: Any, offset: Any) -> tuple[int, int]:
+    limit = DEFAULT_PAGE if limit is None else limit
+    offset = 0 if offset is None else offset
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise StoreValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+        raise StoreValueError(f"offset must be a whole number from 0 to {MAX_OFFSET}")
+    return limit, offset
+
+
+def check_component(type: Any, ref: Any, version: Any) -> tuple[str, str, str | None]:
+    """A component named by its identity, as the rows of :meth:`fleet_components` give it."""
+    if type not in FLEET_TYPES:
+        raise StoreValueError(f"type must be one of {', '.join(FLEET_TYPES)}")
+    for what, value, limit in (("ref", ref, MAX_REF), ("version", version, MAX_VERSION)):
+        if value is None and what == "version":
+            continue
+        if not isinstance(value, str) or not value or len(value) > limit:
+            raise StoreValueError(f"{what} must be non-empty text of at most {limit} characters")
+        if "\x00" in value:
+            raise StoreValueError(f"{what} holds a NUL character")
+    return type, ref, version
+
+
+def _like(text: str) -> str:
+    """``text`` as a case-insensitive substring pattern of LIKE (with ESCAPE '\\')."""
+    return "%" + re.sub(r"([\\%_])", r"\\\1", text.lower()) + "%"
+
+
+_TYPES_IN = ", ".join(f"'{t}'" for t in FLEET_TYPES)
+_RANK_CASE = " ".join(f"WHEN '{s}' THEN {r}" for s, r in _RANK.items())
+
+# ``agents`` walks the distinct agents down the index on agbom_versions (agent_id,
+# created_at), one seek each, and ``picked`` takes each one's latest accepted version from
+# the same index: no pass over the versions themselves.
+# {held}: the backend's rows (agent_id, session_id, agbom_version, seen_at, first_seen,
+# component_id, type, name, version, body) of the components of each ``latest`` version.
+# {tiebreak}: the column that orders versions stored in the same instant. {c}: the collation
+# that makes text from JSON compare bytewise, as stored ids do.
+_CTES = """
+WITH RECURSIVE agents(agent_id) AS (
+  SELECT MIN(agent_id) FROM agbom_versions
+  UNION ALL
+  SELECT (SELECT MIN(v.agent_id) FROM agbom_versions v WHERE v.agent_id > a.agent_id)
+  FROM agents a WHERE a.agent_id IS NOT NULL),
+picked AS MATERIALIZED (
+  SELECT (SELECT v.{tiebreak} FROM agbom_versions v WHERE v.agent_id = a.agent_id
+    AND v.accepted ORDER BY v.created_at DESC, v.{tiebreak} DESC LIMIT 1) AS pick
+  FROM agents a WHERE a.agent_id IS NOT NULL),
+latest AS MATERIALIZED (
+  SELECT v.agent_id, v.session_id, v.version, v.created_at
+  FROM picked p JOIN agbom_versions v ON v.{tiebreak} = p.pick),
+held AS ({held}),
+parts AS (
+  SELECT h.agent_id, h.session_id, h.agbom_version, h.seen_at, h.first_seen,
+    h.component_id, h.type, h.name, h.version,
+    (h.body ->> 'purl'){c} AS purl,
+    CASE WHEN h.type IN ('mcp_server', 'a2a_peer') THEN (h.body ->> 'endpoint'){c} END
+      AS endpoint,
+    CASE WHEN h.type = 'model' THEN (h.body ->> 'provider'){c} END AS provider,
+    CASE WHEN h.type = 'skill' THEN (lower(replace(replace(
+      h.body -> 'definition' -> 'digest' ->> 'algorithm', '-', ''), '_', ''))){c} END
+      AS digest_alg,
+    CASE WHEN h.type = 'skill' THEN (lower(
+      h.body -> 'definition' -> 'digest' ->> 'value')){c} END AS digest_value
+  FROM held h
+  WHERE h.type IN ({types}) AND (CAST(:type AS TEXT) IS NULL OR h.type = :type)),
+keyed AS (
+  SELECT p.*,
+    CASE p.type WHEN 'skill' THEN p.component_id
+      WHEN 'mcp_server' THEN COALESCE(p.purl, p.endpoint, p.name)
+      WHEN 'model' THEN COALESCE(p.provider || '/', '') || p.name
+      ELSE COALESCE(p.endpoint, p.name) END AS ref,
+    CASE p.type WHEN 'skill' THEN p.digest_alg || ':' || p.digest_value
+      ELSE p.version END AS release
+  FROM parts p),
+judged AS (
+  SELECT k.*,
+    CASE k.type
+      WHEN 'skill' THEN CASE
+        WHEN s.status IS NULL THEN 'unreviewed'
+        WHEN s.status = 'approved' AND s.expires_at IS NOT NULL AND s.expires_at <= :now
+          THEN 'expired'
+        ELSE s.status END
+      WHEN 'mcp_server' THEN CASE
+        WHEN pi.status = 'approved' OR pn.status = 'approved' THEN 'approved'
+        WHEN COALESCE(pi.status, pn.status) = 'revoked' THEN 'revoked'
+        ELSE 'unapproved' END
+      END AS status
+  FROM keyed k
+  LEFT JOIN skills s ON k.type = 'skill' AND s.skill_id = k.component_id
+    AND s.digest_alg = k.digest_alg AND s.digest_value = k.digest_value
+  LEFT JOIN server_pins pi ON k.type = 'mcp_server' AND pi.server_key = lower(trim(k.component_id))
+  LEFT JOIN server_pins pn ON k.type = 'mcp_server' AND pn.server_key = lower(trim(k.name)))
+"""
+
+_COMPONENTS = (
+    _CTES
+    + """,
+grouped AS (
+  SELECT type, ref, release, MIN(name) AS name, MIN(purl) AS purl,
+    COUNT(DISTINCT agent_id) AS agents, MIN(first_seen) AS first_seen,
+    MAX(seen_at) AS last_seen, MAX(CASE status {ranks} END) AS status_rank
+  FROM judged GROUP BY type, ref, release)
+SELECT type, ref, release, name, purl, agents, first_seen, last_seen, status_rank,
+  COUNT(*) OVER () AS total
+FROM grouped
+WHERE (CAST(:rank AS INTEGER) IS NULL OR status_rank = :rank)
+  AND (CAST(:search AS TEXT) IS NULL OR lower(name) LIKE :search ESCAPE '\\'
+    OR lower(ref) LIKE :search ESCAPE '\\' OR lower(COALESCE(purl, '')) LIKE :search ESCAPE '\\')
+ORDER BY type{C}, name{C}, ref{C}, COALESCE(release, ''){C}
+LIMIT :limit OFFSET :offset
+"""
+)
+
+_AGENTS = (
+    _CTES
+    + """
+SELECT agent_id, MIN(session_id), MIN(agbom_version), MIN(first_seen), MAX(seen_at),
+  MAX(CASE status {ranks} END), COUNT(*) OVER () AS total
+FROM judged
+WHERE type = :type AND ref = :ref AND COALESCE(release, '') = COALESCE(CAST(:version AS TEXT), '')
+GROUP BY agent_id
+ORDER BY agent_id{C}
+LIMIT :limit OFFSET :offset
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FleetSql:
+    """Both statements in one backend's dialect."""
+
+    components: str
+    agents: str
+
+
+def fleet_sql(*, held: str, tiebreak: str, collate: str = "", pyformat: bool = False) -> FleetSql:
+    """The statements with a backend's ``held`` fragment. ``pyformat`` turns the ``:name``
+    placeholders into psycopg's ``%(name)s`` (before the fragment goes in: it may hold a
+    ``::`` cast)."""
+
+    def build(template: str) -> str:
+        text = template.replace("{types}", _TYPES_IN).replace("{ranks}", _RANK_CASE)
+        text = text.replace("{c}", collate).replace("{C}", collate)
+        text = text.replace("{tiebreak}", tiebreak)
+        if pyformat:
+            text = re.sub(r"(?<![:\w]):(\w+)", r"%(\1)s", text.replace("%", "%%"))
+        return text.replace("{held}", held)
+
+    return FleetSql(build(_COMPONENTS), build(_AGENTS))
+
+
+def components_params(checked: FleetFilter, now: str) -> dict[str, Any]:
+    return {
+        "type": checked.type,
+        "rank": None if checked.status is None else _RANK[checked.status],
+        "search": None if checked.search is None else _like(checked.search),
+        "now": now,
+        "limit": checked.limit,
+        "offset": checked.offset,
+    }
+
+
+def agents_params(
+    component: tuple[str, str, str | None], limit: int, offset: int, now: str
+) -> dict[str, Any]:
+    type, ref, version = component
+    return {
+        "type": type,
+        "ref": ref,
+        "version": version,
+        "now": now,
+        "limit": limit,
+        "offset": offset,
+    }
+
+
+_STATUS_OF_RANK = {r: s for s, r in _RANK.items()}
+
+
+def component_row(row: Sequence[Any]) -> dict[str, Any]:
+    """One row of :meth:`fleet_components`."""
+    return {
+        "type": row[0],
+        "ref": row[1],
+        "version": row[2],
+        "name": row[3],
+        "purl": row[4],
+        "agents": int(row[5]),
+        "first_seen": row[6],
+        "last_seen": row[7],
+        "status": None if row[8] is None else _STATUS_OF_RANK[int(row[8])],
+    }
+
+
+def agent_row(row: Sequence[Any]) -> dict[str, Any]:
+    """One agent of :meth:`fleet_component_agents`."""
+    return {
+        "agent_id": row[0],
+        "session_id": row[1],
+        "agbom_version": int(row[2]),
+        "first_seen": row[3],
+        "last_seen": row[4],
+        "status": None if row[5] is None else _STATUS_OF_RANK[int(row[5])],
+    }
+
+
+def page(
+    rows: Sequence[Sequence[Any]], total_at: int, limit: int, offset: int, key: str, entry: Any
+) -> dict[str, Any]:
+    """A page of rows with the total of the whole list (``None`` for a page past its end,
+    where no row carries it)."""
+    total = int(rows[0][total_at]) if rows else (0 if offset == 0 else None)
+    return {"total": total, "limit": limit, "offset": offset, key: [entry(r) for r in rows]}
+
+
+Run = Callable[[str, dict[str, Any]], Sequence[Sequence[Any]]]
+"""A backend's way to run one statement with named parameters and fetch its rows."""
+
+
+def list_components(
+    run: Run, sql: FleetSql, now: str, *, type: Any, status: Any, search: Any, limit: Any,
+    offset: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """:meth:`fleet_components` over a backend's ``run``."""
+    checked = check_filter(type, status, search, limit, offset)
+    rows = run(sql.components, components_params(checked, now))
+    return page(rows, 9, checked.limit, checked.offset, "components", component_row)
+
+
+def list_agents(
+    run: Run, sql: FleetSql, now: str, component: tuple[Any, Any, Any], limit: Any, offset: Any
+) -> dict[str, Any]:
+    """:meth:`fleet_component_agents` over a backend's ``run``."""
+    named = check_component(*component)
+    size, start = check_page(limit, offset)
+    rows = run(sql.agents, agents_params(named, size, start, now))
+    return page(rows, 6, size, start, "agents", agent_row)
