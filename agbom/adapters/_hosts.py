@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from agbom.adapters import _base, names
-from agbom.adapters.claude_code import _attached, skill_steps
+from agbom.adapters.claude_code import _attached, skill_load_call
 from agbom.adapters.interface import MalformedEvent, StepCall, Verdict
 
 Common = dict[str, Any]
@@ -155,21 +155,7 @@ def skill_load(common: Common, event: Mapping[str, Any], name: str, *, trigger: 
             f"folder an event names; run the command hook 'agbom hook {common['runtime']}', "
             "which reads it as the user",
         }
-    before, digest, note = skill_steps(skill_id, info, runtime=common["runtime"])
-    payload = {
-        "skill_id": skill_id,
-        "digest": {"algorithm": "sha256", "value": digest},
-        "load_trigger": trigger,
-        "load_path": [{"skill_id": skill_id}],
-    }
-    return StepCall(
-        method="steps/skillLoad",
-        payload=payload,
-        subject=f"skill {name}",
-        before=before,
-        note=note,
-        **common,
-    )
+    return skill_load_call(skill_id, info, common["runtime"], trigger, f"skill {name}", common)
 
 
 def needs_person(verdict: Verdict, call: StepCall) -> str:

@@ -73,6 +73,33 @@ def _attached(event: Mapping[str, Any], name: str) -> dict[str, Any] | None:
     return info
 
 
+def skill_load_call(
+    skill_id: str,
+    info: Mapping[str, Any],
+    runtime: str,
+    trigger: str,
+    subject: str,
+    common: Mapping[str, Any],
+) -> StepCall:
+    """The ``steps/skillLoad`` of a skill, preceded by its registration (:func:`skill_steps`
+    on the hook's report of its folder, ``info``): every host's skill gate ends here."""
+    before, digest, note = skill_steps(skill_id, info, runtime=runtime)
+    payload = {
+        "skill_id": skill_id,
+        "digest": {"algorithm": "sha256", "value": digest},
+        "load_trigger": trigger,
+        "load_path": [{"skill_id": skill_id}],
+    }
+    return StepCall(
+        method="steps/skillLoad",
+        payload=payload,
+        subject=subject,
+        before=before,
+        note=note,
+        **common,
+    )
+
+
 def skill_steps(
     skill_id: str, info: Mapping[str, Any], *, runtime: str
 ) -> tuple[tuple[tuple[str, dict[str, Any]], ...], str, str]:
@@ -282,21 +309,7 @@ class ClaudeCodeAdapter(_base.BaseAdapter):
                 "--server URL', which reads it as the user, or start the server with "
                 "--read-project-skills DIR",
             }
-        before, digest, note = skill_steps(skill_id, info, runtime=self.name)
-        payload = {
-            "skill_id": skill_id,
-            "digest": {"algorithm": "sha256", "value": digest},
-            "load_trigger": trigger,
-            "load_path": [{"skill_id": skill_id}],
-        }
-        return StepCall(
-            method="steps/skillLoad",
-            payload=payload,
-            subject=f"skill {skill}",
-            before=before,
-            note=note,
-            **common,
-        )
+        return skill_load_call(skill_id, info, self.name, trigger, f"skill {skill}", common)
 
     def _expansion(self, event: Mapping[str, Any], common: dict[str, Any]) -> StepCall:
         """A typed slash command or MCP prompt about to be expanded into the prompt."""

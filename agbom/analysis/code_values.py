@@ -98,6 +98,20 @@ def deep_flows(value: V, depth: int = 0) -> frozenset[Flow]:
     return flows
 
 
+_RUN_WHAT = {"download": ("download-exec", "downloads"), "decoded": ("decode-exec", "decodes")}
+
+
+def executed_flow(code: V) -> tuple[str, str, Flow] | None:
+    """What running ``code`` runs that was fetched or decoded: ``(check, verb, flow)`` for
+    the first such flow in the order of the source (``download-exec``/``downloads``, or
+    ``decode-exec``/``decodes``), else None. Shared by the Python and JavaScript analysers."""
+    for flow in sorted(deep_flows(code), key=lambda f: (f.start, f.kind, f.what)):
+        if flow.kind in _RUN_WHAT:
+            check, verb = _RUN_WHAT[flow.kind]
+            return check, verb, flow
+    return None
+
+
 def concat(parts: Sequence[V]) -> V:
     """Strings joined: known when every part is, else a template with holes."""
     flows = flows_of(parts)

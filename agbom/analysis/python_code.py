@@ -44,6 +44,7 @@ from agbom.analysis.code_values import (
     credential_flow,
     decode,
     deep_flows,
+    executed_flow,
     flows_of,
     judge_mode,
     judge_removal,
@@ -1236,25 +1237,10 @@ class _Walker:
 
     def executes(self, code: V, node: ast.AST, language: str, how: str) -> None:
         start, _ = self.span(node)
-        for flow in sorted(deep_flows(code), key=lambda f: (f.start, f.kind, f.what)):
-            if flow.kind == "download":
-                self.add(
-                    "download-exec",
-                    node,
-                    f"{how} runs what {flow.what} downloads",
-                    flow.start,
-                    flow.what,
-                )
-                break
-            if flow.kind == "decoded":
-                self.add(
-                    "decode-exec",
-                    node,
-                    f"{how} runs what {flow.what} decodes",
-                    flow.start,
-                    flow.what,
-                )
-                break
+        ran = executed_flow(code)
+        if ran is not None:
+            check, verb, flow = ran
+            self.add(check, node, f"{how} runs what {flow.what} {verb}", flow.start, flow.what)
         if code.text is not None and self.depth < MAX_DECODE_DEPTH and looks_like_code(code.text):
             inner = (
                 analyse_python(code.text, self.depth + 1)
