@@ -97,7 +97,7 @@ def unmet_signer(
     carries verifies as ``signed`` by exactly that signer. Fails closed: without a signers
     file, or one that cannot be read, nothing can be verified."""
     if signers is None:
-        return "the Guardian has no signers file (serve --skill-signers) to verify it with"
+        return "the Guardian has no signers file (serve --skill-signers) to verify a signature with"
     if isinstance(signers, str):
         return signers
     if said is None:
