@@ -17,12 +17,15 @@ import pytest
 
 from tests.review.reviewing import (
     SkillVersion,
+    add_reviewer,
     cli_status,
     load,
+    pair_fields,
     register,
     skill_folder,
     version_with_texts,
 )
+from tests.review.test_review_http import decide, signed_in
 from tests.transports.served import Served, run_cli
 
 pytestmark = pytest.mark.network
@@ -38,6 +41,7 @@ class Guardians:
     keys: Path
     with_signers: Served
     without_signers: Served
+    tokens: dict[str, str]
 
 
 def _key(path: Path) -> None:
@@ -63,16 +67,20 @@ def guardians(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guardians]:
         {"name": REQUIRED, "public_key": str(root / "required.pub")},
         {"name": OTHER, "public_key": str(root / "other.pub")},
     ]}))  # fmt: skip
+    reviewers = root / "reviewers.json"
+    tokens = {"alice": add_reviewer(reviewers, "alice", "approver"),
+              "bob": add_reviewer(reviewers, "bob", "viewer")}  # fmt: skip
     (root / "with").mkdir()
     (root / "without").mkdir()
     with_signers = Served(db=root / "with" / "agbom.db", log=root / "with" / "serve.log",
-                          extra=["--skill-signers", str(signers)])  # fmt: skip
+                          extra=["--skill-signers", str(signers),
+                                 "--reviewers-file", str(reviewers)])  # fmt: skip
     without_signers = Served(db=root / "without" / "agbom.db", log=root / "without" / "serve.log")
     with_signers.start()
     try:
         without_signers.start()
         try:
-            yield Guardians(root, with_signers, without_signers)
+            yield Guardians(root, with_signers, without_signers, tokens)
         finally:
             without_signers.stop()
     finally:
@@ -165,3 +173,28 @@ def test_a_guardian_without_a_signers_file_denies_fail_closed(guardians: Guardia
     # The same pair approved without the requirement loads: the requirement alone denied it.
     _approve(served, version)
     assert load(served.url, version, agent_id=AGENT)["result"]["decision"] == "allow"
+
+
+def test_the_review_page_approves_requiring_a_signer(guardians: Guardians) -> None:
+    served = guardians.with_signers
+    version = version_with_texts("on-page", _skill(guardians.keys, "on-page", "other"))
+    register(served.url, version, agent_id=AGENT, capabilities=[])
+    fields = {"action": "approve", **pair_fields("on-page", version.digest), "reason": "ok",
+              "required_signer": REQUIRED}  # fmt: skip
+    bob, bob_csrf = signed_in(served, guardians.tokens["bob"])
+    assert decide(bob, served, **fields, csrf=bob_csrf).status_code == 403  # a viewer
+    alice, csrf = signed_in(served, guardians.tokens["alice"])
+    assert decide(alice, served, **fields).status_code == 403  # no CSRF token
+    refused = decide(alice, served, **{**fields, "required_signer": "a\tb"}, csrf=csrf)
+    assert refused.status_code == 400
+    denial = {**fields, "action": "deny"}
+    assert decide(alice, served, **denial, csrf=csrf).status_code == 400  # approvals only
+    assert cli_status(served.db, "on-page", version.digest)["record"]["status"] == "pending"
+    assert decide(alice, served, **fields, csrf=csrf).status_code == 303
+    status = cli_status(served.db, "on-page", version.digest)
+    assert status["record"]["required_signer"] == REQUIRED
+    assert status["history"][-1]["required_signer"] == REQUIRED
+    page = alice.get("/ui/skill", params={"id": "on-page", "digest": version.digest})
+    assert f'<dd id="required-signer">{REQUIRED}</dd>' in page.text
+    _denied_for(load(served.url, version, agent_id=AGENT)["result"],
+                f"it is signed by {OTHER}")  # fmt: skip
