@@ -26,6 +26,7 @@ from tests.review.reviewing import (
     version_with_texts,
 )
 from tests.review.test_review_http import decide, signed_in
+from tests.scan.test_skill_signatures import _key  # an EC key pair, PEM, as model-signing reads
 from tests.transports.served import Served, run_cli
 
 pytestmark = pytest.mark.network
@@ -42,18 +43,6 @@ class Guardians:
     with_signers: Served
     without_signers: Served
     tokens: dict[str, str]
-
-
-def _key(path: Path) -> None:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                       serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()))  # fmt: skip
-    path.with_suffix(".pub").write_bytes(key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))  # fmt: skip
 
 
 @pytest.fixture(scope="module")
