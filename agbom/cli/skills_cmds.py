@@ -164,11 +164,11 @@ def _records_table(records: list[SkillRecord]) -> str:
             str(r.status),
             r.decided_by or "-",
             format_timestamp(r.expires_at) or "-",
-            _scope_text(r),
+            # the conditions the approval holds under: who may use it, and whose signature
+            _scope_text(r) + (f" signer={r.required_signer}" if r.required_signer else ""),
             format_timestamp(r.last_seen) or "never",
             # Last, so scripts reading the earlier columns by position keep working.
             _caps_text(r),
-            r.required_signer or "-",
         ]
         for r in records
     ]
@@ -181,7 +181,6 @@ def _records_table(records: list[SkillRecord]) -> str:
         "SCOPE",
         "LAST_SEEN",
         "CAPABILITIES",
-        "REQUIRED_SIGNER",
     ]
     return _table(headers, rows, whole=(2,))
 
