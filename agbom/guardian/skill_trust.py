@@ -8,7 +8,9 @@ A registration's ``definition.body`` may carry the folder's file list and texts
 (:func:`agbom.scan.skill_signatures.verify_text`): the same answer ``agbom scan
 --skill-signers`` gives for the folder on disk. The carried body is kept in the store, so a
 load is judged again against the signers file as it is then: a signer removed from it, or a
-signature that no longer verifies, denies the load.
+signature that no longer verifies, denies the load. An approval made with ``skills approve
+--require-signer IDENTITY`` holds only while that signer's signature verifies
+(:func:`signer_denial`), and is denied when no signers file is configured.
 """
 
 from __future__ import annotations
