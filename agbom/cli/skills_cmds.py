@@ -40,6 +40,7 @@ from agbom.store import (
     redact_location,
 )
 from agbom.store._approval_logic import undecided_entries
+from agbom.store._shared import check_signer
 from agbom.store.interface import utc_now
 
 MAX_APPROVALS_FILE = 8 * 1024 * 1024
@@ -163,7 +164,8 @@ def _records_table(records: list[SkillRecord]) -> str:
             str(r.status),
             r.decided_by or "-",
             format_timestamp(r.expires_at) or "-",
-            _scope_text(r),
+            # the conditions the approval holds under: who may use it, and whose signature
+            _scope_text(r) + (f" signer={r.required_signer}" if r.required_signer else ""),
             format_timestamp(r.last_seen) or "never",
             # Last, so scripts reading the earlier columns by position keep working.
             _caps_text(r),
@@ -205,11 +207,13 @@ def _history_table(history: list[dict[str, Any]]) -> str:
             h["actor"],
             h["source"],
             "?" if h["capabilities"] is None else (",".join(h["capabilities"]) or "-"),
+            h.get("required_signer") or "-",
             h["reason"] or "",
         ]
         for h in history
     ]
-    return _table(["AT", "DIGEST", "CHANGE", "ACTOR", "SOURCE", "CAPABILITIES", "REASON"], rows)
+    headers = ["AT", "DIGEST", "CHANGE", "ACTOR", "SOURCE", "CAPABILITIES", "SIGNER", "REASON"]
+    return _table(headers, rows)
 
 
 # -- commands --------------------------------------------------------------------------------
@@ -266,6 +270,10 @@ def show_cmd(
         out.append(f"  ref           {visible(r.ref or '-')}\n")
         caps = visible(", ".join(r.declared_capabilities) or "-")
         out.append(f"  capabilities  {caps}\n")
+        if r.required_signer:
+            signer = visible(r.required_signer)
+            out.append(f"  signer        {signer} (required: the approval holds only while "
+                       "their signature verifies)\n")  # fmt: skip
         seen = format_timestamp(r.first_seen)
         if seen:
             last = format_timestamp(r.last_seen)
@@ -289,6 +297,7 @@ def _decide(
     agents: list[str] | None = None,
     tenants: list[str] | None = None,
     capabilities: list[str] | None = None,
+    required_signer: str | None = None,
 ) -> None:
     pair = _parse_digest(digest)
     checked_identifier(skill_id, "SKILL_ID")
@@ -308,6 +317,7 @@ def _decide(
             scope_tenants=tenants or (),
             source="cli",
             capabilities=capabilities,
+            required_signer=required_signer,
         )
         others = [d for d in store.approved_digests(skill_id) if d != pair]
     was = before.status if before else "unknown"
@@ -315,7 +325,8 @@ def _decide(
     if status is SkillStatus.APPROVED:
         expiry = format_timestamp(record.expires_at) or "never"
         caps = ", ".join(record.declared_capabilities) or "none"
-        detail = f" (scope: {_scope_text(record)}; expires: {expiry}; capabilities: {caps})"
+        signer = f"; required signer: {record.required_signer}" if record.required_signer else ""
+        detail = f" (scope: {_scope_text(record)}; expires: {expiry}; capabilities: {caps}{signer})"
     typer.echo(visible(f"{skill_id} {pair}: {was} -> {record.status}{detail}"), err=True)
     typer.echo(note, err=True)
     if before is None or before.first_seen is None:
@@ -355,9 +366,21 @@ def approve_cmd(
             "(none when it was never registered)."
         ),
     ),
+    require_signer: str | None = typer.Option(
+        None,
+        "--require-signer",
+        metavar="IDENTITY",
+        help=(
+            "The approval holds only while a signature by this signer (a name in the signers "
+            "file of 'serve --skill-signers') verifies over the skill; the Guardian denies "
+            "otherwise, and when it has no signers file."
+        ),
+        show_default=False,
+    ),
     by: str | None = by_option(),
 ) -> None:
-    """Approve a (skill_id, digest) pair, optionally scoped and with an expiry."""
+    """Approve a (skill_id, digest) pair, optionally scoped, with an expiry, or tied to a
+    signer."""
     _parse_digest(digest)  # usage errors before any store work
     expires_at = parse_expiry(expires) if expires is not None else None
     if capability is not None and any(not c.strip() for c in capability):
@@ -373,7 +396,16 @@ def approve_cmd(
         agent,
         tenant,
         [c.strip() for c in capability] if capability else None,
+        _required_signer(require_signer),
     )
+
+
+def _required_signer(value: str | None) -> str | None:
+    """``--require-signer``, checked as the store checks it, as a usage error."""
+    try:
+        return check_signer(value)
+    except StoreError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--require-signer'") from None
 
 
 @skills_app.command("deny")

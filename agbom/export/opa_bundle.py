@@ -72,7 +72,7 @@ def skill_entry(record: SkillRecord) -> dict[str, Any]:
     """One pair's approval record as the bundle holds it."""
     from agbom.store import format_timestamp
 
-    return {
+    entry: dict[str, Any] = {
         "status": str(record.status),
         "expires_at": format_timestamp(record.expires_at),
         "expires_at_ns": _ns(record.expires_at),
@@ -81,6 +81,10 @@ def skill_entry(record: SkillRecord) -> dict[str, Any]:
         "decided_by": record.decided_by,
         "decided_at": format_timestamp(record.decided_at),
     }
+    if record.required_signer is not None:
+        # A policy cannot verify the skill's signature: the example policy denies the pair.
+        entry["required_signer"] = record.required_signer
+    return entry
 
 
 def server_entry(pin: ServerPin) -> dict[str, Any]:

@@ -170,6 +170,7 @@ class SkillPolicies(PolicyBase):
             exceeding = _capabilities_exceeding(skill_id, declared, verdict.record)
             if exceeding is not None:
                 collector.denials.append(exceeding)
+            self._required_signer(collector, verdict.record, definition.get("body"))
         if not verdict.approved:
             code = _SKILL_DENIAL.get(verdict.status, "approval_pending")
             message = self._not_approved(skill_id, digest, verdict.status, previously_approved)
@@ -253,6 +254,37 @@ class SkillPolicies(PolicyBase):
             source=TRUST_POLICY_ACTOR,
         )
         collector.codes.append("approved_by_trust_policy")
+
+    def _required_signer(
+        self, collector: DecisionCollector, record: SkillRecord, body: Any = None
+    ) -> None:
+        """An approval that requires a signer (``skills approve --require-signer``) holds only
+        while that signer's signature verifies over the skill: otherwise the registration or
+        load is denied, also when the Guardian has no signers file (fail closed)."""
+        if record.required_signer is None:
+            return
+        from agbom.guardian.skill_trust import signer_denial
+
+        denied = signer_denial(self.g.store, record.skill_id, record.digest,
+                               record.required_signer, self.g.config.skill_signers_path,
+                               body)  # fmt: skip
+        if denied is not None:
+            collector.denials.append(
+                Decision.deny(
+                    denied,
+                    "signer_required",
+                    references=[
+                        PolicyReference(policy_id="agbom", rule_id="skill-approval-signer")
+                    ],
+                    findings=[
+                        {
+                            "rule_id": "skill-approval-signer",
+                            "components": [record.skill_id],
+                            "required_signer": record.required_signer,
+                        }
+                    ],
+                )  # fmt: skip
+            )
 
     def _skill_rules(
         self,
@@ -454,6 +486,8 @@ class SkillPolicies(PolicyBase):
                 # that no longer verifies, stops the load whatever the approval says.
                 deny(f"skill {skill_id} {digest}: {in_words(said)}", "signature_invalid",
                      "skill-load-signature")  # fmt: skip
+        if verdict.approved and verdict.record is not None:
+            self._required_signer(collector, verdict.record)
         load_declared = payload.get("declared_capabilities")
         if verdict.approved and verdict.record is not None and isinstance(load_declared, list):
             exceeding = _capabilities_exceeding(

@@ -8,7 +8,9 @@ A registration's ``definition.body`` may carry the folder's file list and texts
 (:func:`agbom.scan.skill_signatures.verify_text`): the same answer ``agbom scan
 --skill-signers`` gives for the folder on disk. The carried body is kept in the store, so a
 load is judged again against the signers file as it is then: a signer removed from it, or a
-signature that no longer verifies, denies the load.
+signature that no longer verifies, denies the load. An approval made with ``skills approve
+--require-signer IDENTITY`` holds only while that signer's signature verifies
+(:func:`signer_denial`), and is denied when no signers file is configured.
 """
 
 from __future__ import annotations
@@ -87,3 +89,48 @@ def shown(record: Mapping[str, Any]) -> str:
     who = f" by {signer}" if signer else ""
     why = f" ({record['reason']})" if record.get("reason") else ""
     return f"signature {status}{who}{why}"
+
+
+def unmet_signer(
+    required: str, said: Mapping[str, Any] | None, signers: Signers | str | None
+) -> str | None:
+    """What stands in the way of an approval that requires ``required``'s signature
+    (``skills approve --require-signer``), in words; ``None`` when the signature the pair
+    carries verifies as ``signed`` by exactly that signer. Fails closed: without a signers
+    file, or one that cannot be read, nothing can be verified."""
+    if signers is None:
+        return "the Guardian has no signers file (serve --skill-signers) to verify a signature with"
+    if isinstance(signers, str):
+        return signers
+    if said is None:
+        return "the skill is unsigned"
+    if said.get("status") == "signed" and said.get("signer") == required:
+        return None
+    found = f"it is signed by {said.get('signer')}" if said.get("status") == "signed" else (
+        shown(said))  # fmt: skip
+    if not any(s.name == required for s in signers.signers):
+        found += f"; {required} is not a signer {signers.source} trusts"
+    return found
+
+
+def signer_denial(
+    store: Any,
+    skill_id: str,
+    digest: Any,
+    required: str,
+    signers_path: str | None,
+    body: Any = None,
+) -> str | None:
+    """The reason a pair approved only under ``required``'s signature is denied now, or
+    ``None`` when that signature verifies. The signature judged is the one ``body`` (what a
+    registration carries) holds, else the one the store kept for the pair."""
+    trust = signers_of(signers_path)
+    said = None
+    if trust is not None:
+        said = signature_of(body, digest, trust) if body is not None else None
+        if said is None:
+            said = stored_signature(store, skill_id, digest, trust)
+    unmet = unmet_signer(required, said, trust)
+    if unmet is None:
+        return None
+    return f"skill {skill_id} {digest} is approved only while signed by {required}: {unmet}"

@@ -136,6 +136,16 @@ def _list_field(text: str, what: str) -> list[str]:
     return items
 
 
+def _signer_field(text: str) -> str | None:
+    """The optional required signer of an approval (``--require-signer`` on the page)."""
+    from agbom.store._shared import check_signer
+
+    try:
+        return check_signer(text.strip() or None)
+    except StoreError as exc:
+        raise BadInput(400, str(exc)) from None
+
+
 class _Static:
     """The packaged stylesheet, script and icon, under names that carry their content hash."""
 
@@ -632,9 +642,14 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         agents = _list_field(fields.get("agents", ""), "agent patterns")
         tenants = _list_field(fields.get("tenants", ""), "tenant patterns")
         capabilities = _list_field(fields.get("capabilities", ""), "capabilities")
+        signer = _signer_field(fields.get("required_signer", ""))
         status = ACTIONS[action]
-        if status is not SkillStatus.APPROVED and (expires or agents or tenants or capabilities):
-            raise BadInput(400, "scopes, an expiry and capabilities belong to an approval")
+        if status is not SkillStatus.APPROVED and (
+            expires or agents or tenants or capabilities or signer
+        ):
+            raise BadInput(
+                400, "scopes, an expiry, capabilities and a required signer belong to an approval"
+            )
         name = who[1].name
         assert len(name) <= MAX_ACTOR
         db = reader()
@@ -660,6 +675,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             scope_tenants=tenants,
             source="ui",
             capabilities=capabilities or None,
+            required_signer=signer,
         )
         target = "/ui/skill?" + urlencode(
             {"id": skill_id, "digest": str(digest), "done": str(status)}

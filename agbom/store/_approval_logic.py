@@ -30,6 +30,7 @@ from agbom.store._shared import (
     _stamp,
     _ts,
     _validate_import,
+    check_signer,
 )
 from agbom.store.interface import (
     MAX_ACTOR,
@@ -49,13 +50,13 @@ from agbom.store.interface import (
 SKILL_COLUMNS = (
     "skill_id, digest_alg, digest_value, ref, declared_capabilities, composition, provenance, "
     "status, decided_by, decided_at, reason, expires_at, scope_agents, scope_tenants, "
-    "first_seen, last_seen, registered_by_agent, registered_by_tenant"
+    "first_seen, last_seen, registered_by_agent, registered_by_tenant, required_signer"
 )
 """The columns of a skill row, in the order :func:`record_from_row` reads them."""
 
 DECISION_COLUMNS = (
     "status, decided_by, decided_at, reason, expires_at, scope_agents, scope_tenants, ref, "
-    "declared_capabilities"
+    "declared_capabilities, required_signer"
 )
 """The columns of a skill row a decision compares (:func:`import_changes_nothing`)."""
 
@@ -80,6 +81,7 @@ def record_from_row(row: Sequence[Any]) -> SkillRecord:
         last_seen=_ts(row[15]),
         registered_by_agent=row[16],
         registered_by_tenant=row[17],
+        required_signer=row[18],
     )
 
 
@@ -113,9 +115,11 @@ def import_changes_nothing(
     *,
     ref: str | None,
     caps: str | None,
+    required_signer: str | None,
 ) -> bool:
     """Whether an imported ``decision`` (status, decided_by, decided_at, reason, expires_at,
-    agent scope, tenant scope) would leave the stored row of :data:`DECISION_COLUMNS` as it is.
+    agent scope, tenant scope) requiring ``required_signer`` would leave the stored row of
+    :data:`DECISION_COLUMNS` as it is.
 
     A re-import of the same file must write no history, so this compares stored text as is.
     """
@@ -123,12 +127,14 @@ def import_changes_nothing(
         tuple(row[:7]) == decision
         and (ref is None or row[7] == ref)
         and (caps is None or row[8] == caps)
+        and row[9] == required_signer
     )
 
 
 EXPORT_SQL = (
     "SELECT skill_id, digest_alg, digest_value, status, decided_by, decided_at, reason, "
-    "expires_at, scope_agents, scope_tenants, ref, declared_capabilities FROM skills "
+    "expires_at, scope_agents, scope_tenants, ref, declared_capabilities, required_signer "
+    "FROM skills "
     "WHERE status IN ('approved', 'denied', 'revoked') "
     "ORDER BY skill_id, digest_alg, digest_value"
 )
@@ -162,6 +168,8 @@ def approvals_document(rows: Iterable[Sequence[Any]]) -> dict[str, Any]:
         capabilities = orjson.loads(row[11])
         if capabilities:
             entry["capabilities"] = capabilities
+        if row[12] is not None:
+            entry["required_signer"] = row[12]
         approvals.append({k: v for k, v in entry.items() if v is not None})
     return {"format": IMPORT_FORMAT, "version": IMPORT_VERSION, "approvals": approvals}
 
@@ -216,6 +224,7 @@ def imported_decision(entry: Mapping[str, Any], *, actor: str | None) -> Decisio
         tenants=entry["tenants"],
         ref=entry["ref"],
         caps=entry["capabilities"],
+        required_signer=entry["required_signer"],
         history_actor=actor or decided_by,
         source="import",
     )
@@ -255,7 +264,7 @@ class ApprovalSql:
             select_registered=convert(f"SELECT status, first_seen FROM skills WHERE {pair}"),
             insert_registered=convert(
                 f"INSERT INTO skills ({SKILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', "
-                "NULL, NULL, NULL, NULL, '[]', '[]', ?, ?, ?, ?)"
+                "NULL, NULL, NULL, NULL, '[]', '[]', ?, ?, ?, ?, NULL)"
             ),
             # Only an undecided pair takes the declared capabilities (see record_registration).
             update_registered=convert(
@@ -268,17 +277,18 @@ class ApprovalSql:
             select_decision=convert(f"SELECT {DECISION_COLUMNS} FROM skills WHERE {pair}"),
             insert_decided=convert(
                 f"INSERT INTO skills ({SKILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, '{{}}', NULL, "
-                "?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)"
+                "?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?)"
             ),
             update_decided=convert(
                 "UPDATE skills SET status = ?, decided_by = ?, decided_at = ?, reason = ?, "
                 "expires_at = ?, scope_agents = ?, scope_tenants = ?, ref = COALESCE(ref, ?), "
-                f"declared_capabilities = COALESCE(?, declared_capabilities) WHERE {pair}"
+                "declared_capabilities = COALESCE(?, declared_capabilities), required_signer = ? "
+                f"WHERE {pair}"
             ),
             insert_history=convert(
                 "INSERT INTO skill_history (skill_id, digest_alg, digest_value, from_status, "
                 "to_status, actor, reason, expires_at, at, source, scope_agents, scope_tenants, "
-                "capabilities) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                "capabilities, required_signer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             ),
         )
 
@@ -366,6 +376,7 @@ def apply_registration(conn: SqlConnection, sql: ApprovalSql, reg: Registration)
                 "[]",
                 "[]",
                 reg.capabilities,
+                None,
             ),
         )
         return True
@@ -391,6 +402,9 @@ class Decision:
     ref: str | None
     # JSON text that replaces the record's capabilities; None keeps them
     caps: str | None
+    # the signer whose verifying signature the approval requires (None: none); each
+    # decision states it anew, as it does the scopes
+    required_signer: str | None
     history_actor: str
     source: str
 
@@ -406,6 +420,7 @@ def decision(
     capabilities: Sequence[str] | None,
     now: datetime | None,
     source: str,
+    required_signer: str | None = None,
 ) -> Decision:
     """Check the inputs of :meth:`set_status` (after its pair) and give its decision."""
     decided = skill_status(status)
@@ -415,6 +430,9 @@ def decision(
     tenants = _dumps(list(check_patterns(scope_tenants, "tenant scope")), "tenant scope")
     expires = format_timestamp(None if expires_at is None else as_utc(expires_at))
     caps = None if capabilities is None else _capabilities_text(capabilities, "capabilities")
+    signer = check_signer(required_signer)
+    if signer is not None and decided is not SkillStatus.APPROVED:
+        raise StoreValueError("only an approval can require a signer")
     return Decision(
         status=decided,
         decided_by=actor,
@@ -425,6 +443,7 @@ def decision(
         tenants=tenants,
         ref=None,
         caps=caps,
+        required_signer=signer,
         history_actor=actor,
         source=source,
     )
@@ -452,14 +471,17 @@ def apply_decision(
                 d.expires,
                 d.agents,
                 d.tenants,
+                d.required_signer,
             ),
         )
         previous = None
     else:
         stored = (status, d.decided_by, d.decided_at, d.reason, d.expires, d.agents, d.tenants)
-        if d.source == "import" and import_changes_nothing(row, stored, ref=d.ref, caps=d.caps):
+        if d.source == "import" and import_changes_nothing(
+            row, stored, ref=d.ref, caps=d.caps, required_signer=d.required_signer
+        ):
             return False
-        conn.execute(sql.update_decided, (*stored, d.ref, d.caps, *key))
+        conn.execute(sql.update_decided, (*stored, d.ref, d.caps, d.required_signer, *key))
         previous = row[0]
     conn.execute(
         sql.insert_history,
@@ -476,6 +498,7 @@ def apply_decision(
             d.tenants,
             # what the record covers after this decision
             d.caps if d.caps is not None else (row[8] if row is not None else "[]"),
+            d.required_signer,
         ),
     )
     return True
@@ -483,7 +506,7 @@ def apply_decision(
 
 HISTORY_COLUMNS = (
     "id, skill_id, digest_alg, digest_value, from_status, to_status, actor, reason, "
-    "expires_at, scope_agents, scope_tenants, at, source, capabilities"
+    "expires_at, scope_agents, scope_tenants, at, source, capabilities, required_signer"
 )
 """The columns of a history row, in the order :func:`history_entry` reads them."""
 
@@ -504,6 +527,8 @@ def history_entry(row: Sequence[Any]) -> dict[str, Any]:
         "source": row[12],
         # None: decided before agbom recorded capabilities in the history (store v6)
         "capabilities": None if row[13] is None else orjson.loads(row[13]),
+        # the signer the decision required (None: none, or decided before store v12)
+        "required_signer": row[14],
     }
 
 

@@ -293,8 +293,16 @@ _V11: list[Step] = [
     ) WITHOUT ROWID""",
 ]
 
+_V12: list[Step] = [
+    # The signer an approval requires (`skills approve --require-signer`): the approval holds
+    # only while a signature by that signer verifies over the skill (guardian/skill_trust.py).
+    # NULL: no signer required. The history records what each decision required.
+    "ALTER TABLE skills ADD COLUMN required_signer TEXT",
+    "ALTER TABLE skill_history ADD COLUMN required_signer TEXT",
+]
+
 MIGRATIONS: Sequence[Sequence[Step]] = (
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12
 )  # fmt: skip
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 

@@ -43,7 +43,7 @@ IMPORT_VERSION = 1
 _DECIDED = (SkillStatus.APPROVED, SkillStatus.DENIED, SkillStatus.REVOKED)
 _IMPORT_KEYS = frozenset(
     {"skill_id", "digest", "status", "decided_by", "decided_at", "reason", "expires_at"}
-    | {"scope", "ref", "capabilities"}
+    | {"scope", "ref", "capabilities", "required_signer"}
 )
 
 
@@ -158,6 +158,20 @@ def _component_rows(document: Mapping[str, Any]) -> list[tuple[str, str, str, st
     return list(seen.values())
 
 
+def check_signer(signer: Any) -> str | None:
+    """A required signer's identity (a signers file's ``name``: an e-mail, URI or name), or
+    ``None``; refuses an empty, unbounded or control-character one."""
+    if signer is None:
+        return None
+    check_text(signer, "required signer", MAX_ACTOR)
+    if signer != signer.strip() or any(ord(c) < 32 or ord(c) == 127 for c in signer):
+        raise StoreValueError(
+            "required signer must be a signer's name, without surrounding spaces or control "
+            "characters"
+        )
+    return str(signer)
+
+
 def _validate_import(doc: Any) -> list[dict[str, Any]]:
     """Check a whole approvals document; raise one StoreError naming every bad entry."""
     if not isinstance(doc, Mapping):
@@ -232,6 +246,9 @@ def _validate_import_entry(raw: Any, where: str) -> dict[str, Any]:
         tenants = check_patterns(scope.get("tenants"), "scope.tenants")
         capabilities = raw.get("capabilities")
         caps = _capabilities_text([] if capabilities is None else capabilities, "capabilities")
+        signer = check_signer(raw.get("required_signer"))
+        if signer is not None and status_raw != SkillStatus.APPROVED.value:
+            raise StoreValueError("only an approval can require a signer (required_signer)")
     except StoreError as exc:
         raise StoreValueError(f"{where}: {exc}") from None
     return {
@@ -246,6 +263,7 @@ def _validate_import_entry(raw: Any, where: str) -> dict[str, Any]:
         "tenants": _dumps(list(tenants), "scope"),
         "ref": ref,
         "capabilities": caps,
+        "required_signer": signer,
     }
 
 

@@ -248,6 +248,9 @@ class SkillRecord:
     # Who first registered the pair (None when approved ahead of any registration).
     registered_by_agent: str | None = None
     registered_by_tenant: str | None = None
+    # The signer whose signature must verify over the skill for the approval to hold
+    # (`skills approve --require-signer`; None: no signer required).
+    required_signer: str | None = None
 
     def is_expired(self, now: datetime | None = None) -> bool:
         """True when the decision carries an expiry that has passed at ``now``."""
@@ -276,6 +279,7 @@ class SkillRecord:
                 "agent_id": self.registered_by_agent,
                 "tenant_id": self.registered_by_tenant,
             },
+            "required_signer": self.required_signer,
         }
 
 
@@ -420,6 +424,7 @@ class ApprovalStore(Protocol):
         now: datetime | None = None,
         source: str = "api",
         capabilities: Sequence[str] | None = None,
+        required_signer: str | None = None,
     ) -> SkillRecord: ...
 
     def history(self, skill_id: str, digest: Digest | None = None) -> list[dict[str, Any]]: ...

@@ -205,3 +205,20 @@ def test_policy_verdict_is_the_stores_verdict(
     want = "unknown" if expected.status == "pending" else expected.status
     assert engine.query(VERDICT, asked) == want
     assert engine.query(ALLOW, asked) is expected.approved
+
+
+def test_an_approval_requiring_a_signer_is_denied_by_the_policy(tmp_path: Path) -> None:
+    """The policy cannot verify a skill's signature, so a pair approved with
+    ``--require-signer`` is not allowed by it (the Guardian verifies; the policy fails closed)."""
+    with open_store(tmp_path / "agbom.db") as store:
+        digest = Digest.parse(PAIR[1])
+        store.set_status("signed/skill", digest, SkillStatus.APPROVED, actor="alice",
+                         required_signer="skills@publisher.example")  # fmt: skip
+        store.set_status("plain/skill", digest, SkillStatus.APPROVED, actor="alice")
+        bundle = build_store_bundle(store).body
+    engine = BundleEngine(bundle)
+    signed = {"skill_id": "signed/skill", "digest": str(digest)}
+    assert engine.query(VERDICT, signed) == "signer_required"
+    assert engine.query(ALLOW, signed) is False
+    plain = {"skill_id": "plain/skill", "digest": str(digest)}
+    assert engine.query(ALLOW, plain) is True

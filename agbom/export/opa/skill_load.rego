@@ -23,6 +23,10 @@ of(record) := record.status if {
 	expired(record)
 } else := "out_of_scope" if {
 	not in_scope(record)
+} else := "signer_required" if {
+	# skills approve --require-signer: only a Guardian that verifies the skill's signature
+	# may allow it; a policy that cannot verify it denies.
+	object.get(record, "required_signer", null) != null
 } else := "approved"
 
 # Integer nanoseconds in the data: no timestamp is parsed per decision.

@@ -226,7 +226,13 @@ _V5: list[str] = [
     )""",
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5)
+_V6: list[str] = [
+    # The signer an approval requires (`skills approve --require-signer`), as SQLite v12.
+    "ALTER TABLE skills ADD COLUMN required_signer TEXT",
+    "ALTER TABLE skill_history ADD COLUMN required_signer TEXT",
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

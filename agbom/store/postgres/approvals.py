@@ -211,6 +211,7 @@ class ApprovalsMixin(PostgresBase):
         now: datetime | None = None,
         source: str = "api",
         capabilities: Sequence[str] | None = None,
+        required_signer: str | None = None,
     ) -> SkillRecord:
         """Decide a pair: approve, deny, revoke (or put back to pending) (see SqliteStore)."""
         check_pair(skill_id, digest)
@@ -224,6 +225,7 @@ class ApprovalsMixin(PostgresBase):
             capabilities=capabilities,
             now=now,
             source=source,
+            required_signer=required_signer,
         )
         with self._write() as conn:
             self._apply_decision(conn, skill_id, digest, decided)

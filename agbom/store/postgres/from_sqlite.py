@@ -59,11 +59,11 @@ class CopyReport:
 _SKILL_COLUMNS = (
     "skill_id, digest_alg, digest_value, ref, declared_capabilities, composition, provenance, "
     "status, decided_by, decided_at, reason, expires_at, scope_agents, scope_tenants, "
-    "first_seen, last_seen, registered_by_agent, registered_by_tenant"
+    "first_seen, last_seen, registered_by_agent, registered_by_tenant, required_signer"
 )
 _HISTORY_COLUMNS = (
     "id, skill_id, digest_alg, digest_value, from_status, to_status, actor, reason, expires_at, "
-    "at, source, scope_agents, scope_tenants, capabilities"
+    "at, source, scope_agents, scope_tenants, capabilities, required_signer"
 )
 _CHAIN_COLUMNS = "session_id, seq, entry, entry_hash, previous_hash, request_id, nonce, recorded_at"
 _SESSION_COLUMNS = (

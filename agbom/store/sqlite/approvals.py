@@ -198,6 +198,7 @@ class ApprovalsMixin(SqliteBase):
         now: datetime | None = None,
         source: str = "api",
         capabilities: Sequence[str] | None = None,
+        required_signer: str | None = None,
     ) -> SkillRecord:
         """Decide a pair: approve, deny, revoke (or put back to pending).
 
@@ -212,6 +213,10 @@ class ApprovalsMixin(SqliteBase):
         registration is approved with none. The Guardian denies a registration that declares
         more than the approved record holds. Each history row records the capabilities the
         record held after its decision.
+
+        ``required_signer`` (approvals only) makes the approval hold only while a signature by
+        that signer verifies over the skill (the Guardian checks it,
+        agbom/guardian/skill_trust.py); each decision states it anew, as it does the scopes.
         """
         check_pair(skill_id, digest)
         decided = decision(
@@ -224,6 +229,7 @@ class ApprovalsMixin(SqliteBase):
             capabilities=capabilities,
             now=now,
             source=source,
+            required_signer=required_signer,
         )
         with self._write() as conn:
             self._apply_decision(conn, skill_id, digest, decided)
