@@ -106,14 +106,36 @@ def skills_lint(args: argparse.Namespace) -> int:
                 skills.append(skill)
     if not skills:
         return 0
-    # agbom scan prints each problem of a SKILL.md on stderr (``agbom: PATH: problem``) and
-    # exits 3 when a file has one; findings are agbom-scan's business, not this hook's.
+    # A SKILL.md that breaks the Agent Skills specification is a scan.skill-spec finding (low;
+    # scan exits 0 on it since issue 41), and one scan cannot read is a file error (exit 3):
+    # both fail this hook. Other findings are agbom-scan's business, not this hook's.
     with tempfile.TemporaryDirectory(prefix="agbom-skills-lint-") as work:
-        report = str(Path(work) / "scan.json")
-        code = agbom(["scan", "-f", "json", "-o", report, "--", *skills])
-    if code == 3:
+        report = Path(work) / "scan.json"
+        code = agbom(["scan", "-f", "json", "-o", str(report), "--", *skills])
+        deviations = _spec_findings(report) if code in (0, 1) else []
+    for where, message in deviations:
+        print(f"agbom: {where}: {message}", file=sys.stderr)
+    if code == 3 or deviations:
         return 1
     return 0 if code in (0, 1) else code
+
+
+def _spec_findings(report: Path) -> list[tuple[str, str]]:
+    """``(PATH:LINE, message)`` of each ``scan.skill-spec`` finding in scan's JSON report."""
+    import json
+
+    try:
+        findings = json.loads(report.read_text(encoding="utf-8")).get("findings") or []
+    except (OSError, ValueError, AttributeError):
+        return [("scan.json", "agbom scan wrote no readable report")]
+    out = []
+    for finding in findings:
+        if not isinstance(finding, dict) or finding.get("rule_id") != "scan.skill-spec":
+            continue
+        place = (finding.get("locations") or [{}])[0]
+        where = f"{place.get('path', '?')}:{place.get('line', 1)}"
+        out.append((where, str(finding.get("message", ""))))
+    return out
 
 
 def parser() -> argparse.ArgumentParser:
