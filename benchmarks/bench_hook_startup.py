@@ -19,16 +19,15 @@ SessionStart inventory of 50 skills and 20 servers under 0.5 s of the hook's tim
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _hook_timing import agbom_command, compile_bytecode, free_port, served, timed_run
 
 EVENT = json.dumps(
     {
@@ -100,33 +99,10 @@ def session_start(project: Path) -> bytes:
     ).encode()
 
 
-def agbom() -> list[str]:
-    script = Path(sys.executable).parent / "agbom"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agbom"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def time_runs(
-    cmd: list[str],
-    runs: int,
-    *,
-    stdin: bytes = b"",
-    expect: int = 0,
-    env: dict[str, str] | None = None,
+    cmd: list[str], runs: int, *, stdin: bytes = b"", env: dict[str, str] | None = None
 ) -> list[float]:
-    out = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, check=False, env=env)
-        out.append((time.perf_counter() - started) * 1000)
-        if proc.returncode != expect:
-            raise SystemExit(f"{cmd}: exit {proc.returncode}: {proc.stderr.decode()[:300]}")
-    return out
+    return [timed_run(cmd, stdin, env=env) for _ in range(runs)]
 
 
 def report(name: str, samples: list[float], base: float | None) -> dict[str, float]:
@@ -189,34 +165,23 @@ def main() -> int:
             "HOME": str(home),
             "AGBOM_CLAUDE_MANAGED_DIR": str(home / "no-managed"),
         }
-        port = free_port()
-        server = subprocess.Popen(
-            [*agbom(), "serve", "--host", "127.0.0.1", "--port", str(port), "--db", str(db)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                    conn.request("GET", "/healthz")
-                    if conn.getresponse().status == 200:
-                        break
-                except OSError:
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        raise SystemExit("agbom serve did not start") from None
-                    time.sleep(0.1)
-            url = f"http://127.0.0.1:{port}"
-            thin = [*agbom(), "hook", "claude-code", "--server", url]
+        compile_bytecode()
+        with served(db) as url:
+            thin = [*agbom_command(), "hook", "claude-code", "--server", url]
             start = session_start(project)
             # Warm the OS caches and the server's session before timing anything.
             time_runs([sys.executable, "-c", "pass"], 3)
             time_runs(thin, 3, stdin=EVENT, env=hook_env)
             time_runs(thin, 2, stdin=start, env=hook_env)
 
-            down = [*agbom(), "hook", "claude-code", "--server", f"http://127.0.0.1:{free_port()}"]
-            standalone = [*agbom(), "hook", "claude-code", "--db", str(Path(tmp) / "sa.db")]
+            down = [
+                *agbom_command(),
+                "hook",
+                "claude-code",
+                "--server",
+                f"http://127.0.0.1:{free_port()}",
+            ]
+            standalone = [*agbom_command(), "hook", "claude-code", "--db", str(Path(tmp) / "sa.db")]
             commands = {
                 "baseline": ([sys.executable, "-c", "pass"], EVENT),
                 "thin": (thin, EVENT),
@@ -233,9 +198,6 @@ def main() -> int:
                     samples[name] += time_runs(cmd, 1, stdin=stdin, env=hook_env)
                 if i % every == 0 and len(samples["standalone"]) < args.standalone_runs:
                     samples["standalone"] += time_runs(standalone, 1, stdin=EVENT, env=hook_env)
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
         inventory = inventory_in_process(home, project)
 
     print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs; times in ms")

@@ -12,19 +12,16 @@ Target (issue 40): the thin hook at most 1.5x the ``python -c pass`` median, per
 from __future__ import annotations
 
 import argparse
-import http.client
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "adapters"))
 
 import host_events as ev  # noqa: E402
+from _hook_timing import agbom_command, compile_bytecode, served, timed_run  # noqa: E402
 
 TARGET = 1.5
 EVENTS = {
@@ -41,64 +38,23 @@ EVENTS = {
 }
 
 
-def agbom() -> list[str]:
-    script = Path(sys.executable).parent / "agbom"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agbom"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def once(cmd: list[str], stdin: bytes, env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, env=env, check=False)
-    elapsed = (time.perf_counter() - started) * 1000
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd}: exit {proc.returncode}: {proc.stderr.decode()[:300]}")
-    return elapsed
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
     env = {**os.environ, "AGBOM_HOOK_EVENT": "preToolUse"}  # Copilot's, as installed
-    with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
-        server = subprocess.Popen(
-            [*agbom(), "serve", "--host", "127.0.0.1", "--port", str(port), "--db",
-             str(Path(tmp) / "bench.db")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                    conn.request("GET", "/healthz")
-                    if conn.getresponse().status == 200:
-                        break
-                except OSError:
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        raise SystemExit("agbom serve did not start") from None
-                    time.sleep(0.1)
-            url = f"http://127.0.0.1:{port}"
-            commands = {"baseline": ([sys.executable, "-c", "pass"], b"")}
-            for host, event in EVENTS.items():
-                commands[host] = ([*agbom(), "hook", host, "--server", url], event)
-            for cmd, stdin in commands.values():  # warm caches and sessions
-                for _ in range(3):
-                    once(cmd, stdin, env)
-            samples: dict[str, list[float]] = {name: [] for name in commands}
-            for _ in range(args.runs):
-                for name, (cmd, stdin) in commands.items():
-                    samples[name].append(once(cmd, stdin, env))
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
+    compile_bytecode()
+    with tempfile.TemporaryDirectory() as tmp, served(Path(tmp) / "bench.db") as url:
+        commands = {"baseline": ([sys.executable, "-c", "pass"], b"")}
+        for host, event in EVENTS.items():
+            commands[host] = ([*agbom_command(), "hook", host, "--server", url], event)
+        for cmd, stdin in commands.values():  # warm caches and sessions
+            for _ in range(3):
+                timed_run(cmd, stdin, env=env)
+        samples: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.runs):
+            for name, (cmd, stdin) in commands.items():
+                samples[name].append(timed_run(cmd, stdin, env=env))
     load = os.getloadavg()[0]
     print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs, load {load:.1f}; ms")
     base = statistics.median(samples["baseline"])

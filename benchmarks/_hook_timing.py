@@ -1,0 +1,78 @@
+"""What the hook benchmarks share: the command to run, a served Guardian, one timed run.
+
+Both benchmarks time ``agbom hook`` as a host runs it, one process per event, against
+``python -c pass`` in the same run. An installed package carries compiled bytecode (pip
+compiles it at install); a source tree under ``PYTHONDONTWRITEBYTECODE=1`` (set on some CI
+machines) would compile agbom's modules on every event instead, which measures the checkout,
+not the hook. :func:`compile_bytecode` writes it first, as pip would.
+"""
+
+from __future__ import annotations
+
+import compileall
+import contextlib
+import http.client
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import agbom
+
+
+def agbom_command() -> list[str]:
+    """The console script beside this interpreter, as a host's hook config names it."""
+    script = Path(sys.executable).parent / "agbom"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "agbom"]
+
+
+def compile_bytecode() -> None:
+    """Compile agbom's modules to ``__pycache__``, as an installation has them."""
+    compileall.compile_dir(Path(agbom.__file__).parent, quiet=1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def served(db: Path) -> Iterator[str]:
+    """``agbom serve`` on a free loopback port, as started with no option; yields its URL."""
+    port = free_port()
+    server = subprocess.Popen(
+        [*agbom_command(), "serve", "--host", "127.0.0.1", "--port", str(port), "--db", str(db)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+                conn.request("GET", "/healthz")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("agbom serve did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def timed_run(
+    cmd: list[str], stdin: bytes = b"", *, env: dict[str, str] | None = None, expect: int = 0
+) -> float:
+    """Milliseconds from start to exit of ``cmd``; stops the benchmark on another exit code."""
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, check=False, env=env)
+    elapsed = (time.perf_counter() - started) * 1000
+    if proc.returncode != expect:
+        raise SystemExit(f"{cmd}: exit {proc.returncode}: {proc.stderr.decode()[:300]}")
+    return elapsed
