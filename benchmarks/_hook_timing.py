@@ -11,32 +11,24 @@ from __future__ import annotations
 
 import compileall
 import contextlib
-import http.client
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import agbom
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "adapters"))
 
+from hook_helpers import agbom_command, free_port, wait_serving  # noqa: E402
 
-def agbom_command() -> list[str]:
-    """The console script beside this interpreter, as a host's hook config names it."""
-    script = Path(sys.executable).parent / "agbom"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agbom"]
+import agbom  # noqa: E402
+
+__all__ = ["agbom_command", "compile_bytecode", "free_port", "served", "timed_run"]
 
 
 def compile_bytecode() -> None:
     """Compile agbom's modules to ``__pycache__``, as an installation has them."""
     compileall.compile_dir(Path(agbom.__file__).parent, quiet=1)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager
@@ -49,17 +41,7 @@ def served(db: Path) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                conn.request("GET", "/healthz")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("agbom serve did not start") from None
-                time.sleep(0.1)
+        wait_serving(port, server)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.terminate()

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import http.client
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hook_helpers import Server, agbom_command, free_port
+from hook_helpers import Server, agbom_command, free_port, wait_serving
 
 BAN_PACK = """\
 pack: hook-tests
@@ -73,20 +71,10 @@ def server(tmp_path_factory: pytest.TempPathFactory, rules_dir: Path) -> Iterato
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"agbom serve exited {proc.returncode}: {log.read_text()}")
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                conn.request("GET", "/healthz")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"agbom serve did not start: {log.read_text()}")
-            time.sleep(0.1)
+        try:
+            wait_serving(port, proc)
+        except RuntimeError as exc:
+            pytest.fail(f"{exc}: {log.read_text()}")
         yield Server(url=f"http://127.0.0.1:{port}", port=port, db=db)
     finally:
         proc.terminate()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import socket
 import subprocess
@@ -63,6 +64,25 @@ class Server:
     url: str
     port: int
     db: Path
+
+
+def wait_serving(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    """Return once ``agbom serve`` on ``port`` answers ``/healthz``; raise RuntimeError if the
+    process exits first or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"agbom serve exited {proc.returncode}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError("agbom serve did not start")
+        time.sleep(0.1)
 
 
 def skill_event(cwd: Path, skill: str, session_id: str) -> bytes:

@@ -9,13 +9,12 @@ import http.server
 import json
 import subprocess
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hook_helpers import Server, agbom_command, free_port, run_hook
+from hook_helpers import Server, agbom_command, free_port, run_hook, wait_serving
 
 from agbom.adapters.headers import MAX_EVENT_BYTES
 
@@ -108,20 +107,10 @@ def fail_open_server(tmp_path_factory: pytest.TempPathFactory, rules_dir: Path) 
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                import http.client
-
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                conn.request("GET", "/healthz")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+        try:
+            wait_serving(port, proc)
+        except RuntimeError as exc:
+            pytest.fail(f"{exc}: {log.read_text()}")
         yield port
     finally:
         proc.terminate()
