@@ -2,6 +2,7 @@
 
     python benchmarks/bench_scan.py [--skills 2000] [--configs 300] [--runs 3]
                                     [--cdxgen PATH | --no-cdxgen] [--report FILE]
+                                    [--old-src DIR]
 
 Prints the in-process phases (scan, CycloneDX export) and the end-to-end time of the real
 command ``agbom scan TREE --format cyclonedx-json -o FILE`` in a fresh process (interpreter
@@ -11,6 +12,10 @@ The anchor is cdxgen (``cdxgen -o FILE TREE``) on the same tree in the same run:
 commands alternate, run by run, so a change of the machine's load hits both alike. cdxgen is
 taken from ``.ci/node`` (``.ci/run`` installs it) or ``PATH``; without it the comparison is
 skipped and said so. Target: agbom's median ≤ 0.35× cdxgen's (issue 29 item 6).
+
+``--old-src DIR`` also times another checkout's ``agbom`` (a folder holding its ``agbom``
+package, e.g. ``git archive main agbom | tar -x -C DIR``) with this interpreter, in the same
+alternation: a before/after of a change in one run.
 
 ``--report FILE`` also writes ``agbom scan tree -f json`` (run from the tree's parent, so
 paths are relative and two checkouts give comparable files): diff two of them to check that
@@ -44,9 +49,14 @@ def _cdxgen(option: str | None) -> str | None:
     return str(local) if local.exists() else shutil.which("cdxgen")
 
 
-def _timed(command: list[str], cwd: Path, ok: tuple[int, ...]) -> float:
+def _timed(
+    command: list[str], cwd: Path, ok: tuple[int, ...], pythonpath: Path | None = None
+) -> float:
+    env = None
+    if pythonpath is not None:
+        env = {**os.environ, "PYTHONPATH": str(pythonpath.resolve())}
     t0 = time.perf_counter()
-    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False, env=env)
     elapsed = time.perf_counter() - t0
     if proc.returncode not in ok:
         print(proc.stderr[-2000:])
@@ -62,6 +72,7 @@ def main() -> None:
     parser.add_argument("--cdxgen", help="the cdxgen to compare with (default: .ci/node, PATH)")
     parser.add_argument("--no-cdxgen", action="store_true", help="skip the cdxgen comparison")
     parser.add_argument("--report", type=Path, help="write agbom's JSON report here")
+    parser.add_argument("--old-src", type=Path, help="a folder holding another agbom/ to time too")
     args = parser.parse_args()
 
     from agbom.export import export
@@ -96,10 +107,13 @@ def main() -> None:
                  "-o", str(work / "bom.cdx.json")]  # fmt: skip
         # cdxgen refuses nothing as root but says so on every run; its output is not read.
         cdx = [cdxgen, "-o", str(work / "cdxgen.cdx.json"), "tree"] if cdxgen else None
+        base_times: list[float] = []
         for _ in range(args.runs):  # alternating: agbom, cdxgen, agbom, cdxgen, ...
             e2e_times.append(_timed(agbom, work, (0, 1, 3)))
             if cdx is not None:
                 cdx_times.append(_timed(cdx, work, (0,)))
+            if args.old_src is not None:
+                base_times.append(_timed(agbom, work, (0, 1, 3), pythonpath=args.old_src))
         if args.report is not None:
             proc = subprocess.run(
                 [sys.executable, "-m", "agbom", "scan", "tree", "-f", "json"],
@@ -127,6 +141,11 @@ def main() -> None:
             print(f"agbom / cdxgen: {ratio:.2f}x (target <= {RATIO_TARGET}x): {verdict}")
         else:
             print("cdxgen not found (.ci/node or PATH): no anchor comparison")
+        if base_times:
+            show("agbom of --old-src (process)", base_times)
+            if cdx_times:
+                ratio = statistics.median(base_times) / statistics.median(cdx_times)
+                print(f"--old-src agbom / cdxgen: {ratio:.2f}x")
 
 
 if __name__ == "__main__":

@@ -259,6 +259,16 @@ def shell_text(value: V, variables: dict[str, tuple[str, frozenset[Flow]]]) -> s
     return text
 
 
+def saved_file(files: dict[str, frozenset[Flow]], value: V) -> V:
+    """``value`` carrying what was written to the file it names (``files``: path -> flows of
+    what an analysis saw written there), if anything: a script argument run after a download
+    was saved to it."""
+    written = files.get(value.text or "") if value.text else None
+    if not written:
+        return value
+    return V(flows=value.flows | written, kind="saved-file", name=value.text or "")
+
+
 def argv_text(items: Sequence[V], variables: dict[str, tuple[str, frozenset[Flow]]]) -> str:
     """A list of arguments (``subprocess.run([...])``) as one shell command line."""
     words: list[str] = []
@@ -270,7 +280,8 @@ def argv_text(items: Sequence[V], variables: dict[str, tuple[str, frozenset[Flow
             words.append('"' + inner.replace('"', '\\"') + '"')
         else:
             name = f"__v{len(variables)}"
-            variables[name] = ("$" + name, deep_flows(item))
+            shown = item.name if item.kind == "saved-file" else "$" + name
+            variables[name] = (shown, deep_flows(item))
             words.append(f'"${name}"')
     return " ".join(words)
 

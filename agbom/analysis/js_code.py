@@ -44,6 +44,7 @@ from agbom.analysis.code_values import (
     judge_write,
     looks_like_code,
     merge,
+    saved_file,
     shell_text,
 )
 from agbom.analysis.python_code import CodeReport, _shell
@@ -566,6 +567,29 @@ class _Walker:
             return f"<{obj.kind}>.{key}", obj
         return "", self.expr(node)
 
+    def looked_up(self, function: Any) -> bool:
+        """Whether a callee's module or method name is computed (``require(t[0])[t[1]]``,
+        ``cp[name]``) rather than written: how a string table hides what is called."""
+        node = function
+        while node is not None and node.type in ("member_expression", "subscript_expression"):
+            if node.type == "subscript_expression":
+                index = node.child_by_field_name("index")
+                if index is not None and index.type != "string":
+                    return True
+            node = node.child_by_field_name("object")
+        if node is not None and node.type == "call_expression":
+            callee = node.child_by_field_name("function")
+            arguments = node.child_by_field_name("arguments")
+            if (
+                callee is not None
+                and self.raw(callee) == "require"
+                and arguments is not None
+                and arguments.named_children
+                and arguments.named_children[0].type != "string"
+            ):
+                return True
+        return False
+
     def call(self, node: Any, *, new: bool = False) -> V:
         function = node.child_by_field_name("function") or node.child_by_field_name("constructor")
         arguments = node.child_by_field_name("arguments")
@@ -578,6 +602,12 @@ class _Walker:
             if module.text is not None:
                 return V(kind="module", name=self.module_name(module.text))
         args = [self.expr(a) for a in arg_nodes if a.type != "comment"]
+        if _runs_code(name) and self.looked_up(function):
+            self.add(
+                "obfuscated-code",
+                node,
+                f"{name} is called through names looked up at run time, not written out",
+            )
         result = self.known(name, receiver, args, node, new)
         receiver_flows = receiver.flows if receiver is not None else frozenset()
         callbacks = [(a, n) for a, n in zip(args, arg_nodes, strict=False) if a.kind == "callback"]
@@ -594,6 +624,11 @@ class _Walker:
             )
         if function.type == "identifier" and name in self.functions:
             return self.function_body(self.functions[name], args)
+        called = function
+        while called.type in _TRANSPARENT and called.named_children:
+            called = called.named_children[0]
+        if called.type in ("arrow_function", "function_expression", "function"):
+            return self.function_body(called, args)  # (async () => { … })()
         if name.startswith("callback:") or (receiver is not None and receiver.kind == "function"):
             return UNKNOWN
         if result is not None:
@@ -673,6 +708,8 @@ class _Walker:
         module = name.rsplit(".", 1)[0] if "." in name else ""
         if name in ("os.homedir",):
             return V(text="~", template="~", kind="path")
+        if name in ("os.tmpdir",):
+            return V(text="/tmp", template="/tmp", kind="path")
         if module == "path" and method in ("join", "resolve", "normalize"):
             texts = [a.text for a in args]
             if all(t is not None for t in texts):
@@ -796,6 +833,7 @@ class _Walker:
             text = shell_text(first, variables)
         else:
             argv = [first, *(args[1].items or ())] if len(args) > 1 and args[1].items else [first]
+            argv = [saved_file(self.files, item) for item in argv]
             options = next((a for a in args[1:] if a.kind == "object"), None)
             if options is not None and options.get("shell") is not None and len(argv) == 1:
                 text = shell_text(first, variables)
@@ -955,6 +993,17 @@ class _Walker:
                 flows=frozenset({Flow("download", start, end, sent.url.shown()[:120])}),
             )
         return UNKNOWN
+
+
+def _runs_code(name: str) -> bool:
+    """A callee that runs a command or code: ``child_process``'s functions, ``eval``,
+    ``Function`` and the ``vm`` module."""
+    module, _, method = name.rpartition(".")
+    return (
+        module == "child_process"
+        or name in ("eval", "Function", "global.eval", "globalThis.eval", "window.eval")
+        or (module == "vm" and method.startswith(("run", "compile", "Script")))
+    )
 
 
 def _unescape(raw: str) -> str:

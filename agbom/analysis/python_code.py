@@ -12,8 +12,10 @@ values it is called with) and files written then read:
   strings, the user's documents walked;
 - sinks: the network (``requests``/``httpx``/``urllib``/``http.client``/sockets/SMTP/DNS
   look-ups), execution (``exec``/``eval``/``compile``, ``os.system``, ``subprocess``: command
-  lines go on to the shell analysis), files that persist, raise privileges or tamper, and a
-  socket handed to a shell (a reverse shell).
+  lines go on to the shell analysis, with what was written to a file they run, also a
+  ``tempfile`` path), files that persist, raise privileges or tamper, and a socket handed to
+  a shell (a reverse shell); a function that runs code called through names looked up at run
+  time (``getattr(__import__(t[0]), t[1])``) is obfuscation.
 
 Constant strings are folded (concatenation, ``join``, ``chr``, ``%``, f-strings, slices,
 decoders): decoded code is analysed again, as Python or as shell, up to
@@ -53,6 +55,7 @@ from agbom.analysis.code_values import (
     looks_like_code,
     merge,
     path_flows,
+    saved_file,
     shell_text,
 )
 from agbom.analysis.shell_model import Flow
@@ -165,6 +168,24 @@ class _Scope:
         self.vars[name] = value
 
 
+_TEMP_FILES = frozenset(
+    {"tempfile.mktemp", "tempfile.mkstemp", "tempfile.NamedTemporaryFile", "os.tempnam"}
+)
+
+
+def _written_out(nodes: list[ast.expr]) -> bool:
+    """The name arguments are string literals in the source (``__import__("os")``)."""
+    return all(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in nodes)
+
+
+def _runs_code(name: str) -> bool:
+    """A callee that runs a command or code."""
+    return name in ("eval", "exec", "compile", "os.system", "os.popen", "builtins.eval",
+                    "builtins.exec") or name.startswith(
+        ("subprocess.", "os.exec", "os.spawn", "os.posix_spawn", "pty.spawn", "commands.")
+    )  # fmt: skip
+
+
 def analyse_python(text: str, depth: int = 0) -> CodeReport:
     """The risks of a Python source text (see the module's description)."""
     if len(text) > MAX_SOURCE:
@@ -192,6 +213,8 @@ class _Walker:
         self.imports: dict[str, str] = {}
         self.functions: dict[str, _Function] = {}
         self.files: dict[str, frozenset[Flow]] = {}
+        self.temp_files = 0
+        self.looked_up: set[str] = set()  # module and function names computed, not written
         self.nodes = 0
         self.calls = 0
         self.socket_dup = False
@@ -563,6 +586,8 @@ class _Walker:
             return replace(
                 base, kind="value" if base.kind != "path" else "path", items=None, keys=None
             )
+        if node.attr == "name" and base.kind == "writer" and base.name:
+            return V(text=base.name)
         if node.attr in ("parent", "stem", "name", "suffix") and base.kind == "path":
             return V(kind="path", flows=base.flows)
         return V(kind="attr", name=f"{base.kind}.{node.attr}", flows=base.flows, parent=base.parent)
@@ -624,9 +649,14 @@ class _Walker:
         if isinstance(node, ast.Attribute):
             receiver = self.expr(node.value)
             if receiver.kind in ("module", "builtin") and receiver.name:
+                if receiver.name in self.looked_up:
+                    self.looked_up.add(f"{receiver.name}.{node.attr}")
                 return f"{receiver.name}.{node.attr}", None
             return f"<{receiver.kind}>.{node.attr}", receiver
-        return "", self.expr(node)
+        value = self.expr(node)
+        if value.kind == "module" and value.name:  # getattr(__import__("os"), "system")(…)
+            return value.name, None
+        return "", value
 
     def call(self, node: ast.Call) -> V:
         name, receiver = self.qualified(node.func)
@@ -638,6 +668,12 @@ class _Walker:
             function = self.functions.get(name[6:])
             if function is not None:
                 return self.call_local(name[6:], function, args, kwargs, node)
+        if name in self.looked_up and _runs_code(name):
+            self.add(
+                "obfuscated-code",
+                node,
+                f"{name} is called through names looked up at run time, not written out",
+            )
         result = self.known_call(name, receiver, args, kwargs, node)
         if result is not None:
             return result
@@ -757,6 +793,17 @@ class _Walker:
                 return folded
         if name == "len" or name == "ord":
             return UNKNOWN
+        if name in _TEMP_FILES:
+            return self.temp_file(name, args, kwargs)
+        if name in ("__import__", "importlib.import_module") and first.text:
+            if not _written_out(node.args[:1]):
+                self.looked_up.add(first.text)
+            return V(kind="module", name=first.text)
+        if name == "getattr" and len(args) >= 2 and first.kind == "module" and args[1].text:
+            qualified = f"{first.name}.{args[1].text}"
+            if first.name in self.looked_up or not _written_out(node.args[1:2]):
+                self.looked_up.add(qualified)
+            return V(kind="module", name=qualified)
         if name == "int" and first.text is not None:
             try:
                 return V(
@@ -1088,6 +1135,19 @@ class _Walker:
 
     # -- reads, writes, removals
 
+    def temp_file(self, name: str, args: list[V], kwargs: dict[str, V]) -> V:
+        """A temporary file's path, made up but fixed for this call, so that what is
+        written to it and what runs it meet (``mktemp()`` then ``open(p, "w")`` then
+        ``subprocess.run(["bash", p])``)."""
+        self.temp_files += 1
+        suffix = kwargs.get("suffix", UNKNOWN).text or ""
+        path = f"/tmp/tmp{self.temp_files:08d}{suffix}"[:256]
+        if name.endswith("NamedTemporaryFile"):
+            return V(kind="writer", name=path)
+        if name.endswith("mkstemp"):
+            return V(kind="list", items=(UNKNOWN, V(text=path)))
+        return V(text=path)
+
     def read(self, path: V, node: ast.AST, *, kind: str) -> V:
         start, end = self.span(node)
         flow = credential_flow(path, start, end)
@@ -1299,6 +1359,8 @@ class _Walker:
             argv = list(command.items)
         elif name.startswith(("os.exec", "os.spawn")):
             argv = list(args[1:]) if name.startswith("os.exec") else list(args[2:])
+        if argv is not None:
+            argv = [saved_file(self.files, item) for item in argv]
         program = (argv[0].text or "") if argv else (command.text or "").split(" ", 1)[0]
         program_name = programs.program_name(program)
         if (socket_io or self.socket_dup) and (

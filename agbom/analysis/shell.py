@@ -91,6 +91,7 @@ __all__ = [
     "analyse",
 ]
 
+_OPERATORS = frozenset({"|", "||", "&&", ";", "|&", "&"})
 MAX_CACHED_CHARS = 8192  # analyses of texts up to this size are kept (least recently used)
 
 
@@ -545,6 +546,7 @@ class _Walker(Evaluator):
         self.record(command)
         out = output_flows(command)
         self.nested(command)
+        self.decoded_line(command)
         self.track_files(command, out)
         self.written(redirects, out)
         if program == "read":
@@ -691,6 +693,16 @@ class _Walker(Evaluator):
             for option, value in options(words, programs.RSYNC_VALUED):
                 if option in ("-e", "--rsh"):
                     self.nested_text(value, "rsync -e")
+
+    def decoded_line(self, command: Command) -> None:
+        """A command line that came out of decoding (``$(printf '\\x77…')``): the shell
+        would not see the pipes and lists in it, but whoever wrote it meant them; it is
+        read again as a script."""
+        words = command.words
+        if not any(f.kind == "decoded" for f in words[0].flows):
+            return
+        if any(w.bare in _OPERATORS for w in words[1:]):
+            self.nested_text(joined(words), "a decoded command line")
 
     def find_exec(self, command: Command) -> None:
         words = command.words

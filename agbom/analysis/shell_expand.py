@@ -14,6 +14,7 @@ from agbom.analysis.shell_words import (
     Segment,
     Value,
     ansi_c,
+    escape_encoded,
     join_segments,
     literal_output,
     strip_affix,
@@ -209,8 +210,9 @@ class Evaluator:
             text = self.raw(node)[1:-1]
             return [Segment(text, text, True, True, False)]
         if kind == "ansi_c_string":
-            text = ansi_c(self.raw(node)[2:-1])
-            return [Segment(text, text, True, True, False)]
+            raw = self.raw(node)[2:-1]
+            text = ansi_c(raw)
+            return [Segment(text, text, True, True, False, self.encoded(node, raw, text))]
         if kind == "string_content":
             text = unescape_double(self.raw(node))
             return [Segment(text, text, True, True, False)]
@@ -266,8 +268,19 @@ class Evaluator:
                 literal = "."
             if literal is not None:
                 literal = literal.rstrip("\n")
+                if made[0].program in ("printf", "echo"):
+                    raw = " ".join(w.bare for w in made[0].words[1:])
+                    flows = flows | self.encoded(node, raw, literal)
                 return Segment(literal, literal, True, quoted, not quoted, flows)
         return Segment("$(…)", "", False, quoted, not quoted, flows)
+
+    def encoded(self, node: Any, raw: str, decoded: str) -> frozenset[Flow]:
+        """A ``decoded`` flow for text written as numeric escapes (``$'\\x63…'``, ``printf
+        '\\143…'``): run as a command, it is a decoded payload run."""
+        if not escape_encoded(raw, decoded):
+            return frozenset()
+        shown = raw if len(raw) <= 40 else raw[:40] + "…"
+        return frozenset({Flow("decoded", *self.span(node), f"escapes {shown}")})
 
     def expansion(self, node: Any, level: int) -> Value:
         name_node = next((c for c in node.named_children if c.type in ("variable_name",

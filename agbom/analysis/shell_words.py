@@ -4,6 +4,7 @@ conservative tokenisation used where the grammar reports an error."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -317,6 +318,22 @@ def _unescape(raw: str, escapable: str | None) -> str:
 SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f",
                    "v": "\v", "e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"',
                    "?": "?"}  # fmt: skip
+
+
+_NUMERIC_ESCAPE = re.compile(
+    r"\\(?:x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})"
+)
+MIN_ENCODED_ESCAPES = 3  # hex, octal or unicode escapes that make a string "written encoded"
+
+
+def escape_encoded(raw: str, decoded: str) -> bool:
+    """Whether ``raw`` spells readable text as numeric escapes (``\\x77\\x67``, ``\\167``):
+    what a reader cannot read, written so on purpose. A colour code or a magic number (one
+    or two escapes, or control characters) is not."""
+    if len(_NUMERIC_ESCAPE.findall(raw)) < MIN_ENCODED_ESCAPES:
+        return False
+    letters = sum(c.isalnum() for c in decoded)
+    return letters >= MIN_ENCODED_ESCAPES and all(c.isprintable() or c in "\n\t" for c in decoded)
 
 
 def ansi_c(raw: str) -> str:

@@ -442,7 +442,7 @@ def _prose(doc: _Text, lines_of: dict[str, set[int]]) -> None:
     from agbom.scan.content_prose import hidden_findings, prose_findings
 
     prose = doc.prose
-    for check, start, end in prose_findings(prose.text):
+    for check, start, end in prose_findings(prose.text, lambda words: doc.needs(words, prose=True)):
         origin_start, origin_end = prose.origin(start), prose.origin(end, end=True)
         line = doc.line_bounds(origin_start)[0]
         seen = lines_of.setdefault(check, set())
@@ -465,6 +465,8 @@ def _teaching_sections(doc: _Text) -> None:
     asks to run it."""
     from agbom.scan.content_prose import teaching_lines
 
+    if not any(found.check in _QUOTABLE for found in doc.found):
+        return  # nothing the sections could turn into cited-attack: no need to find them
     ranges = teaching_lines(doc.original)
     if not ranges:
         return

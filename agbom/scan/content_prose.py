@@ -12,7 +12,8 @@ prose view (markdown emphasis removed, look-alikes folded: :mod:`agbom.scan._nor
 - ``role-impersonation``: chat-template markers and fake system messages outside code blocks;
 - ``hidden-instructions``: instructions to the model inside an HTML comment or a code
   comment addressed to it;
-- ``prompt-exfiltration``: a link or image the model is told to fill with the user's data;
+- ``prompt-exfiltration``: a link or image the model is told to fill with the user's data
+  (and ``secret-exfiltration`` too when the filling is a credential);
 - ``download-to-shell`` in words: "download URL and run it with bash".
 
 :func:`teaching_lines` finds the lines of a markdown file that teach, warn or list attacks
@@ -23,7 +24,7 @@ another check finds there is reported as ``cited-attack`` (low) instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 MAX_STARTS = 10_000  # as agbom.scan.content.MAX_STARTS
 _WHO = r"(?:the\s+)?(?:user|human|operator|person|requester)s?"
@@ -198,6 +199,11 @@ _FILL = re.compile(
     r"[^.]{0,160}\b(?:name|e-?mail|messages?|conversation|history|key|token|secret|password|"
     r"credentials?|environment|whoami|address|files?|content)"
 )
+# A link filled with a credential is also the secret's exfiltration (AGB-CONTENT-003).
+_SECRET_FILL = re.compile(
+    r"(?i)\b\w*(?:api_?keys?|access_?keys?|tokens?|secrets?|passwords?|credentials?)\b"
+    r"|\bprivate[ _-]keys?\b|(?<![\w.])\.env\b|\b(?-i:[A-Z][A-Z0-9_]*KEY)\b"
+)
 _COMMENT = re.compile(r"<!--(.*?)-->", re.DOTALL)
 _TO_MODEL = re.compile(
     r"(?i)\b(?:assistant|ai|model|llm|agent|claude|chatgpt|gpt|copilot|gemini)\b\s*[:,]"
@@ -216,11 +222,19 @@ _CODE_NOTE = re.compile(
 )
 
 
-def prose_findings(text: str) -> Iterator[tuple[str, int, int]]:
-    """(check, start, end) of the prose patterns over ``text`` (the prose view of a file)."""
-    lower = text.lower()
+def prose_findings(
+    text: str, present: Callable[[tuple[str, ...]], bool] | None = None
+) -> Iterator[tuple[str, int, int]]:
+    """(check, start, end) of the prose patterns over ``text`` (the prose view of a file).
+    ``present`` says whether one of a pattern's words is in the text (the caller's word
+    look-ups, shared by every check of the file); by default the text is searched here."""
+    lower: str | None = None
     for check, pattern, words in PATTERNS:
-        if not any(word in lower for word in words):
+        if present is not None and not present(words):
+            continue
+        if lower is None:
+            lower = text.lower()
+        if present is None and not any(word in lower for word in words):
             continue
         if sum(lower.count(word) for word in words) > MAX_STARTS:
             continue  # see agbom.scan.content.MAX_STARTS: a count, not a match per word
@@ -228,10 +242,12 @@ def prose_findings(text: str) -> Iterator[tuple[str, int, int]]:
         if check == "role-impersonation":
             pattern = re.compile(pattern.pattern, flags | re.MULTILINE)
         for match in pattern.finditer(text):
+            secret = False
             if check == "prompt-exfiltration":
                 paragraph = _paragraph(text, match.start(), match.end())
                 if _FILL.search(paragraph) is None:
                     continue
+                secret = _SECRET_FILL.search(paragraph) is not None
             if check == "role-impersonation" and _in_fence(text, match.start()):
                 continue
             start, end = match.start(), match.end()
@@ -240,6 +256,8 @@ def prose_findings(text: str) -> Iterator[tuple[str, int, int]]:
             while end > start + 1 and text[end - 1] in " \t\n":
                 end -= 1
             yield check, start, end
+            if secret:
+                yield "secret-exfiltration", start, end
 
 
 def hidden_findings(text: str, *, markdown: bool) -> Iterator[tuple[str, int, int]]:
