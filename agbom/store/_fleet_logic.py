@@ -115,12 +115,16 @@ _RANK_CASE = " ".join(f"WHEN '{s}' THEN {r}" for s, r in _RANK.items())
 # component_id, type, name, version, body) of the components of each ``latest`` version.
 # {tiebreak}: the column that orders versions stored in the same instant. {c}: the collation
 # that makes text from JSON compare bytewise, as stored ids do.
-_CTES = """
+_EVERY_AGENT = """
 WITH RECURSIVE agents(agent_id) AS (
   SELECT MIN(agent_id) FROM agbom_versions
   UNION ALL
   SELECT (SELECT MIN(v.agent_id) FROM agbom_versions v WHERE v.agent_id > a.agent_id)
-  FROM agents a WHERE a.agent_id IS NOT NULL),
+  FROM agents a WHERE a.agent_id IS NOT NULL),"""
+_ONE_AGENT = """
+WITH RECURSIVE agents(agent_id) AS (SELECT CAST(:agent AS TEXT)),"""
+
+_KEYED = """
 picked AS MATERIALIZED (
   SELECT (SELECT v.{tiebreak} FROM agbom_versions v WHERE v.agent_id = a.agent_id
     AND v.accepted ORDER BY v.created_at DESC, v.{tiebreak} DESC LIMIT 1) AS pick
@@ -142,7 +146,7 @@ parts AS (
     CASE WHEN h.type = 'skill' THEN (lower(
       h.body -> 'definition' -> 'digest' ->> 'value')){c} END AS digest_value
   FROM held h
-  WHERE h.type IN ({types}) AND (CAST(:type AS TEXT) IS NULL OR h.type = :type)),
+  WHERE h.type IN ({types}){type_filter}),
 keyed AS (
   SELECT p.*,
     CASE p.type WHEN 'skill' THEN p.component_id
@@ -151,7 +155,12 @@ keyed AS (
       ELSE COALESCE(p.endpoint, p.name) END AS ref,
     CASE p.type WHEN 'skill' THEN p.digest_alg || ':' || p.digest_value
       ELSE p.version END AS release
-  FROM parts p),
+  FROM parts p)"""
+
+_CTES = (
+    _EVERY_AGENT
+    + _KEYED.replace("{type_filter}", " AND (CAST(:type AS TEXT) IS NULL OR h.type = :type)")
+    + """,
 judged AS (
   SELECT k.*,
     CASE k.type
@@ -171,6 +180,7 @@ judged AS (
   LEFT JOIN server_pins pi ON k.type = 'mcp_server' AND pi.server_key = lower(trim(k.component_id))
   LEFT JOIN server_pins pn ON k.type = 'mcp_server' AND pn.server_key = lower(trim(k.name)))
 """
+)
 
 _COMPONENTS = (
     _CTES
@@ -205,12 +215,146 @@ LIMIT :limit OFFSET :offset
 )
 
 
+# The summary (SQLite v13, PostgreSQL v7), kept as AgBOMs are saved so that a page reads
+# ranges of indexes, not every agent's latest AgBOM:
+# - fleet_held: the ``keyed`` rows above of each agent's latest accepted version, replaced
+#   whole when an agent saves one (``ref_key``/``release_key``: the ref and release, '' for
+#   NULL and 'v' before any text, so that they can key an index);
+# - fleet_summary: one row per distinct component (type, ref_key, release_key), the
+#   aggregates the list shows; recomputed from fleet_held for each component an agent's
+#   change touched (an index range of its holders);
+# - fleet_dirty: scratch of one refresh, the components it touches (empty between them).
+# A status is never stored: it depends on approvals, pins and the clock, so a page judges its
+# rows when it reads them (by primary key), as the scan did.
+_HELD_COLUMNS = (
+    "agent_id, session_id, agbom_version, seen_at, first_seen, component_id, type, name, "
+    "ref, release, ref_key, release_key, purl, digest_alg, digest_value"
+)
+_KEY = "type, ref_key, release_key"
+
+
+def _fill_held(agents: str) -> str:
+    return (
+        f"INSERT INTO fleet_held ({_HELD_COLUMNS})"
+        + agents
+        + _KEYED.replace("{type_filter}", "")
+        + """
+SELECT agent_id, session_id, agbom_version, seen_at, first_seen, component_id, type, name,
+  ref, release, CASE WHEN ref IS NULL THEN '' ELSE 'v' || ref END,
+  CASE WHEN release IS NULL THEN '' ELSE 'v' || release END, purl, digest_alg, digest_value
+FROM keyed"""
+    )
+
+
+_SUMMARIZE = f"""
+INSERT INTO fleet_summary ({_KEY}, ref, release, name, purl, agents, first_seen, last_seen,
+  digest_alg, digest_value)
+SELECT {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl), COUNT(DISTINCT agent_id),
+  MIN(first_seen), MAX(seen_at), MIN(digest_alg), MIN(digest_value)
+FROM fleet_held {{where}} GROUP BY {_KEY}"""
+
+_DIRTY = f"({_KEY}) IN (SELECT {_KEY} FROM fleet_dirty)"
+
+_REFRESH = (
+    f"INSERT INTO fleet_dirty ({_KEY}) SELECT DISTINCT {_KEY} FROM fleet_held "
+    "WHERE agent_id = :agent",
+    "DELETE FROM fleet_held WHERE agent_id = :agent",
+    _fill_held(_ONE_AGENT),
+    f"INSERT INTO fleet_dirty ({_KEY}) SELECT DISTINCT {_KEY} FROM fleet_held "
+    "WHERE agent_id = :agent",
+    f"DELETE FROM fleet_summary WHERE {_DIRTY}",
+    _SUMMARIZE.replace("{where}", f"WHERE {_DIRTY}"),
+    "DELETE FROM fleet_dirty",
+)
+"""One agent's refresh, in its save's transaction: the components it held and holds now are
+dirty; its rows are replaced; each dirty component's summary is recomputed from its holders
+(gone when none is left)."""
+
+_REBUILD = (
+    "DELETE FROM fleet_dirty",
+    "DELETE FROM fleet_summary",
+    "DELETE FROM fleet_held",
+    _fill_held(_EVERY_AGENT),
+    _SUMMARIZE.replace("{where}", ""),
+)
+"""The whole summary from the stored versions: the migration's backfill, and what a copy
+into a store runs after its versions."""
+
+# A skill's status as its approval record gives it (``k``), an MCP server row's (``h``) by
+# the pins of its id or its name, each as its rank.
+_SKILL_RANK = """(SELECT CASE (CASE WHEN k.status = 'approved' AND k.expires_at IS NOT NULL
+    AND k.expires_at <= :now THEN 'expired' ELSE k.status END) {ranks} END
+  FROM skills k WHERE k.skill_id = {of}.{id} AND k.digest_alg = {of}.digest_alg
+    AND k.digest_value = {of}.digest_value)"""
+_SERVER_RANK = """CASE
+    WHEN EXISTS (SELECT 1 FROM server_pins p WHERE p.status = 'approved'
+      AND p.server_key IN (lower(trim(h.component_id)), lower(trim(h.name)))) THEN {approved}
+    WHEN COALESCE(
+      (SELECT p.status FROM server_pins p WHERE p.server_key = lower(trim(h.component_id))),
+      (SELECT p.status FROM server_pins p WHERE p.server_key = lower(trim(h.name))))
+      = 'revoked' THEN {revoked}
+    ELSE {unapproved} END"""
+_UNREVIEWED = "{unreviewed}"
+
+_GROUP_RANK = (
+    "(CASE s.type WHEN 'skill' THEN COALESCE("
+    + _SKILL_RANK.replace("{of}", "s").replace("{id}", "ref")
+    + f", {_UNREVIEWED}) WHEN 'mcp_server' THEN (SELECT MAX("
+    + _SERVER_RANK
+    + ") FROM fleet_held h WHERE h.type = s.type AND h.ref_key = s.ref_key "
+    "AND h.release_key = s.release_key) END)"
+)
+_ROW_RANK = (
+    "(CASE h.type WHEN 'skill' THEN COALESCE("
+    + _SKILL_RANK.replace("{of}", "h").replace("{id}", "component_id")
+    + f", {_UNREVIEWED}) WHEN 'mcp_server' THEN "
+    + _SERVER_RANK
+    + " END)"
+)
+
+_SUMMARY_WHERE = f"""(CAST(:type AS TEXT) IS NULL OR s.type = :type)
+  AND (CAST(:search AS TEXT) IS NULL OR lower(s.name) LIKE :search ESCAPE '\\'
+    OR lower(s.ref) LIKE :search ESCAPE '\\'
+    OR lower(COALESCE(s.purl, '')) LIKE :search ESCAPE '\\')
+  AND (CAST(:rank AS INTEGER) IS NULL OR {_GROUP_RANK} = :rank)"""
+
+# The page walks fleet_summary_by_name in the list's order and stops at its end; the total
+# is one count of the same filter (an index scan without one).
+_SUMMARY_COMPONENTS = f"""
+SELECT s.type, s.ref, s.release, s.name, s.purl, s.agents, s.first_seen, s.last_seen,
+  {_GROUP_RANK} AS status_rank,
+  (SELECT COUNT(*) FROM fleet_summary s WHERE {_SUMMARY_WHERE}) AS total
+FROM fleet_summary s
+WHERE {_SUMMARY_WHERE}
+ORDER BY s.type{{C}}, s.name{{C}}, s.ref{{C}}, s.release_key{{C}}
+LIMIT :limit OFFSET :offset
+"""
+
+_SUMMARY_AGENTS = f"""
+SELECT h.agent_id, MIN(h.session_id), MIN(h.agbom_version), MIN(h.first_seen),
+  MAX(h.seen_at), MAX({_ROW_RANK}), COUNT(*) OVER () AS total
+FROM fleet_held h
+WHERE h.type = :type AND h.ref_key = 'v' || :ref
+  AND (h.release_key = 'v' || COALESCE(CAST(:version AS TEXT), '')
+    OR (COALESCE(CAST(:version AS TEXT), '') = '' AND h.release_key = ''))
+GROUP BY h.agent_id
+ORDER BY h.agent_id{{C}}
+LIMIT :limit OFFSET :offset
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class FleetSql:
-    """Both statements in one backend's dialect."""
+    """The statements in one backend's dialect: the pages read from the summary; ``scan_*``
+    is the definition the summary is kept equal to (every agent's latest AgBOM read whole,
+    seconds in a large fleet: for tests and benchmarks, never a request)."""
 
     components: str
     agents: str
+    refresh: tuple[str, ...]
+    rebuild: tuple[str, ...]
+    scan_components: str
+    scan_agents: str
 
 
 def fleet_sql(*, held: str, tiebreak: str, collate: str = "", pyformat: bool = False) -> FleetSql:
@@ -220,13 +364,40 @@ def fleet_sql(*, held: str, tiebreak: str, collate: str = "", pyformat: bool = F
 
     def build(template: str) -> str:
         text = template.replace("{types}", _TYPES_IN).replace("{ranks}", _RANK_CASE)
+        for status in ("approved", "revoked", "unapproved", "unreviewed"):
+            text = text.replace("{" + status + "}", str(_RANK[status]))
         text = text.replace("{c}", collate).replace("{C}", collate)
         text = text.replace("{tiebreak}", tiebreak)
         if pyformat:
             text = re.sub(r"(?<![:\w]):(\w+)", r"%(\1)s", text.replace("%", "%%"))
         return text.replace("{held}", held)
 
-    return FleetSql(build(_COMPONENTS), build(_AGENTS))
+    return FleetSql(
+        components=build(_SUMMARY_COMPONENTS),
+        agents=build(_SUMMARY_AGENTS),
+        refresh=tuple(build(t) for t in _REFRESH),
+        rebuild=tuple(build(t) for t in _REBUILD),
+        scan_components=build(_COMPONENTS),
+        scan_agents=build(_AGENTS),
+    )
+
+
+Execute = Callable[[str, dict[str, Any]], Any]
+"""A backend's way to run one statement with named parameters in its write transaction."""
+
+
+def refresh_agent(execute: Execute, sql: FleetSql, agent_id: str) -> None:
+    """Bring the summary up to ``agent_id``'s latest accepted AgBOM, in the transaction that
+    saved it (on PostgreSQL under the lock that orders refreshes: see the backend)."""
+    params = {"agent": agent_id}
+    for statement in sql.refresh:
+        execute(statement, params)
+
+
+def rebuild(execute: Execute, sql: FleetSql) -> None:
+    """Recompute the whole summary from the stored versions."""
+    for statement in sql.rebuild:
+        execute(statement, {})
 
 
 def components_params(checked: FleetFilter, now: str) -> dict[str, Any]:

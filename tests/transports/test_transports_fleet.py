@@ -170,7 +170,7 @@ def test_the_fleet_routes_on_postgresql(pg_url: str, tmp_path: Path) -> None:
 
 
 def test_fleet_reads_never_hold_up_the_loop_and_are_bounded(pg_url: str, tmp_path: Path) -> None:
-    """With the versions table locked, fleet reads wait on their own thread: the server still
+    """With the fleet summary's tables locked, fleet reads wait on their own thread: the server still
     answers /healthz and a skill lookup, the ninth fleet request at once is 503 busy, and the
     waiting ones are answered once the lock goes."""
     import psycopg
@@ -182,7 +182,7 @@ def test_fleet_reads_never_hold_up_the_loop_and_are_bounded(pg_url: str, tmp_pat
     url = server.url + "/v1/fleet/components"
     try:
         with psycopg.connect(pg_url) as locker, ThreadPoolExecutor(16) as pool:
-            locker.execute("LOCK TABLE agbom_versions IN ACCESS EXCLUSIVE MODE")
+            locker.execute("LOCK TABLE fleet_summary, fleet_held IN ACCESS EXCLUSIVE MODE")
             sent = [pool.submit(httpx.get, url, timeout=120) for _ in range(fleet.MAX_WAITING)]
             for _ in range(8):  # until one is refused at once (a probe may wait with the rest)
                 sent.append(pool.submit(httpx.get, url, timeout=120))
