@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agbom._identifiers import invisible_character
@@ -246,11 +247,16 @@ FROM keyed"""
     )
 
 
+# ``search``: what a search looks in (the name, the ref, the purl), lowercased and joined by
+# a line break, which a search never holds (check_filter refuses control characters): one
+# LIKE per row matches exactly where one of the three would.
 _SUMMARIZE = f"""
 INSERT INTO fleet_summary ({_KEY}, ref, release, name, purl, agents, first_seen, last_seen,
-  digest_alg, digest_value)
+  digest_alg, digest_value, search)
 SELECT {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl), COUNT(DISTINCT agent_id),
-  MIN(first_seen), MAX(seen_at), MIN(digest_alg), MIN(digest_value)
+  MIN(first_seen), MAX(seen_at), MIN(digest_alg), MIN(digest_value),
+  lower(COALESCE(MIN(name), '')) || '\n' || lower(COALESCE(MIN(ref), '')) || '\n'
+    || lower(COALESCE(MIN(purl), ''))
 FROM fleet_held {{where}} GROUP BY {_KEY}"""
 
 _DIRTY = f"({_KEY}) IN (SELECT {_KEY} FROM fleet_dirty)"
@@ -312,11 +318,20 @@ _ROW_RANK = (
     + " END)"
 )
 
-_SUMMARY_WHERE = f"""(CAST(:type AS TEXT) IS NULL OR s.type = :type)
-  AND (CAST(:search AS TEXT) IS NULL OR lower(s.name) LIKE :search ESCAPE '\\'
-    OR lower(s.ref) LIKE :search ESCAPE '\\'
-    OR lower(COALESCE(s.purl, '')) LIKE :search ESCAPE '\\')
+_SUMMARY_WHERE = f"""{{type_range}}
+  (CAST(:search AS TEXT) IS NULL OR s.search LIKE :search ESCAPE '\\')
   AND (CAST(:rank AS INTEGER) IS NULL OR {_GROUP_RANK} = :rank)"""
+
+# A type, or a status only some types can have, narrows the rows to those types' ranges of
+# the primary key and of the list's index (a status filter judges only them).
+_ANY_TYPE = ""
+_SOME_TYPES = "s.type IN (:type_a, :type_b) AND"
+_STATUS_TYPES = {
+    "approved": ("skill", "mcp_server"),
+    "revoked": ("skill", "mcp_server"),
+    "unapproved": ("mcp_server",),
+}
+"""The types that can have each status (every other status is a skill's only)."""
 
 # The page walks fleet_summary_by_name in the list's order and stops at its end; the total
 # is one count of the same filter (an index scan without one).
@@ -343,6 +358,22 @@ LIMIT :limit OFFSET :offset
 """
 
 
+# The overview's charts, each bounded: components by status judges each distinct component
+# once (as a status filter does); pending approvals over time reads today's pending count
+# from skills_by_status and each day's changes from the history's rows of the window
+# (skill_history_by_at), never the whole history.
+_STATUS_COUNTS = f"""
+SELECT {_GROUP_RANK} AS status_rank, COUNT(*) FROM fleet_summary s GROUP BY status_rank
+"""
+_PENDING_NOW = "SELECT COUNT(*) FROM skills WHERE status = 'pending'"
+_PENDING_CHANGES = """
+SELECT substr(at, 1, 10) AS day,
+  SUM(CASE WHEN to_status = 'pending' THEN 1 ELSE 0 END)
+    - SUM(CASE WHEN from_status = 'pending' THEN 1 ELSE 0 END)
+FROM skill_history WHERE at >= :since GROUP BY day
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class FleetSql:
     """The statements in one backend's dialect: the pages read from the summary; ``scan_*``
@@ -350,11 +381,15 @@ class FleetSql:
     seconds in a large fleet: for tests and benchmarks, never a request)."""
 
     components: str
+    components_of_types: str
     agents: str
     refresh: tuple[str, ...]
     rebuild: tuple[str, ...]
     scan_components: str
     scan_agents: str
+    status_counts: str
+    pending_now: str
+    pending_changes: str
 
 
 def fleet_sql(*, held: str, tiebreak: str, collate: str = "", pyformat: bool = False) -> FleetSql:
@@ -373,12 +408,16 @@ def fleet_sql(*, held: str, tiebreak: str, collate: str = "", pyformat: bool = F
         return text.replace("{held}", held)
 
     return FleetSql(
-        components=build(_SUMMARY_COMPONENTS),
+        components=build(_SUMMARY_COMPONENTS.replace("{type_range}", _ANY_TYPE)),
+        components_of_types=build(_SUMMARY_COMPONENTS.replace("{type_range}", _SOME_TYPES)),
         agents=build(_SUMMARY_AGENTS),
         refresh=tuple(build(t) for t in _REFRESH),
         rebuild=tuple(build(t) for t in _REBUILD),
         scan_components=build(_COMPONENTS),
         scan_agents=build(_AGENTS),
+        status_counts=build(_STATUS_COUNTS),
+        pending_now=build(_PENDING_NOW),
+        pending_changes=build(_PENDING_CHANGES),
     )
 
 
@@ -474,7 +513,17 @@ def list_components(
 ) -> dict[str, Any]:  # fmt: skip
     """:meth:`fleet_components` over a backend's ``run``."""
     checked = check_filter(type, status, search, limit, offset)
-    rows = run(sql.components, components_params(checked, now))
+    params = components_params(checked, now)
+    types = [t for t in FLEET_TYPES if checked.type in (None, t)]
+    if checked.status is not None:
+        types = [t for t in types if t in _STATUS_TYPES.get(checked.status, ("skill",))]
+    if not types:  # no type can have that status
+        rows: Sequence[Sequence[Any]] = []
+    elif len(types) == len(FLEET_TYPES):
+        rows = run(sql.components, params)
+    else:
+        params.update(type_a=types[0], type_b=types[-1])
+        rows = run(sql.components_of_types, params)
     return page(rows, 9, checked.limit, checked.offset, "components", component_row)
 
 
@@ -486,3 +535,31 @@ def list_agents(
     size, start = check_page(limit, offset)
     rows = run(sql.agents, agents_params(named, size, start, now))
     return page(rows, 6, size, start, "agents", agent_row)
+
+
+CHART_DAYS = 30
+"""Days the pending-approvals chart covers, today included."""
+
+
+def charts(run: Run, sql: FleetSql, now: datetime) -> dict[str, Any]:
+    """:meth:`fleet_charts` over a backend's ``run``: the components in use by status (every
+    status listed, with 0 for none; ``None``: types agbom does not review) and the pending
+    skill approvals at the end of each of the last :data:`CHART_DAYS` days (UTC)."""
+    stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    counts = {None if r[0] is None else _STATUS_OF_RANK[int(r[0])]: int(r[1]) for r in
+              run(sql.status_counts, {"now": stamp})}  # fmt: skip
+    statuses: list[str | None] = [*STATUSES, None]
+    today = now.astimezone(UTC).date()
+    days = [today - timedelta(days=n) for n in range(CHART_DAYS - 1, -1, -1)]
+    since = days[0].isoformat() + "T00:00:00"
+    changes = {r[0]: int(r[1]) for r in run(sql.pending_changes, {"since": since})}
+    pending = int(run(sql.pending_now, {})[0][0])
+    series: list[dict[str, Any]] = []
+    for day in reversed(days):  # back from today: each day ends where the next one began
+        series.append({"day": day.isoformat(), "pending": pending})
+        pending -= changes.get(day.isoformat(), 0)
+    series.reverse()
+    return {
+        "components_by_status": [{"status": st, "count": counts.get(st, 0)} for st in statuses],
+        "pending_by_day": series,
+    }

@@ -347,6 +347,7 @@ _V13: list[Step] = [
         last_seen TEXT,
         digest_alg TEXT,
         digest_value TEXT,
+        search TEXT,
         PRIMARY KEY (type, ref_key, release_key)
     )""",
     # The list's order, walked by a page.
@@ -357,6 +358,8 @@ _V13: list[Step] = [
         release_key TEXT NOT NULL
     )""",
     _fleet_summary,
+    # The pending-approvals chart reads the history of its window only.
+    "CREATE INDEX skill_history_by_at ON skill_history (at)",
 ]
 
 MIGRATIONS: Sequence[Sequence[Step]] = (

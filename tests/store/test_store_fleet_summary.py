@@ -190,6 +190,7 @@ def test_the_migration_builds_the_summary_of_stored_versions(
     previous = store.schema_version - 1
     store.close()
     drop = ["DROP TABLE fleet_held", "DROP TABLE fleet_summary", "DROP TABLE fleet_dirty"]
+    drop.append("DROP INDEX skill_history_by_at")
     delete = "DELETE FROM schema_version WHERE version > " + str(previous)
     if store_location.startswith("postgresql"):
         import psycopg

@@ -269,6 +269,7 @@ _V7: list[str] = [
         last_seen {_ID},
         digest_alg {_ID},
         digest_value {_ID},
+        search {_ID},
         PRIMARY KEY (type, ref_key, release_key)
     )""",
     "CREATE INDEX fleet_summary_by_name ON fleet_summary (type, name, ref, release_key)",
@@ -278,6 +279,7 @@ _V7: list[str] = [
         release_key {_ID} NOT NULL
     )""",
     *FLEET.rebuild,
+    "CREATE INDEX skill_history_by_at ON skill_history (at)",
 ]
 
 MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -226,6 +226,10 @@ class InventoryMixin(PostgresBase):
     def _fleet_rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         with self._read() as conn:
             return conn.execute(sql, params).fetchall()
+
+    def fleet_charts(self, now: datetime | None = None) -> dict[str, Any]:
+        """The overview's charts (see :func:`.._fleet_logic.charts`)."""
+        return fleet.charts(self._fleet_rows, _FLEET, now or datetime.now(UTC))
 
     def fleet_component_agents(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -257,6 +257,11 @@ class InventoryMixin(SqliteBase):
 
     def _fleet_rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         return self._require().execute(sql, params).fetchall()
+
+    @_guarded
+    def fleet_charts(self, now: datetime | None = None) -> dict[str, Any]:
+        """The overview's charts (see :func:`.._fleet_logic.charts`)."""
+        return fleet.charts(self._fleet_rows, _FLEET, now or datetime.now(UTC))
 
     @_guarded
     def fleet_component_agents(
