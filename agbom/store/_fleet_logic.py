@@ -247,16 +247,23 @@ FROM keyed"""
     )
 
 
+# ``pins_alike``: 1 when every row of the component has the same pin keys (its id and its
+# name, trimmed and lowercased, as server_pins keys them), kept in ``pin_id`` and
+# ``pin_name``: its status is then theirs, two primary-key reads.
 # ``search``: what a search looks in (the name, the ref, the purl), lowercased and joined by
 # a line break, which a search never holds (check_filter refuses control characters): one
 # LIKE per row matches exactly where one of the three would.
 _SUMMARIZE = f"""
 INSERT INTO fleet_summary ({_KEY}, ref, release, name, purl, agents, first_seen, last_seen,
-  digest_alg, digest_value, search)
+  digest_alg, digest_value, search, pins_alike, pin_id, pin_name)
 SELECT {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl), COUNT(DISTINCT agent_id),
   MIN(first_seen), MAX(seen_at), MIN(digest_alg), MIN(digest_value),
   lower(COALESCE(MIN(name), '')) || '\n' || lower(COALESCE(MIN(ref), '')) || '\n'
-    || lower(COALESCE(MIN(purl), ''))
+    || lower(COALESCE(MIN(purl), '')),
+  CASE WHEN MIN(lower(trim(component_id))) = MAX(lower(trim(component_id)))
+    AND (COUNT(name) = 0 OR (COUNT(name) = COUNT(*)
+      AND MIN(lower(trim(name))) = MAX(lower(trim(name))))) THEN 1 ELSE 0 END,
+  MIN(lower(trim(component_id))), MIN(lower(trim(name)))
 FROM fleet_held {{where}} GROUP BY {_KEY}"""
 
 _DIRTY = f"({_KEY}) IN (SELECT {_KEY} FROM fleet_dirty)"
@@ -294,27 +301,41 @@ _SKILL_RANK = """(SELECT CASE (CASE WHEN k.status = 'approved' AND k.expires_at 
     AND k.digest_value = {of}.digest_value)"""
 _SERVER_RANK = """CASE
     WHEN EXISTS (SELECT 1 FROM server_pins p WHERE p.status = 'approved'
-      AND p.server_key IN (lower(trim(h.component_id)), lower(trim(h.name)))) THEN {approved}
+      AND p.server_key IN ({by_id}, {by_name})) THEN {approved}
     WHEN COALESCE(
-      (SELECT p.status FROM server_pins p WHERE p.server_key = lower(trim(h.component_id))),
-      (SELECT p.status FROM server_pins p WHERE p.server_key = lower(trim(h.name))))
+      (SELECT p.status FROM server_pins p WHERE p.server_key = {by_id}),
+      (SELECT p.status FROM server_pins p WHERE p.server_key = {by_name}))
       = 'revoked' THEN {revoked}
     ELSE {unapproved} END"""
+_HELD_PIN_KEYS = {"{by_id}": "lower(trim(h.component_id))", "{by_name}": "lower(trim(h.name))"}
+
+
+def _server_rank(keys: dict[str, str]) -> str:
+    text = _SERVER_RANK
+    for name, value in keys.items():
+        text = text.replace(name, value)
+    return text
+
+
 _UNREVIEWED = "{unreviewed}"
 
+# An MCP server's group is judged by the pin keys the summary keeps when all its rows share
+# them (nearly always: one server, one id and name), else row by row from its holders.
 _GROUP_RANK = (
     "(CASE s.type WHEN 'skill' THEN COALESCE("
     + _SKILL_RANK.replace("{of}", "s").replace("{id}", "ref")
-    + f", {_UNREVIEWED}) WHEN 'mcp_server' THEN (SELECT MAX("
-    + _SERVER_RANK
+    + f", {_UNREVIEWED}) WHEN 'mcp_server' THEN (CASE WHEN s.pins_alike = 1 THEN "
+    + _server_rank({"{by_id}": "s.pin_id", "{by_name}": "s.pin_name"})
+    + " ELSE (SELECT MAX("
+    + _server_rank(_HELD_PIN_KEYS)
     + ") FROM fleet_held h WHERE h.type = s.type AND h.ref_key = s.ref_key "
-    "AND h.release_key = s.release_key) END)"
+    "AND h.release_key = s.release_key) END) END)"
 )
 _ROW_RANK = (
     "(CASE h.type WHEN 'skill' THEN COALESCE("
     + _SKILL_RANK.replace("{of}", "h").replace("{id}", "component_id")
     + f", {_UNREVIEWED}) WHEN 'mcp_server' THEN "
-    + _SERVER_RANK
+    + _server_rank(_HELD_PIN_KEYS)
     + " END)"
 )
 

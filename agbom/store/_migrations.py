@@ -333,7 +333,9 @@ _V13: list[Step] = [
         digest_value TEXT
     )""",
     "CREATE INDEX fleet_held_by_agent ON fleet_held (agent_id)",
-    "CREATE INDEX fleet_held_by_component ON fleet_held (type, ref_key, release_key, agent_id)",
+    # Covering: a component's summary is recomputed from this index alone, in order.
+    "CREATE INDEX fleet_held_by_component ON fleet_held (type, ref_key, release_key, agent_id, "
+    "first_seen, seen_at, name, purl, ref, release, component_id, digest_alg, digest_value)",
     """CREATE TABLE fleet_summary (
         type TEXT NOT NULL,
         ref_key TEXT NOT NULL,
@@ -348,6 +350,9 @@ _V13: list[Step] = [
         digest_alg TEXT,
         digest_value TEXT,
         search TEXT,
+        pins_alike INTEGER NOT NULL,
+        pin_id TEXT,
+        pin_name TEXT,
         PRIMARY KEY (type, ref_key, release_key)
     )""",
     # The list's order, walked by a page.

@@ -255,7 +255,10 @@ _V7: list[str] = [
         digest_value {_ID}
     )""",
     "CREATE INDEX fleet_held_by_agent ON fleet_held (agent_id)",
-    "CREATE INDEX fleet_held_by_component ON fleet_held (type, ref_key, release_key, agent_id)",
+    # Covering: a component's summary is recomputed from this index alone.
+    "CREATE INDEX fleet_held_by_component ON fleet_held (type, ref_key, release_key, agent_id) "
+    "INCLUDE (first_seen, seen_at, name, purl, ref, release, component_id, digest_alg, "
+    "digest_value)",
     f"""CREATE TABLE fleet_summary (
         type {_ID} NOT NULL,
         ref_key {_ID} NOT NULL,
@@ -270,6 +273,9 @@ _V7: list[str] = [
         digest_alg {_ID},
         digest_value {_ID},
         search {_ID},
+        pins_alike INTEGER NOT NULL,
+        pin_id {_ID},
+        pin_name {_ID},
         PRIMARY KEY (type, ref_key, release_key)
     )""",
     "CREATE INDEX fleet_summary_by_name ON fleet_summary (type, name, ref, release_key)",
