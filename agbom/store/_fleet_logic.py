@@ -1,5 +1,6 @@
 """Components across the fleet, free of any database driver: the checks of a query's
-filters and page, and the one SQL text both backends run.
+filters and page, and the SQL texts both backends run: the scan that defines the list, and
+the summary kept from it as AgBOMs are saved, which the pages read (below).
 
 A fleet component is a distinct thing the agents' latest accepted AgBOMs hold (each agent
 counts with the AgBOM it sent last): a skill by ``(id, digest)``, an MCP server by its purl,
@@ -40,8 +41,8 @@ _RANK = {s: i + 1 for i, s in enumerate(STATUSES)}
 MAX_PAGE = 500
 """Rows a page of the read API may ask for (the API refuses more)."""
 MAX_LIMIT = 1_000_000
-"""Rows one store call may return: the CLI lists the whole fleet in one call, since every
-call groups all of it before it pages (a page costs nearly as much as the whole list)."""
+"""Rows one store call may return: the CLI lists the whole fleet in one call (one walk of
+the summary's index rather than one count per page)."""
 DEFAULT_PAGE = 100
 MAX_OFFSET = 1_000_000
 MAX_SEARCH = 256
