@@ -699,6 +699,11 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         data = components_page(reader(), lambda name: query(request, name))
         return page(request, "components.html", who=who, c=data, **_filters(data))
 
+    def overview(request: Request, who: Any) -> Response:
+        from agbom.review.overview import overview_page
+
+        return page(request, "overview.html", who=who, o=overview_page(reader()))
+
     def component_agents(request: Request, who: Any) -> Response:
         from agbom.review.components import component_agents_page
 
@@ -764,6 +769,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             Route("/queue", guarded(queue_page), methods=["GET"]),
             Route("/skill", guarded(skill), methods=["GET"]),
             Route("/skill/decide", guarded(decide, post=True, decide=True), methods=["POST"]),
+            Route("/overview", guarded(overview), methods=["GET"]),
             Route("/fleet", guarded(fleet), methods=["GET"]),
             Route("/components", guarded(components), methods=["GET"]),
             Route("/components/agents", guarded(component_agents), methods=["GET"]),

@@ -1,5 +1,6 @@
 """Components across the fleet, free of any database driver: the checks of a query's
-filters and page, and the one SQL text both backends run.
+filters and page, and the SQL texts both backends run: the scan that defines the list, and
+the summary kept from it as AgBOMs are saved, which the pages read (below).
 
 A fleet component is a distinct thing the agents' latest accepted AgBOMs hold (each agent
 counts with the AgBOM it sent last): a skill by ``(id, digest)``, an MCP server by its purl,
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agbom._identifiers import invisible_character
@@ -39,8 +41,8 @@ _RANK = {s: i + 1 for i, s in enumerate(STATUSES)}
 MAX_PAGE = 500
 """Rows a page of the read API may ask for (the API refuses more)."""
 MAX_LIMIT = 1_000_000
-"""Rows one store call may return: the CLI lists the whole fleet in one call, since every
-call groups all of it before it pages (a page costs nearly as much as the whole list)."""
+"""Rows one store call may return: the CLI lists the whole fleet in one call (one walk of
+the summary's index rather than one count per page)."""
 DEFAULT_PAGE = 100
 MAX_OFFSET = 1_000_000
 MAX_SEARCH = 256
@@ -115,12 +117,16 @@ _RANK_CASE = " ".join(f"WHEN '{s}' THEN {r}" for s, r in _RANK.items())
 # component_id, type, name, version, body) of the components of each ``latest`` version.
 # {tiebreak}: the column that orders versions stored in the same instant. {c}: the collation
 # that makes text from JSON compare bytewise, as stored ids do.
-_CTES = """
+_EVERY_AGENT = """
 WITH RECURSIVE agents(agent_id) AS (
   SELECT MIN(agent_id) FROM agbom_versions
   UNION ALL
   SELECT (SELECT MIN(v.agent_id) FROM agbom_versions v WHERE v.agent_id > a.agent_id)
-  FROM agents a WHERE a.agent_id IS NOT NULL),
+  FROM agents a WHERE a.agent_id IS NOT NULL),"""
+_ONE_AGENT = """
+WITH RECURSIVE agents(agent_id) AS (SELECT CAST(:agent AS TEXT)),"""
+
+_KEYED = """
 picked AS MATERIALIZED (
   SELECT (SELECT v.{tiebreak} FROM agbom_versions v WHERE v.agent_id = a.agent_id
     AND v.accepted ORDER BY v.created_at DESC, v.{tiebreak} DESC LIMIT 1) AS pick
@@ -142,7 +148,7 @@ parts AS (
     CASE WHEN h.type = 'skill' THEN (lower(
       h.body -> 'definition' -> 'digest' ->> 'value')){c} END AS digest_value
   FROM held h
-  WHERE h.type IN ({types}) AND (CAST(:type AS TEXT) IS NULL OR h.type = :type)),
+  WHERE h.type IN ({types}){type_filter}),
 keyed AS (
   SELECT p.*,
     CASE p.type WHEN 'skill' THEN p.component_id
@@ -151,7 +157,12 @@ keyed AS (
       ELSE COALESCE(p.endpoint, p.name) END AS ref,
     CASE p.type WHEN 'skill' THEN p.digest_alg || ':' || p.digest_value
       ELSE p.version END AS release
-  FROM parts p),
+  FROM parts p)"""
+
+_CTES = (
+    _EVERY_AGENT
+    + _KEYED.replace("{type_filter}", " AND (CAST(:type AS TEXT) IS NULL OR h.type = :type)")
+    + """,
 judged AS (
   SELECT k.*,
     CASE k.type
@@ -171,6 +182,7 @@ judged AS (
   LEFT JOIN server_pins pi ON k.type = 'mcp_server' AND pi.server_key = lower(trim(k.component_id))
   LEFT JOIN server_pins pn ON k.type = 'mcp_server' AND pn.server_key = lower(trim(k.name)))
 """
+)
 
 _COMPONENTS = (
     _CTES
@@ -205,12 +217,201 @@ LIMIT :limit OFFSET :offset
 )
 
 
+# The summary (SQLite v13, PostgreSQL v7), kept as AgBOMs are saved so that a page reads
+# ranges of indexes, not every agent's latest AgBOM:
+# - fleet_held: the ``keyed`` rows above of each agent's latest accepted version, replaced
+#   whole when an agent saves one (``ref_key``/``release_key``: the ref and release, '' for
+#   NULL and 'v' before any text, so that they can key an index);
+# - fleet_summary: one row per distinct component (type, ref_key, release_key), the
+#   aggregates the list shows; recomputed from fleet_held for each component an agent's
+#   change touched (an index range of its holders);
+# - fleet_dirty: scratch of one refresh, the components it touches (empty between them).
+# A status is never stored: it depends on approvals, pins and the clock, so a page judges its
+# rows when it reads them (by primary key), as the scan did.
+_HELD_COLUMNS = (
+    "agent_id, session_id, agbom_version, seen_at, first_seen, component_id, type, name, "
+    "ref, release, ref_key, release_key, purl, digest_alg, digest_value"
+)
+_KEY = "type, ref_key, release_key"
+
+
+def _fill_held(agents: str) -> str:
+    return (
+        f"INSERT INTO fleet_held ({_HELD_COLUMNS})"
+        + agents
+        + _KEYED.replace("{type_filter}", "")
+        + """
+SELECT agent_id, session_id, agbom_version, seen_at, first_seen, component_id, type, name,
+  ref, release, CASE WHEN ref IS NULL THEN '' ELSE 'v' || ref END,
+  CASE WHEN release IS NULL THEN '' ELSE 'v' || release END, purl, digest_alg, digest_value
+FROM keyed"""
+    )
+
+
+# ``pins_alike``: 1 when every row of the component has the same pin keys (its id and its
+# name, trimmed and lowercased, as server_pins keys them), kept in ``pin_id`` and
+# ``pin_name``: its status is then theirs, two primary-key reads.
+# ``search``: what a search looks in (the name, the ref, the purl), lowercased and joined by
+# a line break, which a search never holds (check_filter refuses control characters): one
+# LIKE per row matches exactly where one of the three would.
+_SUMMARIZE = f"""
+INSERT INTO fleet_summary ({_KEY}, ref, release, name, purl, agents, first_seen, last_seen,
+  digest_alg, digest_value, search, pins_alike, pin_id, pin_name)
+SELECT {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl), COUNT(DISTINCT agent_id),
+  MIN(first_seen), MAX(seen_at), MIN(digest_alg), MIN(digest_value),
+  lower(COALESCE(MIN(name), '')) || '\n' || lower(COALESCE(MIN(ref), '')) || '\n'
+    || lower(COALESCE(MIN(purl), '')),
+  CASE WHEN MIN(lower(trim(component_id))) = MAX(lower(trim(component_id)))
+    AND (COUNT(name) = 0 OR (COUNT(name) = COUNT(*)
+      AND MIN(lower(trim(name))) = MAX(lower(trim(name))))) THEN 1 ELSE 0 END,
+  MIN(lower(trim(component_id))), MIN(lower(trim(name)))
+FROM fleet_held {{where}} GROUP BY {_KEY}"""
+
+_DIRTY = f"({_KEY}) IN (SELECT {_KEY} FROM fleet_dirty)"
+
+_REFRESH = (
+    f"INSERT INTO fleet_dirty ({_KEY}) SELECT DISTINCT {_KEY} FROM fleet_held "
+    "WHERE agent_id = :agent",
+    "DELETE FROM fleet_held WHERE agent_id = :agent",
+    _fill_held(_ONE_AGENT),
+    f"INSERT INTO fleet_dirty ({_KEY}) SELECT DISTINCT {_KEY} FROM fleet_held "
+    "WHERE agent_id = :agent",
+    f"DELETE FROM fleet_summary WHERE {_DIRTY}",
+    _SUMMARIZE.replace("{where}", f"WHERE {_DIRTY}"),
+    "DELETE FROM fleet_dirty",
+)
+"""One agent's refresh, in its save's transaction: the components it held and holds now are
+dirty; its rows are replaced; each dirty component's summary is recomputed from its holders
+(gone when none is left)."""
+
+_REBUILD = (
+    "DELETE FROM fleet_dirty",
+    "DELETE FROM fleet_summary",
+    "DELETE FROM fleet_held",
+    _fill_held(_EVERY_AGENT),
+    _SUMMARIZE.replace("{where}", ""),
+)
+"""The whole summary from the stored versions: the migration's backfill, and what a copy
+into a store runs after its versions."""
+
+# A skill's status as its approval record gives it (``k``), an MCP server row's (``h``) by
+# the pins of its id or its name, each as its rank.
+_SKILL_RANK = """(SELECT CASE (CASE WHEN k.status = 'approved' AND k.expires_at IS NOT NULL
+    AND k.expires_at <= :now THEN 'expired' ELSE k.status END) {ranks} END
+  FROM skills k WHERE k.skill_id = {of}.{id} AND k.digest_alg = {of}.digest_alg
+    AND k.digest_value = {of}.digest_value)"""
+_SERVER_RANK = """CASE
+    WHEN EXISTS (SELECT 1 FROM server_pins p WHERE p.status = 'approved'
+      AND p.server_key IN ({by_id}, {by_name})) THEN {approved}
+    WHEN COALESCE(
+      (SELECT p.status FROM server_pins p WHERE p.server_key = {by_id}),
+      (SELECT p.status FROM server_pins p WHERE p.server_key = {by_name}))
+      = 'revoked' THEN {revoked}
+    ELSE {unapproved} END"""
+_HELD_PIN_KEYS = {"{by_id}": "lower(trim(h.component_id))", "{by_name}": "lower(trim(h.name))"}
+
+
+def _server_rank(keys: dict[str, str]) -> str:
+    text = _SERVER_RANK
+    for name, value in keys.items():
+        text = text.replace(name, value)
+    return text
+
+
+_UNREVIEWED = "{unreviewed}"
+
+# An MCP server's group is judged by the pin keys the summary keeps when all its rows share
+# them (nearly always: one server, one id and name), else row by row from its holders.
+_GROUP_RANK = (
+    "(CASE s.type WHEN 'skill' THEN COALESCE("
+    + _SKILL_RANK.replace("{of}", "s").replace("{id}", "ref")
+    + f", {_UNREVIEWED}) WHEN 'mcp_server' THEN (CASE WHEN s.pins_alike = 1 THEN "
+    + _server_rank({"{by_id}": "s.pin_id", "{by_name}": "s.pin_name"})
+    + " ELSE (SELECT MAX("
+    + _server_rank(_HELD_PIN_KEYS)
+    + ") FROM fleet_held h WHERE h.type = s.type AND h.ref_key = s.ref_key "
+    "AND h.release_key = s.release_key) END) END)"
+)
+_ROW_RANK = (
+    "(CASE h.type WHEN 'skill' THEN COALESCE("
+    + _SKILL_RANK.replace("{of}", "h").replace("{id}", "component_id")
+    + f", {_UNREVIEWED}) WHEN 'mcp_server' THEN "
+    + _server_rank(_HELD_PIN_KEYS)
+    + " END)"
+)
+
+_SUMMARY_WHERE = f"""{{type_range}}
+  (CAST(:search AS TEXT) IS NULL OR s.search LIKE :search ESCAPE '\\')
+  AND (CAST(:rank AS INTEGER) IS NULL OR {_GROUP_RANK} = :rank)"""
+
+# A type, or a status only some types can have, narrows the rows to those types' ranges of
+# the primary key and of the list's index (a status filter judges only them).
+_ANY_TYPE = ""
+_SOME_TYPES = "s.type IN (:type_a, :type_b) AND"
+_STATUS_TYPES = {
+    "approved": ("skill", "mcp_server"),
+    "revoked": ("skill", "mcp_server"),
+    "unapproved": ("mcp_server",),
+}
+"""The types that can have each status (every other status is a skill's only)."""
+
+# The page walks fleet_summary_by_name in the list's order and stops at its end; the total
+# is one count of the same filter (an index scan without one).
+_SUMMARY_COMPONENTS = f"""
+SELECT s.type, s.ref, s.release, s.name, s.purl, s.agents, s.first_seen, s.last_seen,
+  {_GROUP_RANK} AS status_rank,
+  (SELECT COUNT(*) FROM fleet_summary s WHERE {_SUMMARY_WHERE}) AS total
+FROM fleet_summary s
+WHERE {_SUMMARY_WHERE}
+ORDER BY s.type{{C}}, s.name{{C}}, s.ref{{C}}, s.release_key{{C}}
+LIMIT :limit OFFSET :offset
+"""
+
+_SUMMARY_AGENTS = f"""
+SELECT h.agent_id, MIN(h.session_id), MIN(h.agbom_version), MIN(h.first_seen),
+  MAX(h.seen_at), MAX({_ROW_RANK}), COUNT(*) OVER () AS total
+FROM fleet_held h
+WHERE h.type = :type AND h.ref_key = 'v' || :ref
+  AND (h.release_key = 'v' || COALESCE(CAST(:version AS TEXT), '')
+    OR (COALESCE(CAST(:version AS TEXT), '') = '' AND h.release_key = ''))
+GROUP BY h.agent_id
+ORDER BY h.agent_id{{C}}
+LIMIT :limit OFFSET :offset
+"""
+
+
+# The overview's charts, each bounded: components by status judges each distinct component
+# once (as a status filter does); pending approvals over time reads today's pending count
+# from skills_by_status and each day's changes from the history's rows of the window
+# (skill_history_by_at), never the whole history.
+_STATUS_COUNTS = f"""
+SELECT {_GROUP_RANK} AS status_rank, COUNT(*) FROM fleet_summary s GROUP BY status_rank
+"""
+_PENDING_NOW = "SELECT COUNT(*) FROM skills WHERE status = 'pending'"
+_PENDING_CHANGES = """
+SELECT substr(at, 1, 10) AS day,
+  SUM(CASE WHEN to_status = 'pending' THEN 1 ELSE 0 END)
+    - SUM(CASE WHEN from_status = 'pending' THEN 1 ELSE 0 END)
+FROM skill_history WHERE at >= :since GROUP BY day
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class FleetSql:
-    """Both statements in one backend's dialect."""
+    """The statements in one backend's dialect: the pages read from the summary; ``scan_*``
+    is the definition the summary is kept equal to (every agent's latest AgBOM read whole,
+    seconds in a large fleet: for tests and benchmarks, never a request)."""
 
     components: str
+    components_of_types: str
     agents: str
+    refresh: tuple[str, ...]
+    rebuild: tuple[str, ...]
+    scan_components: str
+    scan_agents: str
+    status_counts: str
+    pending_now: str
+    pending_changes: str
 
 
 def fleet_sql(*, held: str, tiebreak: str, collate: str = "", pyformat: bool = False) -> FleetSql:
@@ -220,13 +421,44 @@ def fleet_sql(*, held: str, tiebreak: str, collate: str = "", pyformat: bool = F
 
     def build(template: str) -> str:
         text = template.replace("{types}", _TYPES_IN).replace("{ranks}", _RANK_CASE)
+        for status in ("approved", "revoked", "unapproved", "unreviewed"):
+            text = text.replace("{" + status + "}", str(_RANK[status]))
         text = text.replace("{c}", collate).replace("{C}", collate)
         text = text.replace("{tiebreak}", tiebreak)
         if pyformat:
             text = re.sub(r"(?<![:\w]):(\w+)", r"%(\1)s", text.replace("%", "%%"))
         return text.replace("{held}", held)
 
-    return FleetSql(build(_COMPONENTS), build(_AGENTS))
+    return FleetSql(
+        components=build(_SUMMARY_COMPONENTS.replace("{type_range}", _ANY_TYPE)),
+        components_of_types=build(_SUMMARY_COMPONENTS.replace("{type_range}", _SOME_TYPES)),
+        agents=build(_SUMMARY_AGENTS),
+        refresh=tuple(build(t) for t in _REFRESH),
+        rebuild=tuple(build(t) for t in _REBUILD),
+        scan_components=build(_COMPONENTS),
+        scan_agents=build(_AGENTS),
+        status_counts=build(_STATUS_COUNTS),
+        pending_now=build(_PENDING_NOW),
+        pending_changes=build(_PENDING_CHANGES),
+    )
+
+
+Execute = Callable[[str, dict[str, Any]], Any]
+"""A backend's way to run one statement with named parameters in its write transaction."""
+
+
+def refresh_agent(execute: Execute, sql: FleetSql, agent_id: str) -> None:
+    """Bring the summary up to ``agent_id``'s latest accepted AgBOM, in the transaction that
+    saved it (on PostgreSQL under the lock that orders refreshes: see the backend)."""
+    params = {"agent": agent_id}
+    for statement in sql.refresh:
+        execute(statement, params)
+
+
+def rebuild(execute: Execute, sql: FleetSql) -> None:
+    """Recompute the whole summary from the stored versions."""
+    for statement in sql.rebuild:
+        execute(statement, {})
 
 
 def components_params(checked: FleetFilter, now: str) -> dict[str, Any]:
@@ -303,7 +535,17 @@ def list_components(
 ) -> dict[str, Any]:  # fmt: skip
     """:meth:`fleet_components` over a backend's ``run``."""
     checked = check_filter(type, status, search, limit, offset)
-    rows = run(sql.components, components_params(checked, now))
+    params = components_params(checked, now)
+    types = [t for t in FLEET_TYPES if checked.type in (None, t)]
+    if checked.status is not None:
+        types = [t for t in types if t in _STATUS_TYPES.get(checked.status, ("skill",))]
+    if not types:  # no type can have that status
+        rows: Sequence[Sequence[Any]] = []
+    elif len(types) == len(FLEET_TYPES):
+        rows = run(sql.components, params)
+    else:
+        params.update(type_a=types[0], type_b=types[-1])
+        rows = run(sql.components_of_types, params)
     return page(rows, 9, checked.limit, checked.offset, "components", component_row)
 
 
@@ -315,3 +557,31 @@ def list_agents(
     size, start = check_page(limit, offset)
     rows = run(sql.agents, agents_params(named, size, start, now))
     return page(rows, 6, size, start, "agents", agent_row)
+
+
+CHART_DAYS = 30
+"""Days the pending-approvals chart covers, today included."""
+
+
+def charts(run: Run, sql: FleetSql, now: datetime) -> dict[str, Any]:
+    """:meth:`fleet_charts` over a backend's ``run``: the components in use by status (every
+    status listed, with 0 for none; ``None``: types agbom does not review) and the pending
+    skill approvals at the end of each of the last :data:`CHART_DAYS` days (UTC)."""
+    stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    counts = {None if r[0] is None else _STATUS_OF_RANK[int(r[0])]: int(r[1]) for r in
+              run(sql.status_counts, {"now": stamp})}  # fmt: skip
+    statuses: list[str | None] = [*STATUSES, None]
+    today = now.astimezone(UTC).date()
+    days = [today - timedelta(days=n) for n in range(CHART_DAYS - 1, -1, -1)]
+    since = days[0].isoformat() + "T00:00:00"
+    changes = {r[0]: int(r[1]) for r in run(sql.pending_changes, {"since": since})}
+    pending = int(run(sql.pending_now, {})[0][0])
+    series: list[dict[str, Any]] = []
+    for day in reversed(days):  # back from today: each day ends where the next one began
+        series.append({"day": day.isoformat(), "pending": pending})
+        pending -= changes.get(day.isoformat(), 0)
+    series.reverse()
+    return {
+        "components_by_status": [{"status": st, "count": counts.get(st, 0)} for st in statuses],
+        "pending_by_day": series,
+    }

@@ -301,8 +301,74 @@ _V12: list[Step] = [
     "ALTER TABLE skill_history ADD COLUMN required_signer TEXT",
 ]
 
+
+def _fleet_summary(conn: sqlite3.Connection) -> None:
+    # Imported here: the store package imports this module first.
+    from agbom.store.sqlite.fleet import rebuild_summary
+
+    rebuild_summary(conn)
+
+
+_V13: list[Step] = [
+    # The fleet summary (agbom/store/_fleet_logic.py), kept as AgBOMs are saved: each
+    # agent's latest accepted AgBOM's fleet components (fleet_held), one row per distinct
+    # component with its aggregates (fleet_summary), and the scratch list of the components
+    # one save touches (fleet_dirty, empty between saves). ref_key/release_key: the ref and
+    # release with NULL as '' and any text after a 'v', so that they key an index.
+    """CREATE TABLE fleet_held (
+        agent_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        agbom_version INTEGER NOT NULL,
+        seen_at TEXT NOT NULL,
+        first_seen TEXT,
+        component_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        name TEXT,
+        ref TEXT,
+        release TEXT,
+        ref_key TEXT NOT NULL,
+        release_key TEXT NOT NULL,
+        purl TEXT,
+        digest_alg TEXT,
+        digest_value TEXT
+    )""",
+    "CREATE INDEX fleet_held_by_agent ON fleet_held (agent_id)",
+    # Covering: a component's summary is recomputed from this index alone, in order.
+    "CREATE INDEX fleet_held_by_component ON fleet_held (type, ref_key, release_key, agent_id, "
+    "first_seen, seen_at, name, purl, ref, release, component_id, digest_alg, digest_value)",
+    """CREATE TABLE fleet_summary (
+        type TEXT NOT NULL,
+        ref_key TEXT NOT NULL,
+        release_key TEXT NOT NULL,
+        ref TEXT,
+        release TEXT,
+        name TEXT,
+        purl TEXT,
+        agents INTEGER NOT NULL,
+        first_seen TEXT,
+        last_seen TEXT,
+        digest_alg TEXT,
+        digest_value TEXT,
+        search TEXT,
+        pins_alike INTEGER NOT NULL,
+        pin_id TEXT,
+        pin_name TEXT,
+        PRIMARY KEY (type, ref_key, release_key)
+    )""",
+    # The list's order, walked by a page.
+    "CREATE INDEX fleet_summary_by_name ON fleet_summary (type, name, ref, release_key)",
+    """CREATE TABLE fleet_dirty (
+        type TEXT NOT NULL,
+        ref_key TEXT NOT NULL,
+        release_key TEXT NOT NULL
+    )""",
+    _fleet_summary,
+    # The pending-approvals chart reads the history of its window only.
+    "CREATE INDEX skill_history_by_at ON skill_history (at)",
+]
+
 MIGRATIONS: Sequence[Sequence[Step]] = (
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13
 )  # fmt: skip
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 

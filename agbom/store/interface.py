@@ -579,6 +579,11 @@ class InventoryStore(Protocol):
         ``(type, ref, version)``: ``{"total", "limit", "offset", "agents"}``."""
         ...
 
+    def fleet_charts(self, now: datetime | None = None) -> dict[str, Any]:
+        """The overview's charts: ``{"components_by_status": [{"status", "count"}],
+        "pending_by_day": [{"day", "pending"}]}`` (:mod:`agbom.store._fleet_logic`)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ServerPin:

@@ -1,6 +1,7 @@
 """``GET /v1/fleet/components`` and ``GET /v1/fleet/components/agents``: the distinct
-components of every agent's latest accepted AgBOM, and the agents that use one of them
-(docs/api.md; the store's query is :mod:`agbom.store._fleet_logic`).
+components of every agent's latest accepted AgBOM, and the agents that use one of them;
+``GET /v1/fleet/charts``: the numbers of the Overview page's charts (docs/api.md; the
+store's queries are :mod:`agbom.store._fleet_logic`).
 
 Filters and pages are checked here for their form (a page size that is not a number) and by
 the store for their values; either refusal is a 400 with the reason, through the app's one
@@ -31,6 +32,7 @@ from agbom.store._fleet_logic import MAX_PAGE
 
 COMPONENTS_PATH = "/v1/fleet/components"
 AGENTS_PATH = "/v1/fleet/components/agents"
+CHARTS_PATH = "/v1/fleet/charts"
 
 MAX_WAITING = 8
 """Fleet requests queued or running at once; more are answered 503 ``busy``."""
@@ -120,4 +122,11 @@ def fleet_routes(
         found = db.fleet_component_agents(*named.values(), limit=limit, offset=offset)
         return {**named, **found}
 
-    return [route(AGENTS_PATH, agents), route(COMPONENTS_PATH, components)]
+    def charts(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
+        return db.fleet_charts()
+
+    return [
+        route(AGENTS_PATH, agents),
+        route(COMPONENTS_PATH, components),
+        route(CHARTS_PATH, charts),
+    ]

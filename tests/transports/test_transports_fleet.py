@@ -170,9 +170,9 @@ def test_the_fleet_routes_on_postgresql(pg_url: str, tmp_path: Path) -> None:
 
 
 def test_fleet_reads_never_hold_up_the_loop_and_are_bounded(pg_url: str, tmp_path: Path) -> None:
-    """With the versions table locked, fleet reads wait on their own thread: the server still
-    answers /healthz and a skill lookup, the ninth fleet request at once is 503 busy, and the
-    waiting ones are answered once the lock goes."""
+    """With the fleet summary's tables locked, fleet reads wait on their own thread: the
+    server still answers /healthz and a skill lookup, the ninth fleet request at once is 503
+    busy, and the waiting ones are answered once the lock goes."""
     import psycopg
 
     with open_store(pg_url) as store:
@@ -182,7 +182,7 @@ def test_fleet_reads_never_hold_up_the_loop_and_are_bounded(pg_url: str, tmp_pat
     url = server.url + "/v1/fleet/components"
     try:
         with psycopg.connect(pg_url) as locker, ThreadPoolExecutor(16) as pool:
-            locker.execute("LOCK TABLE agbom_versions IN ACCESS EXCLUSIVE MODE")
+            locker.execute("LOCK TABLE fleet_summary, fleet_held IN ACCESS EXCLUSIVE MODE")
             sent = [pool.submit(httpx.get, url, timeout=120) for _ in range(fleet.MAX_WAITING)]
             for _ in range(8):  # until one is refused at once (a probe may wait with the rest)
                 sent.append(pool.submit(httpx.get, url, timeout=120))
@@ -202,3 +202,18 @@ def test_fleet_reads_never_hold_up_the_loop_and_are_bounded(pg_url: str, tmp_pat
         assert all(a.json()["error"] == "busy" for a in answers if a.status_code != 200)
     finally:
         server.stop()
+
+
+def test_the_charts_numbers(served: Served) -> None:
+    """``/v1/fleet/charts`` answers what the Overview page draws, with the read API's token."""
+    assert httpx.get(served.url + "/v1/fleet/charts", timeout=30).status_code == 401
+    answer = get(served, "/v1/fleet/charts")
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+    body = answer.json()
+    counts = {row["status"]: row["count"] for row in body["components_by_status"]}
+    for status in {s for _, _, s in EXPECTED.values()}:
+        assert counts[status] == sum(1 for *_, s in EXPECTED.values() if s == status), status
+    assert sum(counts.values()) == len(EXPECTED)
+    days = body["pending_by_day"]
+    assert len(days) == 30 and days[-1]["pending"] == 1  # deploy at D2 was registered today
+    assert [d["day"] for d in days] == sorted(d["day"] for d in days)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agbom.store.postgres.fleet import FLEET
+
 _ID = 'TEXT COLLATE "C"'
 
 _APPEND_ONLY_FUNCTION = """
@@ -232,7 +234,61 @@ _V6: list[str] = [
     "ALTER TABLE skill_history ADD COLUMN required_signer TEXT",
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6)
+_V7: list[str] = [
+    # The fleet summary, as SQLite v13 (agbom/store/_fleet_logic.py), built from the stored
+    # versions by the same statements a copy into the store runs.
+    f"""CREATE TABLE fleet_held (
+        agent_id {_ID} NOT NULL,
+        session_id {_ID} NOT NULL,
+        agbom_version INTEGER NOT NULL,
+        seen_at {_ID} NOT NULL,
+        first_seen {_ID},
+        component_id {_ID} NOT NULL,
+        type {_ID} NOT NULL,
+        name {_ID},
+        ref {_ID},
+        release {_ID},
+        ref_key {_ID} NOT NULL,
+        release_key {_ID} NOT NULL,
+        purl {_ID},
+        digest_alg {_ID},
+        digest_value {_ID}
+    )""",
+    "CREATE INDEX fleet_held_by_agent ON fleet_held (agent_id)",
+    # Covering: a component's summary is recomputed from this index alone.
+    "CREATE INDEX fleet_held_by_component ON fleet_held (type, ref_key, release_key, agent_id) "
+    "INCLUDE (first_seen, seen_at, name, purl, ref, release, component_id, digest_alg, "
+    "digest_value)",
+    f"""CREATE TABLE fleet_summary (
+        type {_ID} NOT NULL,
+        ref_key {_ID} NOT NULL,
+        release_key {_ID} NOT NULL,
+        ref {_ID},
+        release {_ID},
+        name {_ID},
+        purl {_ID},
+        agents INTEGER NOT NULL,
+        first_seen {_ID},
+        last_seen {_ID},
+        digest_alg {_ID},
+        digest_value {_ID},
+        search {_ID},
+        pins_alike INTEGER NOT NULL,
+        pin_id {_ID},
+        pin_name {_ID},
+        PRIMARY KEY (type, ref_key, release_key)
+    )""",
+    "CREATE INDEX fleet_summary_by_name ON fleet_summary (type, name, ref, release_key)",
+    f"""CREATE TABLE fleet_dirty (
+        type {_ID} NOT NULL,
+        ref_key {_ID} NOT NULL,
+        release_key {_ID} NOT NULL
+    )""",
+    *FLEET.rebuild,
+    "CREATE INDEX skill_history_by_at ON skill_history (at)",
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -32,7 +32,7 @@ import psycopg
 
 from agbom.store.interface import StoreError
 from agbom.store.postgres._values import component_rows
-from agbom.store.postgres.inventory import index_components
+from agbom.store.postgres.inventory import index_components, refresh_fleet
 from agbom.store.postgres.store import PostgresStore
 from agbom.store.sqlite import SqliteStore
 
@@ -279,6 +279,8 @@ class _Copier:
             done += len(batch)
             if self.progress is not None:
                 self.progress("AgBOM versions", done, total)
+        with self.target._write() as conn:  # the summary of what the target holds now
+            refresh_fleet(conn, None)
 
     def _bump_identity(self, table: str) -> None:
         """Explicit ids went in: move the table's id sequence past them, so rows written on

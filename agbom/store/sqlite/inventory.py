@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -21,6 +21,7 @@ from agbom.store._shared import (
 )
 from agbom.store.documents import AgbomDocument
 from agbom.store.sqlite.connection import SqliteBase, _guarded
+from agbom.store.sqlite.fleet import FLEET as _FLEET
 from agbom.store.sqlite.versions import (
     PRESTORE_CHUNK,
     Manifest,
@@ -111,6 +112,8 @@ class InventoryMixin(SqliteBase):
                 remembered=remembered,
                 where=self.location,
             )
+            if accepted:
+                fleet.refresh_agent(conn.execute, _FLEET, agent_id)
         if manifest is not None:
             self._remember(session_id, manifest)
         return version
@@ -256,6 +259,11 @@ class InventoryMixin(SqliteBase):
         return self._require().execute(sql, params).fetchall()
 
     @_guarded
+    def fleet_charts(self, now: datetime | None = None) -> dict[str, Any]:
+        """The overview's charts (see :func:`.._fleet_logic.charts`)."""
+        return fleet.charts(self._fleet_rows, _FLEET, now or datetime.now(UTC))
+
+    @_guarded
     def fleet_component_agents(
         self,
         type: str,
@@ -268,17 +276,3 @@ class InventoryMixin(SqliteBase):
         """The agents whose latest AgBOM holds one fleet component."""
         component = (type, ref, version)
         return fleet.list_agents(self._fleet_rows, _FLEET, _stamp(None), component, limit, offset)
-
-
-# An agent's latest accepted version holds the members whose interval covers it. CROSS JOIN
-# and the unary + keep SQLite's planner on the primary key from each latest version, not on
-# the (type, name) index over every version's members.
-_FLEET = fleet.fleet_sql(
-    held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
-    "m.first_seen, m.component_id, +m.type AS type, m.name, m.version_str AS version, "
-    "c.body AS body FROM latest l CROSS JOIN agbom_members m ON m.session_id = l.session_id "
-    "AND m.agent_id = l.agent_id AND m.since_version <= l.version "
-    "AND (m.until_version IS NULL OR m.until_version > l.version) "
-    "LEFT JOIN agbom_components c ON c.key = m.key",
-    tiebreak="rowid",
-)

@@ -1,0 +1,26 @@
+"""The fleet statements in SQLite's dialect (:mod:`agbom.store._fleet_logic`), for the
+store's reads, its saves and the v13 migration that builds the summary."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from agbom.store import _fleet_logic as fleet
+
+# An agent's latest accepted version holds the members whose interval covers it. CROSS JOIN
+# and the unary + keep SQLite's planner on the primary key from each latest version, not on
+# the (type, name) index over every version's members.
+FLEET = fleet.fleet_sql(
+    held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
+    "m.first_seen, m.component_id, +m.type AS type, m.name, m.version_str AS version, "
+    "c.body AS body FROM latest l CROSS JOIN agbom_members m ON m.session_id = l.session_id "
+    "AND m.agent_id = l.agent_id AND m.since_version <= l.version "
+    "AND (m.until_version IS NULL OR m.until_version > l.version) "
+    "LEFT JOIN agbom_components c ON c.key = m.key",
+    tiebreak="rowid",
+)
+
+
+def rebuild_summary(conn: sqlite3.Connection) -> None:
+    """The v13 migration's data step: the summary of the versions already stored."""
+    fleet.rebuild(conn.execute, FLEET)

@@ -1,0 +1,244 @@
+"""The fleet summary (issue 45 item 6) answers exactly as the scan it replaces.
+
+``fleet_components`` and ``fleet_component_agents`` read the summary the store keeps as
+AgBOMs are saved; the scan (every agent's latest accepted AgBOM read whole, the statements
+the store ran before) stays the definition. A random fleet with a fixed seed (agents
+changing sessions, refused and back-dated versions, servers named alike under other ids,
+pins and approvals of every kind) is listed both ways under every filter; then the summary
+is rebuilt by the migration from stored versions, and kept under concurrent saves by two
+handles (two replicas on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+import sqlite3
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from agbom.scan.lock import tool_set_pin
+from agbom.store import Digest, Store
+from agbom.store import _fleet_logic as fleet
+
+T0 = datetime(2026, 2, 1, tzinfo=UTC)
+
+
+def _component(i: int) -> dict[str, Any]:
+    kind = i % 6
+    if kind in (0, 3):
+        # a few skills share an id at other digests
+        value = hashlib.sha256(f"skill-{i}".encode()).hexdigest()
+        return {
+            "id": f"skill-{i % 9}",
+            "type": "skill",
+            "name": f"Skill {i % 5}",
+            "definition": {
+                "ref": f"file://s{i}",
+                "digest": {"algorithm": "SHA-256", "value": value},
+            },
+        }
+    if kind == 1:
+        # one purl under several ids and names: one fleet component, judged by each name
+        return {
+            "id": f"srv-{i % 4}",
+            "type": "mcp_server",
+            "name": f"server-{i % 3}",
+            "version": None if i % 2 else "1.0",
+            "endpoint": None,
+            "purl": f"pkg:npm/server-{i % 5}" if i % 7 else None,
+            "tools": [],
+        }
+    if kind == 2:
+        return {
+            "id": f"model-{i % 4}",
+            "type": "model",
+            "name": f"model-{i % 4}",
+            "version": None if i % 3 == 0 else str(i % 2),
+            "provider": "p" if i % 2 else None,
+            "endpoint": None,
+        }
+    if kind == 4:
+        return {"id": f"peer-{i % 5}", "type": "a2a_peer", "endpoint": f"https://p{i % 3}.example"}
+    return {"id": f"tool-{i}", "type": "tool", "name": f"tool-{i}"}  # not a fleet type
+
+
+def _skill_digest(i: int) -> Digest:
+    return Digest("sha256", hashlib.sha256(f"skill-{i}".encode()).hexdigest())
+
+
+def random_fleet(store: Store, seed: int, agents: int = 14, saves: int = 60) -> None:
+    """Saves in a random order: an agent keeps or changes session, some versions are refused,
+    some are stored with a time before the agent's latest (never its latest then)."""
+    rng = random.Random(seed)
+    at = T0
+    for n in range(saves):
+        agent = f"agent-{rng.randrange(agents)}"
+        session = f"{agent}-s{rng.randrange(3)}"
+        picked = rng.sample(range(60), rng.randrange(0, 9))
+        document = {"agent": {"id": agent}, "components": [_component(i) for i in picked]}
+        at += timedelta(minutes=rng.randrange(0, 3))  # equal instants happen
+        when = at - timedelta(days=1) if rng.random() < 0.1 else at
+        store.save_agbom_version(
+            session,
+            agent_id=agent,
+            document=document,
+            agbom_hash=f"sha256:{seed}-{n}",
+            now=when,
+            accepted=rng.random() > 0.15,
+        )
+    for i in range(0, 60, 6):
+        status = rng.choice(["approved", "denied", "pending", "revoked", "approved"])
+        expiry = T0 + timedelta(days=rng.choice([-1, 400])) if status == "approved" else None
+        store.set_status(
+            f"skill-{i % 9}", _skill_digest(i), status, actor="t", expires_at=expiry, now=T0
+        )
+    pin = tool_set_pin([])
+    pin["definitions"] = []
+    for name in ("server-0", "srv-1", "server-2"):
+        store.approve_server(name, pin=pin, actor="t", reason="r")
+    store.revoke_server("server-2", actor="t", reason="r")
+
+
+def _scan(store: Store) -> tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]:
+    """The scan's answers, through the store's own runner and statements."""
+    run = store._fleet_rows  # type: ignore[attr-defined]
+    sql = _statements(store)
+    scan = dataclasses.replace(sql, components=sql.scan_components, agents=sql.scan_agents)
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def components(**filters: Any) -> dict[str, Any]:
+        filters.setdefault("type", None)
+        filters.setdefault("status", None)
+        filters.setdefault("search", None)
+        filters.setdefault("limit", None)
+        filters.setdefault("offset", None)
+        return fleet.list_components(run, scan, now, **filters)
+
+    def agents(component: tuple[Any, Any, Any], **page: Any) -> dict[str, Any]:
+        return fleet.list_agents(run, scan, now, component, page.get("limit"), page.get("offset"))
+
+    return components, agents
+
+
+def _statements(store: Store) -> fleet.FleetSql:
+    if type(store).__name__ == "SqliteStore":
+        from agbom.store.sqlite.fleet import FLEET as SQLITE
+
+        return SQLITE
+    from agbom.store.postgres.fleet import FLEET as POSTGRES
+
+    return POSTGRES
+
+
+FILTERS: list[dict[str, Any]] = [
+    {},
+    {"limit": 3},
+    {"limit": 4, "offset": 5},
+    {"offset": 500},
+    *({"type": t} for t in fleet.FLEET_TYPES),
+    *({"status": s} for s in fleet.STATUSES),
+    {"type": "mcp_server", "status": "unapproved"},
+    {"search": "server"},
+    {"search": "SKILL 1"},
+    {"search": "pkg:npm/server-3"},
+    {"search": "p/"},
+]
+
+
+def assert_same_as_scan(store: Store) -> int:
+    components, agents = _scan(store)
+    for filters in FILTERS:
+        assert store.fleet_components(**filters) == components(**filters), filters
+    listed = store.fleet_components(limit=1000)["components"]
+    for row in listed:
+        named = (row["type"], row["ref"], row["version"])
+        assert store.fleet_component_agents(*named) == agents(named), named
+        assert store.fleet_component_agents(*named, limit=1, offset=1) == agents(
+            named, limit=1, offset=1
+        )
+    return len(listed)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_summary_answers_as_the_scan(store: Store, seed: int) -> None:
+    random_fleet(store, seed)
+    listed = assert_same_as_scan(store)
+    assert listed > 10  # the fleet is not empty, so the comparison compares something
+
+
+def test_a_fleet_that_changes_is_followed(store: Store) -> None:
+    """Every save moves the summary with it, not only the first ones."""
+    for round in range(4):
+        random_fleet(store, 10 + round, saves=25)
+        assert_same_as_scan(store)
+
+
+def test_the_migration_builds_the_summary_of_stored_versions(
+    store_factory: Callable[[], Store], store_location: str
+) -> None:
+    """A store written before the summary existed (its tables dropped, the schema put back
+    to the version before) gets it built when it is opened."""
+    store = store_factory()
+    random_fleet(store, 5)
+    expected = store.fleet_components(limit=1000)
+    previous = store.schema_version - 1
+    store.close()
+    drop = ["DROP TABLE fleet_held", "DROP TABLE fleet_summary", "DROP TABLE fleet_dirty"]
+    drop.append("DROP INDEX skill_history_by_at")
+    delete = "DELETE FROM schema_version WHERE version > " + str(previous)
+    if store_location.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(store_location) as conn:
+            for statement in [*drop, delete]:
+                conn.execute(statement)
+    else:
+        with sqlite3.connect(store_location) as conn:
+            for statement in [*drop, delete]:
+                conn.execute(statement)
+        conn.close()
+    reopened = store_factory()
+    assert reopened.schema_version == previous + 1
+    assert reopened.fleet_components(limit=1000) == expected
+    assert_same_as_scan(reopened)
+
+
+def test_concurrent_saves_by_two_handles(store_factory: Callable[[], Store]) -> None:
+    """Two handles (two replicas on PostgreSQL) save AgBOMs of agents sharing components at
+    once; each component's count is every agent that holds it, none lost to the other."""
+    first, second = store_factory(), store_factory()
+    errors: list[BaseException] = []
+
+    def saves(store: Store, offset: int) -> None:
+        try:
+            for n in range(40):
+                agent = f"agent-{offset + 2 * (n % 10)}"
+                components = [_component(i) for i in (1, 2, 4, 7, n % 12)]
+                store.save_agbom_version(
+                    f"{agent}-s",
+                    agent_id=agent,
+                    document={"agent": {"id": agent}, "components": components},
+                    agbom_hash=f"sha256:{offset}-{n}",
+                    now=T0 + timedelta(seconds=n),
+                )
+        except BaseException as exc:  # reported by the test, not lost in the thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=saves, args=(s, o)) for s, o in ((first, 0), (second, 1))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert_same_as_scan(first)
+    held = {
+        (r["ref"], r["version"]): r["agents"]
+        for r in first.fleet_components(type="model")["components"]
+    }
+    assert held[("model-2", "0")] == 20  # every agent of both handles holds component 2
