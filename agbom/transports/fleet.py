@@ -1,6 +1,7 @@
 """``GET /v1/fleet/components`` and ``GET /v1/fleet/components/agents``: the distinct
 components of every agent's latest accepted AgBOM, and the agents that use one of them
-(docs/api.md; the store's query is :mod:`agbom.store._fleet_logic`).
+(docs/api.md; the store's query is :mod:`agbom.store._fleet_logic`); ``GET /v1/servers/queue``:
+the fleet's MCP servers that wait for a decision (:mod:`agbom.review.server_queue`).
 
 Filters and pages are checked here for their form (a page size that is not a number) and by
 the store for their values; either refusal is a 400 with the reason, through the app's one
@@ -31,6 +32,7 @@ from agbom.store._fleet_logic import MAX_PAGE
 
 COMPONENTS_PATH = "/v1/fleet/components"
 AGENTS_PATH = "/v1/fleet/components/agents"
+SERVER_QUEUE_PATH = "/v1/servers/queue"
 
 MAX_WAITING = 8
 """Fleet requests queued or running at once; more are answered 503 ``busy``."""
@@ -120,4 +122,18 @@ def fleet_routes(
         found = db.fleet_component_agents(*named.values(), limit=limit, offset=offset)
         return {**named, **found}
 
-    return [route(AGENTS_PATH, agents), route(COMPONENTS_PATH, components)]
+    def servers(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
+        from agbom.review.server_queue import server_queue
+
+        which = query.get("pending", "true")
+        if which not in ("true", "false"):
+            raise _BadQuery("pending", "pending must be true or false")
+        return server_queue(
+            db, pending_only=which == "true", limit=limit or 100, offset=offset or 0
+        )
+
+    return [
+        route(AGENTS_PATH, agents),
+        route(COMPONENTS_PATH, components),
+        route(SERVER_QUEUE_PATH, servers),
+    ]
