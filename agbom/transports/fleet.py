@@ -28,7 +28,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from agbom.store import Store
-from agbom.store._fleet_logic import MAX_PAGE
+from agbom.store._fleet_logic import MAX_PAGE, check_page
 
 COMPONENTS_PATH = "/v1/fleet/components"
 AGENTS_PATH = "/v1/fleet/components/agents"
@@ -128,9 +128,8 @@ def fleet_routes(
         which = query.get("pending", "true")
         if which not in ("true", "false"):
             raise _BadQuery("pending", "pending must be true or false")
-        return server_queue(
-            db, pending_only=which == "true", limit=limit or 100, offset=offset or 0
-        )
+        size, start = check_page(limit, offset)  # the fleet's bounds: a 400 past them
+        return server_queue(db, pending_only=which == "true", limit=size, offset=start)
 
     return [
         route(AGENTS_PATH, agents),
