@@ -207,3 +207,65 @@ def test_a_server_seen_by_a_hook_is_approved_on_the_page_and_a_changed_tool_set_
         assert "delete_all" in again[0]["diff"].get("added", []), again[0]["diff"]
     finally:
         served.stop()
+
+
+def test_the_server_queue_shows_hostile_tool_descriptions_escaped_and_bounded(
+    tmp_path: Path,
+) -> None:
+    """A server author's text is hostile: markup stays text, invisible characters are spelled
+    out, and a description past 4,096 characters is cut (page and read API)."""
+    import httpx
+
+    from tests.guardian.acs import request
+    from tests.review.reviewing import CHROMIUM, CHROMIUM_ARGS, add_reviewer, need_browser
+    from tests.transports.served import open_session, post
+
+    sync_api = need_browser()
+    hostile = '<img src=x id="injected">Search\u202e the docs\u200b' + "A" * 10_000
+    agbom = {
+        "agent": {"id": "agent-1", "name": "coder"},
+        "components": [
+            {"id": "t1", "type": "tool", "name": "search", "version": "1.0.0",
+             "provider": "evil", "capability": "net.read", "description": hostile,
+             "inputSchema": {"type": "object"}},
+            {"id": "evil", "type": "mcp_server", "name": "evil", "version": "1.0.0",
+             "purl": "pkg:npm/evil-mcp@1.0.0", "endpoint": None, "tools": ["t1"]},
+        ],
+    }  # fmt: skip
+    reviewers = tmp_path / "reviewers.json"
+    viewer = add_reviewer(reviewers, "victor", "viewer")
+    assert run_cli("reviewers", "secret", str(tmp_path / "ui.secret")).returncode == 0
+    db = str(tmp_path / "agbom.db")
+    served = _serve(
+        db, tmp_path, "hostile", "--reviewers-file", str(reviewers),
+        "--ui-secret-file", str(tmp_path / "ui.secret"),
+    )  # fmt: skip
+    try:
+        sid = open_session(served.url)
+        reply = post(served.url, request("agbom/snapshot", {"agbom": agbom}, session_id=sid))
+        assert reply["result"]["decision"] == "allow", reply
+        api = httpx.get(f"{served.url}/v1/servers/queue", timeout=30).json()
+        (entry,) = api["servers"]
+        assert entry["server"] == "evil" and entry["status"] == "unapproved"
+        (tool,) = entry["tools"]
+        assert len(tool["description"]) == 4096 and tool["truncated"] is True
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+            )
+            try:
+                page = browser.new_page(viewport={"width": 800, "height": 900})
+                page.set_default_timeout(60_000)
+                _sign_in(page, served.url, viewer)
+                page.goto(f"{served.url}/ui/servers")
+                assert page.locator("#injected").count() == 0  # markup stays text
+                shown = page.locator("table.tools pre").inner_text()
+                assert shown.startswith('<img src=x id="injected">Search\\u202e the docs\\u200b')
+                assert "\u202e" not in shown and "\u200b" not in shown
+                assert shown.count("A") < 4096 and "cut at 4,096 characters" in page.content()
+                width_now = page.evaluate("document.documentElement.scrollWidth")
+                assert width_now <= 800, width_now
+            finally:
+                browser.close()
+    finally:
+        served.stop()
