@@ -127,6 +127,14 @@ def _sign_in(page: Any, url: str, token: str) -> None:
     page.wait_for_url(f"{url}/ui/queue")
 
 
+def _post_decision(page: Any, url: str, action: str, pin: str, reason: str = "ok") -> Any:
+    """The decision form posted from the signed-in page's session, with its CSRF token."""
+    csrf = page.locator("input[name=csrf]").first.get_attribute("value")
+    fields = {"csrf": csrf, "server": "docs", "pin": pin, "action": action, "reason": reason}
+    return page.request.post(f"{url}/ui/servers/decide", form=fields, headers={"Origin": url},
+                             max_redirects=0)  # fmt: skip
+
+
 def _queue(db: str) -> list[dict[str, Any]]:
     from agbom.review.server_queue import server_queue
     from agbom.store import open_store
@@ -173,6 +181,9 @@ def test_a_server_seen_by_a_hook_is_approved_on_the_page_and_a_changed_tool_set_
                 assert page.get_by_role("heading", name="docs unapproved").count() == 1
                 assert page.get_by_role("button", name="Approve this tool set").count() == 0
                 assert "You are a viewer" in page.content()
+                # ... and a viewer's post, with a good CSRF token, decides nothing.
+                refused = _post_decision(page, served.url, "approve", pending[0]["tool_set"])
+                assert refused.status == 403, refused.status
                 width_now = page.evaluate("document.documentElement.scrollWidth")
                 assert width_now <= width, width_now  # nothing wider than the window
                 page.close()
@@ -182,6 +193,11 @@ def test_a_server_seen_by_a_hook_is_approved_on_the_page_and_a_changed_tool_set_
                 page.set_default_timeout(60_000)
                 _sign_in(page, served.url, approver)
                 page.goto(f"{served.url}/ui/servers")
+                # A form for a tool set other than the one shown: 409, nothing decided.
+                stale = _post_decision(page, served.url, "approve", "0" * 64)
+                assert stale.status == 409, stale.status
+                without = _post_decision(page, served.url, "approve", pending[0]["tool_set"], "")
+                assert without.status == 400, without.status  # a reason is required
                 page.get_by_label("Reason for docs").fill("read the search tool: read-only")
                 page.get_by_role("button", name="Approve this tool set").click()
                 page.wait_for_url(f"{served.url}/ui/servers?done=approved")
