@@ -82,6 +82,12 @@ def serve(
         help="Refuse steps of a session that sent no steps/sessionStart (-32003 no_session); "
         "by default the first step after the handshake opens the session (spec §8).",
     ),
+    require_server_approval: bool = typer.Option(
+        False,
+        "--require-server-approval",
+        help="Deny every tool call through an MCP server that no approval stands for (agbom "
+        "servers approve); by default such a server is left to the rules and any --lock.",
+    ),
     client_config: Path | None = typer.Option(
         None,
         "--client-config",
@@ -371,6 +377,7 @@ def serve(
         max_load_path_depth=max_load_path_depth,
         deny_overbroad_capabilities=not allow_overbroad,
         require_session_start=require_session_start,
+        require_server_approval=require_server_approval,
         **_runtime_pack_settings(packs, egress_allow, known_tools, egress),
         secret_encoding=choice(secret_encoding, ("raw", "hex", "base64"), "--secret-encoding"),
         **clients.settings(),

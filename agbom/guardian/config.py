@@ -43,6 +43,9 @@ class GuardianConfig:
     # After a handshake, the first step of a session without steps/sessionStart opens it
     # (spec §8 MAY); True refuses such steps with -32003 no_session instead.
     require_session_start: bool = False
+    # Deny a tool call through an MCP server that no approval row (``agbom servers approve``
+    # or the review page's server queue) approves; False leaves such servers to the rules.
+    require_server_approval: bool = False
     # Clients that cannot apply MODIFY / answer ASK, as globs on agent_id (§6.5, §9.2).
     no_modify_agents: tuple[str, ...] = ()
     no_ask_agents: tuple[str, ...] = ()

@@ -34,7 +34,7 @@ from agbom.guardian.policy_base import (
     _Pending,
 )
 from agbom.guardian.policy_inventory import InventoryPolicies
-from agbom.guardian.policy_skills import SkillPolicies, approval_hint
+from agbom.guardian.policy_skills import SkillPolicies, approval_hint, command_store
 
 __all__ = [
     "MAX_REMEMBERED_TOOLS",
@@ -248,6 +248,10 @@ class Policies(InventoryPolicies, SkillPolicies):
         tool = payload.get("tool") or {}
         name = str(tool.get("name") or tool.get("id") or "")
         component = self._find_tool(session, name, str(tool.get("id") or ""))
+        if self.g.config.require_server_approval:
+            refused = self._unapproved_server(session, tool, component)
+            if refused is not None:
+                return refused
         if component is None:
             if self.g.config.strict_inventory:
                 return Decision.deny(
@@ -268,6 +272,59 @@ class Policies(InventoryPolicies, SkillPolicies):
                 server = self._live_drift(session, server)
                 findings.extend(self.g.rules.evaluate_component(server, graph, context=context))
         return self._findings_decision(findings, what=f"tool {name}")
+
+    def _unapproved_server(
+        self, session: SessionState, tool: Mapping[str, Any], component: Component | None
+    ) -> Decision | None:
+        """``serve --require-server-approval``: the denial of a call through an MCP server
+        that no approval stands for (never approved, or revoked), or of a tool its approved
+        tool set does not hold (the set grew: a tool set is approved whole), naming how to
+        approve it; None for a built-in tool or a pinned tool of an approved server (whose
+        tool set the pins then judge).
+        The server is the call's ``provider`` (``mcp__<server>__<tool>``) or the tool's
+        server in the session's AgBOM."""
+        names: list[str] = []
+        provider = tool.get("provider")
+        if isinstance(provider, str) and provider.strip():
+            names.append(provider)
+        if component is not None and session.agbom is not None:
+            graph = session.ensure_graph()
+            for parent in graph.graph.predecessors(component.id):
+                server = graph.component(parent)
+                if server is not None and server.type is ComponentType.MCP_SERVER:
+                    names.extend(n for n in (server.id, server.name) if n)
+        if not names:
+            return None
+        rows = self.g.store.server_pins_for(names)
+        approved = next((row for row in rows if row.approved), None)
+        called = tool.get("name")
+        pinned = approved.pin.get("tools") if approved is not None else None
+        if approved is not None and (
+            not isinstance(called, str) or not isinstance(pinned, Mapping) or called in pinned
+        ):
+            return None  # approved, and the tool is in the pinned set (the pins judge it)
+        from agbom.invisible import escape  # only on the way to a denial
+
+        shown = escape(names[0][:200])
+        if approved is not None:
+            status = f"has no tool {escape(str(called)[:200])} in its approved tool set"
+        else:
+            status = "had its approval revoked" if rows else "was never approved"
+        hint = f"agbom servers approve {shown} --tools-from SNAPSHOT"
+        location = getattr(self.g.store, "location", None)
+        if isinstance(location, str) and location:
+            hint += f" --db {command_store(location)}"
+        public = self.g.config.public_url
+        page = (
+            f" or approve it at {public}/ui/servers"
+            if public
+            else (" or approve it in the review page's server queue")
+        )
+        return Decision.deny(
+            f"MCP server {shown} {status} (serve --require-server-approval): run '{hint}'{page}",
+            "server_not_approved",
+            references=[PolicyReference(policy_id="agbom", rule_id="server-approval")],
+        )
 
     def _live_drift(self, session: SessionState, server: Component) -> Component:
         """``server`` with the drift its live ``tools/list`` showed in this session, if any;

@@ -682,6 +682,30 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         )
         return finish(RedirectResponse(target, status_code=303))
 
+    def servers(request: Request, who: Any) -> Response:
+        from agbom.review.server_queue import server_queue
+
+        which = query(request, "show", "pending")
+        if which not in ("pending", "all"):
+            raise BadInput(400, "show is pending or all")
+        db = reader()
+        data = server_queue(db, pending_only=which == "pending", limit=queries.MAX_ROWS)
+        history = {s["server"]: db.server_history(s["server"])[-20:] for s in data["servers"]}
+        done = query(request, "done")
+        return page(request, "servers.html", who=who, q=data, show=which, history=history,
+                    done=done if done in ("approved", "revoked") else None)  # fmt: skip
+
+    def decide_server(request: Request, who: Any, fields: dict[str, str]) -> Response:
+        from agbom.review.server_queue import decide
+
+        reason = fields.get("reason", "").strip()
+        if not reason or len(reason) > MAX_REASON:
+            raise BadInput(400, f"a decision needs a reason of at most {MAX_REASON} characters")
+        found = decide(reader(), fields, actor=who[1].name, reason=reason)
+        if isinstance(found, tuple):
+            raise BadInput(*found)
+        return finish(RedirectResponse(f"/ui/servers?done={found}", status_code=303))
+
     def fleet(request: Request, who: Any) -> Response:
         db = reader()
         from agbom.store._inventory_logic import agbom_status
@@ -770,6 +794,10 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             Route("/skill", guarded(skill), methods=["GET"]),
             Route("/skill/decide", guarded(decide, post=True, decide=True), methods=["POST"]),
             Route("/overview", guarded(overview), methods=["GET"]),
+            Route("/servers", guarded(servers), methods=["GET"]),
+            Route(
+                "/servers/decide", guarded(decide_server, post=True, decide=True), methods=["POST"]
+            ),
             Route("/fleet", guarded(fleet), methods=["GET"]),
             Route("/components", guarded(components), methods=["GET"]),
             Route("/components/agents", guarded(component_agents), methods=["GET"]),

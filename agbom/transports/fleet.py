@@ -2,6 +2,9 @@
 components of every agent's latest accepted AgBOM, and the agents that use one of them;
 ``GET /v1/fleet/charts``: the numbers of the Overview page's charts (docs/api.md; the
 store's queries are :mod:`agbom.store._fleet_logic`).
+components of every agent's latest accepted AgBOM, and the agents that use one of them
+(docs/api.md; the store's query is :mod:`agbom.store._fleet_logic`); ``GET /v1/servers/queue``:
+the fleet's MCP servers that wait for a decision (:mod:`agbom.review.server_queue`).
 
 Filters and pages are checked here for their form (a page size that is not a number) and by
 the store for their values; either refusal is a 400 with the reason, through the app's one
@@ -28,11 +31,12 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from agbom.store import Store
-from agbom.store._fleet_logic import MAX_PAGE
+from agbom.store._fleet_logic import MAX_PAGE, check_page
 
 COMPONENTS_PATH = "/v1/fleet/components"
 AGENTS_PATH = "/v1/fleet/components/agents"
 CHARTS_PATH = "/v1/fleet/charts"
+SERVER_QUEUE_PATH = "/v1/servers/queue"
 
 MAX_WAITING = 8
 """Fleet requests queued or running at once; more are answered 503 ``busy``."""
@@ -125,8 +129,18 @@ def fleet_routes(
     def charts(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
         return db.fleet_charts()
 
+    def servers(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
+        from agbom.review.server_queue import server_queue
+
+        which = query.get("pending", "true")
+        if which not in ("true", "false"):
+            raise _BadQuery("pending", "pending must be true or false")
+        size, start = check_page(limit, offset)  # the fleet's bounds: a 400 past them
+        return server_queue(db, pending_only=which == "true", limit=size, offset=start)
+
     return [
         route(AGENTS_PATH, agents),
         route(COMPONENTS_PATH, components),
         route(CHARTS_PATH, charts),
+        route(SERVER_QUEUE_PATH, servers),
     ]
