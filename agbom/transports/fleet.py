@@ -1,10 +1,8 @@
 """``GET /v1/fleet/components`` and ``GET /v1/fleet/components/agents``: the distinct
 components of every agent's latest accepted AgBOM, and the agents that use one of them;
 ``GET /v1/fleet/charts``: the numbers of the Overview page's charts (docs/api.md; the
-store's queries are :mod:`agbom.store._fleet_logic`).
-components of every agent's latest accepted AgBOM, and the agents that use one of them
-(docs/api.md; the store's query is :mod:`agbom.store._fleet_logic`); ``GET /v1/servers/queue``:
-the fleet's MCP servers that wait for a decision (:mod:`agbom.review.server_queue`).
+store's queries are :mod:`agbom.store._fleet_logic`); ``GET /v1/servers/queue``: the
+fleet's MCP servers that wait for a decision (:mod:`agbom.review.server_queue`).
 
 Filters and pages are checked here for their form (a page size that is not a number) and by
 the store for their values; either refusal is a 400 with the reason, through the app's one
