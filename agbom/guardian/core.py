@@ -718,15 +718,12 @@ def _request_id_of(request: Any) -> str | None:
 def _step(method: str, params: dict[str, Any], session: SessionState) -> RequestContext:
     """The context of a step decided in process (:meth:`Guardian.decide`): no envelope, no
     signature, its session already resolved and admitted."""
-    return RequestContext(
-        started=time.perf_counter(),
-        method=method,
-        params=params,
-        spec=lookup(method),
-        session_id=session.session_id,
-        session=session,
-        request_id=params["request_id"],
-    )
+    context = RequestContext()
+    context.method, context.params, context.spec = method, params, lookup(method)
+    context.session_id, context.session = session.session_id, session
+    context.request_id = params["request_id"]
+    context.started = time.perf_counter()
+    return context
 
 
 def _session_of(request: Any) -> str | None:
