@@ -13,6 +13,13 @@ The anchor is the floor (:class:`Floor`): one orjson parse of the same request, 
 store runs. The two alternate in rounds; the script prints both medians and the median of the
 per-round ratios (issue 16: at most 2x).
 
+``--compare-tree PATH`` (in process only): this tree's Guardian and the ``agbom`` package at
+PATH (an older commit, e.g. ``git archive COMMIT agbom | tar -x -C PATH``), each in a worker
+process of its own (``--worker``, the tree first on PYTHONPATH, checked to be where ``agbom``
+was imported from) with its own floor, taking turns round by round, the order reversed every
+other round. It prints each tree's ratio to its floor and the median per-round ratio of the two
+trees' decision times.
+
 Part 2 (HTTP, loopback): ``agbom serve`` (a real subprocess, with its decision process)
 answering ``POST /acs`` toolCallRequests, against a bare starlette+uvicorn JSON echo, and
 ``agbom serve --single-process``. All run at once; the load generator visits them in turn, the
@@ -146,64 +153,97 @@ def _timed(step: Any, items: list[Any], cpu: list[float] | None = None) -> list[
     return timings
 
 
+class InprocessRun:
+    """One Guardian over a fresh SQLite file and one floor beside it, in this process, with
+    a session open: :meth:`round` times ``count`` decisions, then ``count`` floor steps."""
+
+    def __init__(self) -> None:
+        from agbom.guardian import build_guardian
+
+        self._tmp = tempfile.TemporaryDirectory()
+        tmp = Path(self._tmp.name)
+        self.guardian = build_guardian(tmp / "bench.db")
+        self.floor = Floor(tmp / "floor.db")
+        assert "error" not in self.guardian.handle(envelope("handshake/hello", HELLO))
+        assert "error" not in self.guardian.handle(envelope("steps/sessionStart", {}))
+        self.responses: list[dict[str, Any]] = []
+        for body in self.bodies(500):  # warm-up
+            self.decide(body)
+            self.floor.one(body)
+
+    @staticmethod
+    def bodies(count: int) -> list[bytes]:
+        # Built up front: the client's work is not the Guardian's cost.
+        return [orjson.dumps(envelope("steps/toolCallRequest", TOOL_PAYLOAD)) for _ in range(count)]
+
+    def decide(self, body: bytes) -> None:
+        # What the decision process does with a frame: parse, decide, commit the entry.
+        self.responses.append(self.guardian.handle(orjson.loads(body)))
+
+    def round(self, count: int) -> dict[str, Any]:
+        """Time ``count`` decisions, then ``count`` floor steps: each one's wall-clock and CPU
+        microseconds, and the Guardian's wall-clock seconds for the batch."""
+        batch = self.bodies(count)
+        floor_batch = self.bodies(count)
+        self.responses.clear()
+        t0 = time.perf_counter()
+        our_cpu: list[float] = []
+        their_cpu: list[float] = []
+        ours = _timed(self.decide, batch, our_cpu)
+        wall = time.perf_counter() - t0
+        theirs = _timed(self.floor.one, floor_batch, their_cpu)
+        bad = [r for r in self.responses if "error" in r]
+        if bad:
+            raise SystemExit(f"unexpected error: {bad[0]}")
+        return {
+            "ours": ours,
+            "theirs": theirs,
+            "our_cpu": our_cpu,
+            "their_cpu": their_cpu,
+            "wall": wall,
+            "decision": self.responses[-1]["result"]["decision"],
+        }
+
+    def close(self) -> int:
+        """Close both stores; returns the entries the session's chain holds."""
+        entries = len(self.guardian.store.chain_entries(SESSION))
+        self.guardian.store.close()
+        self.floor.close()
+        self._tmp.cleanup()
+        return entries
+
+
 def bench_inprocess(requests: int, rounds: int = 8) -> dict[str, float]:
     """The Guardian's decision from request bytes to committed entry, and the floor, in
     alternating rounds of ``requests / rounds`` each; medians over all requests, and the
     median of the per-round ratios."""
-    from agbom.guardian import build_guardian
-
     per_round = max(1, requests // rounds)
-    with tempfile.TemporaryDirectory() as tmp:
-        guardian = build_guardian(Path(tmp) / "bench.db")
-        floor = Floor(Path(tmp) / "floor.db")
-        assert "error" not in guardian.handle(envelope("handshake/hello", HELLO))
-        assert "error" not in guardian.handle(envelope("steps/sessionStart", {}))
-
-        # Build the bodies up front: the client's work is not the Guardian's cost.
-        def bodies(count: int) -> list[bytes]:
-            return [
-                orjson.dumps(envelope("steps/toolCallRequest", TOOL_PAYLOAD)) for _ in range(count)
-            ]
-
-        responses: list[dict[str, Any]] = []
-
-        def decide(body: bytes) -> None:
-            # What the decision process does with a frame: parse, decide, commit the entry.
-            responses.append(guardian.handle(orjson.loads(body)))
-
-        for body in bodies(500):  # warm-up
-            decide(body)
-            floor.one(body)
-        guardian_times: list[float] = []
-        floor_times: list[float] = []
-        ratios: list[float] = []
-        cpu_ratios: list[float] = []
-        guardian_cpu: list[float] = []
-        floor_cpu: list[float] = []
-        guardian_wall = 0.0
-        for _ in range(rounds):
-            batch = bodies(per_round)
-            floor_batch = bodies(per_round)
-            responses.clear()
-            t0 = time.perf_counter()
-            our_cpu: list[float] = []
-            their_cpu: list[float] = []
-            ours = _timed(decide, batch, our_cpu)
-            guardian_wall += time.perf_counter() - t0
-            theirs = _timed(floor.one, floor_batch, their_cpu)
-            bad = [r for r in responses if "error" in r]
-            if bad:
-                raise SystemExit(f"unexpected error: {bad[0]}")
-            ratios.append(statistics.median(ours) / statistics.median(theirs))
-            cpu_ratios.append(statistics.median(our_cpu) / statistics.median(their_cpu))
-            guardian_cpu += our_cpu
-            floor_cpu += their_cpu
-            guardian_times += ours
-            floor_times += theirs
-        decision = responses[-1]["result"]["decision"]
-        entries = len(guardian.store.chain_entries(SESSION))
-        guardian.store.close()
-        floor.close()
+    run = InprocessRun()
+    guardian_times: list[float] = []
+    floor_times: list[float] = []
+    ratios: list[float] = []
+    cpu_ratios: list[float] = []
+    guardian_cpu: list[float] = []
+    floor_cpu: list[float] = []
+    guardian_wall = 0.0
+    decision = ""
+    for _ in range(rounds):
+        timed = run.round(per_round)
+        ours, theirs, our_cpu, their_cpu = (
+            timed["ours"],
+            timed["theirs"],
+            timed["our_cpu"],
+            timed["their_cpu"],
+        )
+        guardian_wall += timed["wall"]
+        decision = timed["decision"]
+        ratios.append(statistics.median(ours) / statistics.median(theirs))
+        cpu_ratios.append(statistics.median(our_cpu) / statistics.median(their_cpu))
+        guardian_cpu += our_cpu
+        floor_cpu += their_cpu
+        guardian_times += ours
+        floor_times += theirs
+    entries = run.close()
     guardian_times.sort()
     floor_times.sort()
     total = per_round * rounds
@@ -241,6 +281,111 @@ def bench_inprocess(requests: int, rounds: int = 8) -> dict[str, float]:
         f"(median of per-round ratios {min(cpu_ratios):.2f}-{max(cpu_ratios):.2f}x)"
     )
     return result
+
+
+def _worker() -> None:
+    """``--worker``: one :class:`InprocessRun` of the tree ``agbom`` is imported from (the
+    parent puts it first on PYTHONPATH); each line ``N`` read from stdin runs a round of N and
+    writes its medians as one JSON line."""
+    import agbom
+
+    print(orjson.dumps({"agbom": agbom.__file__}).decode(), flush=True)
+    run = InprocessRun()
+    for line in sys.stdin:
+        timed = run.round(int(line))
+        summary = {
+            "median_us": statistics.median(timed["ours"]),
+            "floor_median_us": statistics.median(timed["theirs"]),
+            "cpu_median_us": statistics.median(timed["our_cpu"]),
+            "floor_cpu_median_us": statistics.median(timed["their_cpu"]),
+            "decision": timed["decision"],
+        }
+        print(orjson.dumps(summary).decode(), flush=True)
+    run.close()
+
+
+class _TreeWorker:
+    """A ``--worker`` subprocess deciding with the ``agbom`` package of ``tree``."""
+
+    def __init__(self, tree: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--worker"],
+            cwd=tree,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        loaded = Path(self._read()["agbom"]).resolve()
+        if not loaded.is_relative_to(tree.resolve()):
+            self.close()
+            raise SystemExit(f"{tree}: the worker imported agbom from {loaded}, not this tree")
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"a benchmark worker exited ({self.proc.wait()})")
+        return dict(orjson.loads(line))
+
+    def round(self, count: int) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{count}\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def bench_compare(other: Path, requests: int, rounds: int) -> dict[str, float]:
+    """This tree's Guardian and ``other``'s, each in a worker process with its own floor,
+    taking turns round by round (the order reversed every other round): each tree's median
+    ratio to its same-round floor, and the median per-round ratio of their decision times."""
+    this = Path(__file__).resolve().parents[1]
+    per_round = max(1, requests // rounds)
+    workers = {"this tree": _TreeWorker(this), "other tree": _TreeWorker(other)}
+    per_tree: dict[str, list[dict[str, Any]]] = {name: [] for name in workers}
+    try:
+        for index in range(rounds):
+            order = list(workers) if index % 2 == 0 else list(reversed(workers))
+            for name in order:
+                per_tree[name].append(workers[name].round(per_round))
+    finally:
+        for worker in workers.values():
+            worker.close()
+    results: dict[str, float] = {}
+    print(f"this tree: {this}\nother tree: {other.resolve()}")
+    for name, runs in per_tree.items():
+        ratios = [r["median_us"] / r["floor_median_us"] for r in runs]
+        cpu_ratios = [r["cpu_median_us"] / r["floor_cpu_median_us"] for r in runs]
+        results[f"{name} floor_ratio"] = statistics.median(ratios)
+        results[f"{name} floor_cpu_ratio"] = statistics.median(cpu_ratios)
+        print(
+            f"{name:10s} decision median {statistics.median(r['median_us'] for r in runs):.1f} us"
+            f" (floor {statistics.median(r['floor_median_us'] for r in runs):.1f} us): "
+            f"{statistics.median(ratios):.2f}x the floor ({min(ratios):.2f}-{max(ratios):.2f}x"
+            f" by round); CPU {statistics.median(r['cpu_median_us'] for r in runs):.1f} us, "
+            f"{statistics.median(cpu_ratios):.2f}x the floor's"
+        )
+    speed = [
+        new["median_us"] / old["median_us"]
+        for new, old in zip(per_tree["this tree"], per_tree["other tree"], strict=True)
+    ]
+    cpu = [
+        new["cpu_median_us"] / old["cpu_median_us"]
+        for new, old in zip(per_tree["this tree"], per_tree["other tree"], strict=True)
+    ]
+    results["this / other"] = statistics.median(speed)
+    print(
+        f"this tree / other tree, decision time: {statistics.median(speed):.2f}x wall "
+        f"({min(speed):.2f}-{max(speed):.2f}x by round), {statistics.median(cpu):.2f}x CPU "
+        f"(median of {rounds} rounds of {per_round} requests each)"
+    )
+    return results
 
 
 # -- part 2: HTTP ----------------------------------------------------------------------------------
@@ -596,7 +741,22 @@ def main() -> None:
     parser.add_argument(
         "--no-single-process", action="store_true", help="leave out --single-process (HTTP)"
     )
+    parser.add_argument(
+        "--compare-tree",
+        type=Path,
+        metavar="PATH",
+        help="in process: this tree and the agbom tree at PATH (e.g. a git worktree of an "
+        "older commit), each in a worker process, taking turns round by round",
+    )
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        _worker()
+        return
+    if args.compare_tree is not None:
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+        bench_compare(args.compare_tree, args.requests, args.inprocess_rounds)
+        return
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     if args.part in ("all", "inprocess"):
         bench_inprocess(args.requests, args.inprocess_rounds)

@@ -1,4 +1,26 @@
-"""Guardian layer: the ACS decision pipeline over the store, the rules and the inventory."""
+"""Guardian layer: the ACS decision pipeline over the store, the rules and the inventory.
+
+The decision path (``Guardian._handle`` in ``core.py``) runs these stages in order, each a
+module of ``stages/`` taking the request's ``RequestContext`` (``stages/request.py``); the
+first that refuses answers with its error (``Guardian._answer`` signs it as stage 8 would):
+
+1. envelope (stages/envelope.py): parse and validate the envelope and its ACS version
+2. authenticate (stages/authenticate.py): the request's signature, or that it may be unsigned
+3. session (stages/session.py): resolve the session, or restore it from the store
+4. clock and replay (stages/replay.py): a new request id and nonce, the session admits it,
+   the timestamp within the skew window
+5. decide (stages/decide.py): the payload schema, then the method's policy, clamped
+6. append (stages/chain.py): the ContextEntry committed to the session's chain (or queued)
+7. respond (stages/respond.py): the JSON-RPC response object
+8. sign (stages/sign.py): the response signed as the request was
+
+``system/ping`` is answered after stage 1 and ``handshake/hello`` after stage 2 (with its
+clock checked), both in ``core.py``. The Guardian has two parts that outlive a request:
+``SessionMemory`` (``memory.py``, the sessions held in memory) and ``PipelinedCommits``
+(``pipelined.py``, the queue of chain entries committed in batches). The policies
+(``policies.py`` and the ``policy_*.py`` beside it) see the Guardian only as a ``PolicyHost``
+(``context.py``).
+"""
 
 from __future__ import annotations
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from agbom.guardian.session import SessionState
 from agbom.protocol import AcsError
 from agbom.protocol import errors as codes
 from agbom.store import ChainAppend, ChainConflict, DuplicateRequest, Store, StoreError
 
 if TYPE_CHECKING:
-    from agbom.guardian.context import PreparedSnapshot
+    from agbom.guardian.memory import SessionMemory
 
 PIPELINED_METHODS = frozenset(
     {
@@ -105,74 +104,79 @@ def replay_error(exc: DuplicateRequest) -> AcsError:
     return AcsError(codes.REPLAY_DETECTED, f"duplicate_{exc.field}", str(exc))
 
 
-@dataclass(slots=True)
-class RequestContext:
-    """What the Guardian has learnt of the request it is answering, for its error answer:
-    the session (once known to have a handshake) and the key that signs the answer."""
-
-    request_id: str | None = None
-    session: SessionState | None = None
-    session_id: str | None = None
-    key_id: str | None = None
-
-
 STALE_ATTEMPTS = 5
 """How many times one request is decided when its session's chain keeps moving under it
 (another replica on the same store appending to the same session): each attempt reloads the
 session from the store and decides again; after the last, the client gets ``chain_conflict``."""
 
 
+class Redecide(Protocol):
+    """Decide a request again, from its envelope, on the sessions as memory now holds them;
+    ``pipelined``: the queued request it is (its new entry is queued again), or None to
+    commit its entry at once. Returns its response."""
+
+    def __call__(
+        self, request: Any, *, pipelined: Pipelined | None, attempts: int
+    ) -> dict[str, Any]: ...
+
+
 class PipelinedCommits:
     """The Guardian's commit queue: entries of pipelined steps committed in batches, and what
-    happens to a batch's refused entries. A mixin of :class:`~agbom.guardian.Guardian`, which
-    owns the state it works on."""
+    happens to a batch's refused entries. A part the :class:`~agbom.guardian.Guardian` has:
+    it is given the store, the session memory (to drop and restore the sessions of refused
+    entries), the Guardian's lock, and how to decide a request again."""
 
-    # The Guardian's state this works on (set in Guardian.__init__).
-    store: Store
-    _lock: threading.RLock
-    _schedule: Schedule | None
-    _loop_thread: int | None
-    _queued: list[Pipelined]
-    _request: RequestContext | None
-    _pipelined: Pipelined | None
-    _prepared: PreparedSnapshot | None
-    _sessions: dict[str, SessionState]
+    def __init__(
+        self,
+        store: Store,
+        memory: SessionMemory,
+        lock: threading.RLock,
+        redecide: Redecide,
+    ) -> None:
+        self._store = store
+        self._memory = memory
+        self._lock = lock
+        self._redecide_request = redecide
+        self._schedule: Schedule | None = None
+        self._loop_thread: int | None = None
+        self._queued: list[Pipelined] = []
 
-    if TYPE_CHECKING:
+    @property
+    def started(self) -> bool:
+        """Whether pipelined steps are queued (after :meth:`start`), not committed at once."""
+        return self._schedule is not None
 
-        def _answer(self, request: Any, *, attempts: int = STALE_ATTEMPTS) -> dict[str, Any]: ...
+    @property
+    def full(self) -> bool:
+        """Whether the queue is at :data:`MAX_QUEUED` (commit it before queueing more)."""
+        return len(self._queued) >= MAX_QUEUED
 
-        def _forget(self, session_id: str, *, stale: bool = False) -> None: ...
+    def enqueue(self, pipelined: Pipelined) -> None:
+        """Queue a decided step's entry (``pipelined.append``); the first of a batch schedules
+        the batch's commit."""
+        assert self._schedule is not None
+        self._queued.append(pipelined)
+        if len(self._queued) == 1:
+            self._schedule(self._commit_scheduled)
 
-        def _restore(self, session_id: str, stored: Any) -> SessionState: ...
-
-        def _reweigh(self, session: SessionState) -> None: ...
-
-    def start_pipelined_commits(self, schedule: Schedule) -> None:
-        """Queue the chain entries of :data:`PIPELINED_METHODS` and commit them in batches.
-
-        Call on the thread that will call :meth:`submit`, with a ``schedule`` that runs a
-        callback on that thread once the requests at hand are decided: an event loop's
-        ``call_soon_threadsafe``, or the decision process's end-of-batch list. A request's
-        answer is still sent only after its entry is committed, but the entries of everything
-        decided in between share one statement and one WAL commit.
-        """
+    def start(self, schedule: Schedule) -> None:
+        """See :meth:`Guardian.start_pipelined_commits`."""
         with self._lock:
             self._schedule = schedule
             self._loop_thread = threading.get_ident()
 
-    def stop_pipelined_commits(self) -> None:
+    def stop(self) -> None:
         """Commit what is queued and go back to committing every entry at once."""
         with self._lock:
-            self._settle()
+            self.settle()
             self._schedule = None
             self._loop_thread = None
 
     def _commit_scheduled(self) -> None:
         with self._lock:
-            self._settle()
+            self.settle()
 
-    def _settle(self) -> None:
+    def settle(self) -> None:
         """Commit the queued entries, until none is left (see :meth:`_settle_batch`)."""
         while self._queued:
             self._settle_batch()
@@ -188,14 +192,14 @@ class PipelinedCommits:
         queued, self._queued = self._queued, []
         if not queued:
             return
-        appends = [p.append for p in queued if p.append is not None]  # all of them: see _append
+        appends = [p.append for p in queued if p.append is not None]  # all of them: see enqueue
         try:
-            outcomes = self.store.append_entries(appends)
+            outcomes = self._store.append_entries(appends)
         except StoreError as exc:  # refused as a whole before anything was written
             outcomes = [exc] * len(appends)
         for append, outcome in zip(appends, outcomes, strict=True):
             if not isinstance(outcome, int):
-                self._forget(append.session_id, stale=True)
+                self._memory.forget(append.session_id, stale=True)
         stale = [
             index
             for index, (pipelined, outcome) in enumerate(zip(queued, outcomes, strict=True))
@@ -204,7 +208,7 @@ class PipelinedCommits:
         redecided: dict[int, dict[str, Any]] = {}
         requeued: set[int] = set()
         # One restore per session, before any is decided again (so none restores mid-way).
-        restored = self._schedule is not None and self._restore_all(
+        restored = self._schedule is not None and self._memory.restore_all(
             {appends[index].session_id for index in stale}
         )
         for index in stale:
@@ -213,7 +217,9 @@ class PipelinedCommits:
             if not restored or pipelined.attempts >= STALE_ATTEMPTS - 1:
                 # The attempts left, each committed at once (a refusal is answered at once).
                 left = STALE_ATTEMPTS - pipelined.attempts
-                redecided[index] = self._redecide(pipelined.request, attempts=left)
+                redecided[index] = self._redecide_request(
+                    pipelined.request, pipelined=None, attempts=left
+                )
                 continue
             response = self._requeue(pipelined)
             if response is None:
@@ -233,43 +239,14 @@ class PipelinedCommits:
         else:
             self._schedule(deliver)  # replies resolve the loop's futures: on its thread
 
-    def _restore_all(self, session_ids: set[str]) -> bool:
-        """Restore these sessions from the store into memory; False if one could not be."""
-        for session_id in sorted(session_ids):
-            try:
-                stored = self.store.get_session(session_id)
-                if stored is None:
-                    return False
-                session = self._restore(session_id, stored)
-            except StoreError:
-                return False
-            self._forget(session_id)
-            self._sessions[session_id] = session
-            self._reweigh(session)
-        return True
-
     def _requeue(self, pipelined: Pipelined) -> dict[str, Any] | None:
         """Decide a pipelined request again and queue its new entry; returns its response when
         it is final now (refused before an entry was queued), else None."""
-        saved = self._request, self._pipelined, self._prepared
         pipelined.reset()
-        self._request, self._pipelined, self._prepared = None, pipelined, None
-        try:
-            response = self._answer(pipelined.request)
-        finally:
-            self._request, self._pipelined, self._prepared = saved
+        response = self._redecide_request(
+            pipelined.request, pipelined=pipelined, attempts=STALE_ATTEMPTS
+        )
         if pipelined.append is None:
             return response
         pipelined.answer(response)
         return None
-
-    def _redecide(self, request: Any, *, attempts: int) -> dict[str, Any]:
-        """Decide ``request`` again, committing its entry at once (not queued). May run in the
-        middle of another request's pipeline (a restore commits the queue first): that
-        request's context is kept aside meanwhile."""
-        saved = self._request, self._pipelined, self._prepared
-        self._request = self._pipelined = self._prepared = None
-        try:
-            return self._answer(request, attempts=attempts)
-        finally:
-            self._request, self._pipelined, self._prepared = saved

@@ -109,7 +109,8 @@ def test_the_estimate_follows_what_a_held_inventory_measures(tmp_path: Path) -> 
             g.handle(request("agbom/snapshot", {"agbom": inventory(size, size)}, session_id=sid))
         )
         assert snap["decision"] == "allow", snap
-        session = g._sessions[sid]
+        session = g.memory.held(sid)
+        assert session is not None
         measured = held_bytes(session.agbom, session.graph, session.findings, session.tools_by_name)
         per_component = measured / size
         assert 0.6 * COMPONENT_BYTES <= per_component <= 1.25 * COMPONENT_BYTES, (

@@ -198,7 +198,7 @@ def test_two_replicas_taking_turns_at_random_decide_as_one(tmp_path: Path, seed:
                 # The other replica refuses the same request as the replay it is.
                 replay = _answered(replicas[1 - index], step)
                 assert replay["error"]["code"] == -32005, replay
-            session = guardian._sessions.get(sid)
+            session = guardian.memory.held(sid)
             latest = reader.agbom_version(sid)
             assert session is not None and session.agbom is not None and latest is not None
             assert session.agbom.agbom_hash == latest["agbom_hash"]

@@ -37,7 +37,7 @@ def test_ended_sessions_leave_memory_and_stay_sealed(tmp_path: Path) -> None:
     sid = str(uuid.uuid4())
     _open(g, sid)
     g.handle(request("steps/sessionEnd", {"reason": "completed"}, session_id=sid))
-    assert sid not in g._sessions
+    assert g.memory.held(sid) is None
     late = g.handle(request("steps/userMessage", {"content": "x"}, session_id=sid))
     assert late["error"]["data"]["reason"] == "session_closed"
     assert len(g.store.chain_entries(sid)) == 2
