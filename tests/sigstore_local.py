@@ -54,6 +54,21 @@ def der_octet_string(data: bytes) -> bytes:
     return b"\x04" + length + data
 
 
+def _key_usage(*, ca: bool) -> x509.KeyUsage:
+    """A CA signs certificates; a Fulcio leaf signs artifacts (Sigstore's profile)."""
+    return x509.KeyUsage(
+        digital_signature=not ca,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=ca,
+        crl_sign=ca,
+        encipher_only=False,
+        decipher_only=False,
+    )
+
+
 class LocalSigstore:
     def __init__(self) -> None:
         self.ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -79,17 +94,7 @@ class LocalSigstore:
             .not_valid_after(now + dt.timedelta(days=30))
             .add_extension(x509.BasicConstraints(ca=True, path_length=1), critical=True)
             .add_extension(
-                x509.KeyUsage(
-                    digital_signature=False,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=True,
-                    crl_sign=True,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
+                _key_usage(ca=True),
                 critical=True,
             )
             .add_extension(ski, critical=False)
@@ -134,17 +139,7 @@ class LocalSigstore:
                 .not_valid_before(now - dt.timedelta(seconds=5))
                 .not_valid_after(now + dt.timedelta(minutes=10))
                 .add_extension(
-                    x509.KeyUsage(
-                        digital_signature=True,
-                        content_commitment=False,
-                        key_encipherment=False,
-                        data_encipherment=False,
-                        key_agreement=False,
-                        key_cert_sign=False,
-                        crl_sign=False,
-                        encipher_only=False,
-                        decipher_only=False,
-                    ),
+                    _key_usage(ca=False),
                     critical=True,
                 )
                 .add_extension(
