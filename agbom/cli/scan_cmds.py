@@ -226,9 +226,13 @@ def _load_keys(path: Path | None) -> Any:
         raise typer.Exit(EXIT_USAGE) from None
 
 
-def _load_signers(path: Path | None) -> Any:
-    """The signers file at ``path``, or ``None``; a bad one, or a missing library, exits 2."""
+def _load_signers(path: Path | None, trust_root: Path | None = None) -> Any:
+    """The signers file at ``path``, or ``None``; a bad one, or a missing library, exits 2.
+    ``trust_root`` (``--sigstore-trust-root``) is loaded now too, so a bad one fails here."""
     if path is None:
+        if trust_root is not None:
+            typer.echo("agbom: error: --sigstore-trust-root needs --skill-signers", err=True)
+            raise typer.Exit(EXIT_USAGE)
         return None
     from agbom.scan.skill_signatures import EXTRA, SignersError, available, load_signers
 
@@ -241,6 +245,18 @@ def _load_signers(path: Path | None) -> Any:
         typer.echo(f"agbom: error: --skill-signers needs the model-signing library: pip "
                    f"install '{EXTRA}'", err=True)  # fmt: skip
         raise typer.Exit(EXIT_USAGE)
+    if trust_root is not None:
+        import dataclasses
+
+        from agbom.scan.skill_sigstore import TrustRootError, check_trust_root
+
+        try:
+            check_trust_root(trust_root)
+        except TrustRootError as exc:
+            typer.echo(f"agbom: error: --sigstore-trust-root {visible(exc.diagnostics())}",
+                       err=True)  # fmt: skip
+            raise typer.Exit(EXIT_USAGE) from None
+        signers = dataclasses.replace(signers, sigstore_trust_root=trust_root)
     return signers
 
 
@@ -325,6 +341,14 @@ def scan_cmd(
         "signed, partial, invalid, unknown_signer, or unsigned when FILE requires signatures. "
         "Needs agbom[signatures].",
     ),
+    sigstore_trust_root: Path | None = typer.Option(
+        None,
+        "--sigstore-trust-root",
+        metavar="FILE",
+        help="A Sigstore trusted_root.json: verify skills' Sigstore bundles "
+        "(skill.sigstore.json, over agbom's digest) offline against it and the sigstore "
+        "signers of --skill-signers.",
+    ),
     vex: list[Path] | None = vex_option(),
     vex_author: str | None = typer.Option(
         None,
@@ -366,7 +390,7 @@ def scan_cmd(
     advisories = load_advisories(osv)  # a bad export fails before scanning
     statements = load_vex(vex, osv)
     key_set = _load_keys(keys)
-    signers = _load_signers(skill_signers)
+    signers = _load_signers(skill_signers, sigstore_trust_root)
     signer = bom_signer(sign, fmt.value, sign_format)  # a bad key fails before scanning
     snapshots = read_snapshots(tools_from)
     if not paths and home is None:

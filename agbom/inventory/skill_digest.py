@@ -41,6 +41,7 @@ import posixpath
 import stat
 import time
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -361,6 +362,14 @@ def _manifest(entries: list[tuple[bytes, SkillFile]]) -> str:
             line += b" %d %s" % (len(target), target)
         manifest.update(line + b"\n")
     return manifest.hexdigest()
+
+
+def digest_of_files(files: Iterable[SkillFile]) -> str:
+    """The ``agbom-skill-digest/2`` value (hex) of these entries of a digested folder, as
+    :func:`digest_skill_folder` computes it over a whole folder: used to digest a folder less
+    a detached signature that cannot sign itself (agbom/scan/skill_sigstore.py)."""
+    entries = sorted(((os.fsencode(f.path), f) for f in files), key=lambda pair: pair[0])
+    return _manifest(entries)
 
 
 def _manifest_v1(entries: list[tuple[bytes, SkillFile]]) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import base64
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from typing import Any
 import orjson
 
 from agbom.errors import InputError
+from agbom.inventory.skill_digest import SkillFile
 
 SIGNATURE_FILE = "skill.oms.sig"
 RECORD_FIELD = "skill_signature"
@@ -41,6 +42,9 @@ MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
 MAX_SIGNERS = 1000
 EXTRA = "agbom[signatures]"
 NOT_COVERED_BY_OMS = ("executable bits", "symbolic link targets")
+STATUS_ORDER = {"invalid": 0, "unknown_signer": 1, "unsigned": 2, "partial": 3, "unchecked": 4,
+                "signed": 5}  # fmt: skip
+"""Weakest first: with several signatures or places, the weakest outcome is the record."""
 
 
 class SignersError(InputError):
@@ -55,6 +59,10 @@ class Signer:
     name: str
     public_key: Path | None = None
     certificate_chain: tuple[Path, ...] = ()
+    # A Sigstore signer (skill.sigstore.json): the identity its Fulcio certificate names and
+    # the OIDC issuer that vouched for it, checked against --sigstore-trust-root.
+    sigstore_identity: str | None = None
+    sigstore_issuer: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,7 @@ class Signers:
     require_signature: bool = False  # an unsigned skill is then a finding (AGB-SIG-008)
     auto_approve: tuple[str, ...] = field(default=())  # signers whose skills the Guardian approves
     source: str = ""
+    sigstore_trust_root: Path | None = None  # scan --sigstore-trust-root (a trusted_root.json)
 
 
 def _paths(value: Any, base: Path, where: str) -> tuple[Path, ...]:
@@ -108,8 +117,14 @@ def load_signers(path: Path) -> Signers:
             raise SignersError(f"{where}: needs a 'name'")
         key = raw.get("public_key")
         chain = raw.get("certificate_chain")
-        if (key is None) == (chain is None):
-            raise SignersError(f"{where}: give exactly one of public_key, certificate_chain")
+        sigstore = raw.get("sigstore")
+        if [key, chain, sigstore].count(None) != 2:
+            raise SignersError(
+                f"{where}: give exactly one of public_key, certificate_chain, sigstore"
+            )
+        if sigstore is not None:
+            signers.append(_sigstore_signer(raw["name"], sigstore, where))
+            continue
         for one in _paths(key if key is not None else chain, base, where):
             if not one.is_file():
                 raise SignersError(f"{where}: {one} is not a file")
@@ -131,6 +146,17 @@ def load_signers(path: Path) -> Signers:
     if not isinstance(require, bool):
         raise SignersError(f"{path}: 'require_signature' must be true or false")
     return Signers(tuple(signers), require, tuple(auto), str(path))
+
+
+def _sigstore_signer(name: str, raw: Any, where: str) -> Signer:
+    """``sigstore: {identity, issuer}``: both required, so a certificate another issuer
+    vouched for under the same name is not this signer."""
+    if not isinstance(raw, Mapping) or set(raw) != {"identity", "issuer"}:
+        raise SignersError(f"{where}: sigstore needs exactly 'identity' and 'issuer'")
+    identity, issuer = raw["identity"], raw["issuer"]
+    if not all(isinstance(v, str) and v and len(v) <= 1024 for v in (identity, issuer)):
+        raise SignersError(f"{where}: sigstore identity and issuer must be non-empty strings")
+    return Signer(name=name, sigstore_identity=identity, sigstore_issuer=issuer)
 
 
 def available() -> bool:
@@ -251,7 +277,8 @@ def verify_text(text: str, digest_files: Mapping[str, str], signers: Signers) ->
     candidates = [
         s
         for s in signers.signers
-        if (s.public_key is not None) == (method == "key")
+        if s.sigstore_identity is None
+        and (s.public_key is not None) == (method == "key")
         and (identity is None or s.name == identity)
         and (hint is None or s.public_key is None or _key_hint(s.public_key) == hint)
     ]
@@ -350,15 +377,30 @@ def signers_at(path: str) -> Signers:
 
 
 def status_for_folder(
-    folder: Path, digest_files: Mapping[str, str], signers: Signers | None
+    folder: Path, files: Sequence[SkillFile], signers: Signers | None
 ) -> dict[str, Any] | None:
-    """The ``skill_signature`` record of a scanned skill, or ``None`` (no signature and no
-    policy requiring one)."""
-    present = os.path.isfile(folder / SIGNATURE_FILE)
-    if not present:
-        if signers is not None and signers.require_signature:
-            return {"status": "unsigned", "reason": f"{signers.source} requires a signature"}
-        return None
+    """The ``skill_signature`` record of a scanned skill whose digest lists ``files``, or
+    ``None`` (no signature and no policy requiring one). With both an OMS signature and a
+    Sigstore bundle, the weaker outcome is the record."""
+    from agbom.scan.skill_sigstore import BUNDLE_FILE, sigstore_status
+
+    outcomes = []
+    if os.path.isfile(folder / SIGNATURE_FILE):
+        outcomes.append(_oms_status(folder, {f.path: f.sha256 for f in files}, signers))
+    if os.path.isfile(folder / BUNDLE_FILE):
+        trust_root = signers.sigstore_trust_root if signers is not None else None
+        listed = signers.signers if signers is not None else None
+        outcomes.append(sigstore_status(folder, files, listed, trust_root))
+    if outcomes:
+        return min(outcomes, key=lambda o: STATUS_ORDER.get(str(o.get("status")), 0))
+    if signers is not None and signers.require_signature:
+        return {"status": "unsigned", "reason": f"{signers.source} requires a signature"}
+    return None
+
+
+def _oms_status(
+    folder: Path, digest_files: Mapping[str, str], signers: Signers | None
+) -> dict[str, Any]:
     if signers is None:
         return {"format": "oms", "file": SIGNATURE_FILE, "status": "unchecked",
                 "reason": "no --skill-signers: nobody to verify it against"}  # fmt: skip
@@ -374,8 +416,6 @@ def verify_scanned_skills(result: Any, signers: Signers) -> None:
     from agbom.inventory import AgBOM
     from agbom.inventory.skill_digest import SkillDigestError, digest_skill_folder
 
-    order = {"invalid": 0, "unknown_signer": 1, "unsigned": 2, "partial": 3, "unchecked": 4,
-             "signed": 5}  # fmt: skip
     document = result.agbom.to_document()
     changed = False
     for component in document["components"]:
@@ -388,12 +428,11 @@ def verify_scanned_skills(result: Any, signers: Signers) -> None:
                 digest = digest_skill_folder(folder)
             except SkillDigestError:
                 continue  # the scan already reported the folder
-            files = {f.path: f.sha256 for f in digest.files}
-            outcome = status_for_folder(folder, files, signers)
+            outcome = status_for_folder(folder, digest.files, signers)
             if outcome is not None:
                 outcomes.append(outcome)
         if outcomes:
-            worst = min(outcomes, key=lambda o: order.get(str(o.get("status")), 0))
+            worst = min(outcomes, key=lambda o: STATUS_ORDER.get(str(o.get("status")), 0))
             component[RECORD_FIELD] = worst
             component[STATUS_FIELD] = worst["status"]
             changed = True

@@ -423,15 +423,20 @@ def create_app(
             if value is not None and (refused := _bad_identifier(name, value)) is not None:
                 return refused
         verdict = decisions.store.verdict(skill_id, digest, agent_id=agent_id, tenant_id=tenant_id)
-        return _json(
-            {
-                "skill_id": skill_id,
-                "digest": str(digest),
-                "approved": verdict.approved,
-                "status": str(verdict.status),
-                "record": verdict.record.to_json() if verdict.record else None,
-            }
-        )
+        answer: dict[str, Any] = {
+            "skill_id": skill_id,
+            "digest": str(digest),
+            "approved": verdict.approved,
+            "status": str(verdict.status),
+            "record": verdict.record.to_json() if verdict.record else None,
+        }
+        signer = verdict.record.required_signer if verdict.record else None
+        if verdict.approved and signer is not None:
+            # The approval holds only while a signature by that signer verifies over the
+            # skill, which this endpoint cannot check: a caller must not read it as a bare
+            # approval (the OPA example policy answers the same, docs/opa.md).
+            answer |= {"approved": False, "status": "signer_required", "required_signer": signer}
+        return _json(answer)
 
     def _serialize(document: dict[str, Any], fmt: str) -> Response:
         from agbom.export import get_exporter

@@ -34,6 +34,9 @@ def seed_store(db: Path) -> None:
             SkillStatus.APPROVED,
             actor="seed",
             scope_agents=["travel-*"],
+            # The verdict then carries required_signer (status signer_required): the fuzzer
+            # checks that body against the document too.
+            required_signer="skills@publisher.example",
         )
         store.set_status(
             "acme/old", Digest.parse("sha256:" + "cd" * 32), SkillStatus.REVOKED, actor="seed"

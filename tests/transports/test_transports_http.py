@@ -319,3 +319,36 @@ def test_audit_verify_exit_codes_on_good_and_tampered_store(tmp_path: Path) -> N
     assert b"entry_hash_mismatch" in bad.stdout
     missing = run_cli("audit", "verify", "no-such-session", "--db", str(db))
     assert missing.returncode != 0 and b"Traceback" not in missing.stderr
+
+
+def test_read_api_does_not_call_an_approval_that_requires_a_signer_approved(
+    served: Served,
+) -> None:
+    # The approval holds only while the signer's signature verifies, which the read API
+    # cannot check: a caller (an OPA, another Guardian) must not read it as a bare approval.
+    sid = open_session(served.url)
+    skill = f"signed-{uuid.uuid4().hex[:8]}"
+    _register(served.url, sid, skill, SHA_A)
+    approve = run_cli(
+        "skills", "approve", skill, "--digest", f"sha256:{SHA_A}", "--db", str(served.db),
+        "--reason", "reviewed", "--require-signer", "skills@publisher.example",
+    )  # fmt: skip
+    assert approve.returncode == 0, approve.stderr
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    verdict = httpx.get(f"{served.url}/v1/skills/{skill}/approvals/sha256:{SHA_A}", headers=auth)
+    assert verdict.status_code == 200
+    body = verdict.json()
+    assert body["approved"] is False
+    assert body["status"] == "signer_required"
+    assert body["required_signer"] == "skills@publisher.example"
+    assert body["record"]["status"] == "approved"
+    assert body["record"]["required_signer"] == "skills@publisher.example"
+    # Approving the pair again without the requirement makes it a bare approval again.
+    again = run_cli(
+        "skills", "approve", skill, "--digest", f"sha256:{SHA_A}", "--db", str(served.db),
+        "--reason", "reviewed again",
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    plain = httpx.get(f"{served.url}/v1/skills/{skill}/approvals/sha256:{SHA_A}", headers=auth)
+    assert plain.json()["approved"] is True and plain.json()["status"] == "approved"
+    assert "required_signer" not in plain.json()
