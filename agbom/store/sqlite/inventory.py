@@ -245,9 +245,10 @@ class InventoryMixin(SqliteBase):
         search: str | None = None,
         limit: int | None = None,
         offset: int | None = None,
+        host: str | None = None,
     ) -> dict[str, Any]:
         """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
-        filters = {"type": type, "status": status, "search": search}
+        filters = {"type": type, "status": status, "search": search, "host": host}
         return fleet.list_components(
             self._fleet_rows, _FLEET, _stamp(None), **filters, limit=limit, offset=offset
         )
@@ -268,6 +269,40 @@ class InventoryMixin(SqliteBase):
         """The agents whose latest AgBOM holds one fleet component."""
         component = (type, ref, version)
         return fleet.list_agents(self._fleet_rows, _FLEET, _stamp(None), component, limit, offset)
+
+    @_guarded
+    def fleet_agents(
+        self,
+        *,
+        host: str | None = None,
+        search: str | None = None,
+        unapproved: bool | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """The agents of the fleet and what their latest AgBOMs hold (:mod:`.._fleet_logic`)."""
+        return fleet.list_fleet_agents(
+            self._fleet_rows, _FLEET, _stamp(None), host=host, search=search,
+            unapproved=unapproved, limit=limit, offset=offset,
+        )  # fmt: skip
+
+    @_guarded
+    def fleet_agent_components(self, agent_id: str) -> list[dict[str, Any]]:
+        """The fleet components of one agent's latest accepted AgBOM, with their status."""
+        return fleet.list_agent_components(self._fleet_rows, _FLEET, _stamp(None), agent_id)
+
+    @_guarded
+    def fleet_agent_versions(
+        self, agent_id: str, *, limit: int | None = None, offset: int | None = None
+    ) -> dict[str, Any]:
+        """A page of one agent's AgBOM versions, newest first, each with its diff."""
+        return fleet.list_agent_versions(
+            self._fleet_rows, _FLEET, self._stored_document, agent_id, limit, offset
+        )
+
+    def _stored_document(self, session_id: str, version: int) -> Any:
+        record = self.agbom_version(session_id, version)
+        return None if record is None else record["document"]
 
 
 # An agent's latest accepted version holds the members whose interval covers it. CROSS JOIN
