@@ -103,6 +103,8 @@ def check_agent(agent_id: Any) -> str:
         raise StoreValueError(f"agent_id must be non-empty text of at most {MAX_REF} characters")
     if "\x00" in agent_id:
         raise StoreValueError("agent_id holds a NUL character")
+    if invisible_character(agent_id):
+        raise StoreValueError("agent_id holds a control or invisible character")
     return agent_id
 
 
