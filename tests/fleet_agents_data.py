@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from agbom.store import Store
@@ -18,6 +19,20 @@ CLAIMED = "codex/claimed:carol@remote"
 NAMELESS = "claude-code"  # a hook that could not tell who asked
 
 GITHUB_063 = {**GITHUB, "version": "0.6.3"}
+
+OSV = Path(__file__).parent / "advisories" / "fixtures" / "osv"
+# In that export, GHSA-7q2m-agb1-fs01 (critical) names @acme/mcp-filesystem before 1.4.2;
+# PYSEC-2099-41 (high) names mcp-server-fetch from 0.2 to before 0.6.2.
+ACME_141 = {
+    "id": "acme-fs", "type": "mcp_server", "name": "acme-fs", "version": "1.4.1",
+    "endpoint": None, "tools": [], "purl": "pkg:npm/%40acme/mcp-filesystem@1.4.1",
+}  # fmt: skip
+ACME_142 = {**ACME_141, "version": "1.4.2", "purl": "pkg:npm/%40acme/mcp-filesystem@1.4.2"}
+FETCH_05 = {
+    "id": "fetch", "type": "mcp_server", "name": "fetch", "version": "0.5",
+    "endpoint": None, "tools": [], "purl": "pkg:pypi/mcp-server-fetch@0.5",
+}  # fmt: skip
+DAVE, ERIN, FRANK = "cursor/dave@ws-1", "claude-code/erin@ws-2", "claude-code/frank@ws-3"
 
 
 def build(store: Store) -> None:
@@ -71,3 +86,20 @@ def build(store: Store) -> None:
     pin = tool_set_pin(canonical)
     pin["definitions"] = canonical
     store.approve_server("GitHub", pin=pin, actor="rev", reason="ok")
+
+
+def add_advisory_agents(store: Store) -> None:
+    """dave (Cursor) runs acme-fs 1.4.1 and fetch 0.5, erin acme-fs 1.4.1, frank the fixed
+    acme-fs 1.4.2 and deploy@D2."""
+    for n, (session, agent, components) in enumerate(
+        (
+            ("s-d", DAVE, (ACME_141, FETCH_05)),
+            ("s-e", ERIN, (ACME_141,)),
+            ("s-f", FRANK, (ACME_142, skill("deploy", D2))),
+        )
+    ):
+        store.save_agbom_version(
+            session, agent_id=agent, document=doc(agent, *components),
+            agbom_hash="sha256:" + hashlib.sha256(session.encode()).hexdigest(),
+            now=T0.replace(hour=10, minute=n),
+        )  # fmt: skip

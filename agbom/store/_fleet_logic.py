@@ -565,6 +565,18 @@ def _summary(component: Any) -> dict[str, Any]:
     }
 
 
+def _fields(before: Any, after: Any) -> list[dict[str, Any]]:
+    """The version and digest changes of one component under the same id, of any type
+    (compute_diff flags those of skills, tools and MCP servers only; a model's matters here)."""
+    out = []
+    if before.version != after.version:
+        out.append({"field": "version", "old": before.version, "new": after.version})
+    digests = [_summary(c)["digest"] for c in (before, after)]
+    if digests[0] != digests[1]:
+        out.append({"field": "digest", "old": digests[0], "new": digests[1]})
+    return out
+
+
 def version_changes(before: Any, after: Any) -> dict[str, Any]:
     """What changed from the stored document ``before`` to ``after``: components added,
     removed, and changed (with each version or digest change), each list cut at
@@ -578,13 +590,8 @@ def version_changes(before: Any, after: Any) -> dict[str, Any]:
     except (AgbomError, ValueError, TypeError) as exc:
         return {"error": f"a stored version no longer loads: {str(exc)[:200]}"}
     diff = compute_diff(old, new)
-    flags: dict[str, list[dict[str, Any]]] = {}
-    for change in diff.artifact_changes:
-        flags.setdefault(change.component_id, []).append(
-            {"field": change.field, "old": change.old, "new": change.new}
-        )
     removed = [old.components[cid] for cid in diff.removed]
-    changed = [{**_summary(c), "fields": flags.get(c.id, [])} for c in diff.changed]
+    changed = [{**_summary(c), "fields": _fields(old.components[c.id], c)} for c in diff.changed]
     return {
         "added": [_summary(c) for c in diff.added[:MAX_DIFF_ROWS]],
         "added_count": len(diff.added),

@@ -5,7 +5,6 @@ bad query a 400 with its reason, and the advisories route a 404 on a server with
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,43 +14,19 @@ import pytest
 
 from agbom.store import open_store
 from tests import fleet_agents_data as data
-from tests.fleet_data import D2, T0, doc
 from tests.transports.served import Served
 
 pytestmark = pytest.mark.network
 
 TOKEN = "fleet-token-" + "a" * 20
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-OSV = Path(__file__).parents[1] / "advisories" / "fixtures" / "osv"
-# GHSA-7q2m-agb1-fs01 (critical) names @acme/mcp-filesystem before 1.4.2, and 2.0.0-beta.1
-# up to 2.1.0; PYSEC-2099-41 names mcp-server-fetch 0.2 to 0.6.2
-ACME_141 = {
-    "id": "acme-fs", "type": "mcp_server", "name": "acme-fs", "version": "1.4.1",
-    "endpoint": None, "tools": [], "purl": "pkg:npm/%40acme/mcp-filesystem@1.4.1",
-}  # fmt: skip
-ACME_142 = {**ACME_141, "version": "1.4.2", "purl": "pkg:npm/%40acme/mcp-filesystem@1.4.2"}
-FETCH_05 = {
-    "id": "fetch", "type": "mcp_server", "name": "fetch", "version": "0.5",
-    "endpoint": None, "tools": [], "purl": "pkg:pypi/mcp-server-fetch@0.5",
-}  # fmt: skip
 
 
 def _fleet(folder: Path) -> Path:
     db = folder / "store.db"
     with open_store(db) as store:
         data.build(store)
-        for n, (session, agent, components) in enumerate(
-            (
-                ("s-d", "cursor/dave@ws-1", (ACME_141, FETCH_05)),
-                ("s-e", "claude-code/erin@ws-2", (ACME_141,)),
-                ("s-f", "claude-code/frank@ws-3", (ACME_142, data.skill("deploy", D2))),
-            )
-        ):
-            store.save_agbom_version(
-                session, agent_id=agent, document=doc(agent, *components),
-                agbom_hash="sha256:" + hashlib.sha256(session.encode()).hexdigest(),
-                now=T0.replace(hour=10, minute=n),
-            )  # fmt: skip
+        data.add_advisory_agents(store)
     (folder / "token").write_text(TOKEN + "\n")
     (folder / "token").chmod(0o600)
     return db
@@ -63,7 +38,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     server = Served(
         db=_fleet(folder),
         log=folder / "serve.log",
-        extra=["--api-token-file", str(folder / "token"), "--osv", str(OSV)],
+        extra=["--api-token-file", str(folder / "token"), "--osv", str(data.OSV)],
     ).start()
     yield server
     server.stop()
