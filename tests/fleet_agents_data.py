@@ -5,12 +5,10 @@ tests of the store, the read API and the pages check what this fleet must list."
 from __future__ import annotations
 
 import hashlib
-from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from agbom.store import Store
-from tests.fleet_data import D1, D2, D3, FILESYSTEM, GITHUB, MODEL, T0, doc, skill
+from tests.fleet_data import D1, D2, D3, FILESYSTEM, GITHUB, MODEL, T0, decide, doc, saver, skill
 
 ALICE_CC = "claude-code/alice@laptop"
 ALICE_CURSOR = "cursor/alice@laptop"
@@ -39,53 +37,22 @@ def build(store: Store) -> None:
     """alice on Claude Code: deploy@D1 and GitHub 0.6.2, then deploy@D2 and GitHub 0.6.3
     with the model added, then a refused AgBOM adding lint@D3, then one removing the model;
     alice on Cursor: deploy@D1; bob: lint@D3 and the filesystem server; carol (a claim):
-    the model; the nameless agent: GitHub 0.6.2. Approvals: deploy@D1 approved, deploy@D2
-    pending, lint@D3 denied; GitHub approved by name, the filesystem server not."""
-    at = T0
-
-    def save(session: str, agent: str, *components: dict[str, Any], accepted: bool = True) -> None:
-        nonlocal at
-        at += timedelta(minutes=1)
-        store.save_agbom_version(
-            session,
-            agent_id=agent,
-            document=doc(agent, *components),
-            agbom_hash="sha256:" + hashlib.sha256(f"{session}{at}".encode()).hexdigest(),
-            now=at,
-            accepted=accepted,
-        )
-
+    the model; the nameless agent: GitHub 0.6.2. Approvals as tests/fleet_data.py makes
+    them: deploy@D1 approved, deploy@D2 pending, lint@D3 denied; GitHub approved by name,
+    the filesystem server not."""
+    save = saver(store)
     save("s-a1", ALICE_CC, skill("deploy", D1), GITHUB)
     save("s-a1", ALICE_CC, skill("deploy", D2), GITHUB_063, MODEL)
     save(
-        "s-a1", ALICE_CC, skill("deploy", D2), GITHUB_063, MODEL, skill("lint", D3), accepted=False
-    )
+        "s-a1", ALICE_CC, skill("deploy", D2), GITHUB_063, MODEL, skill("lint", D3),
+        accepted=False,
+    )  # fmt: skip
     save("s-a2", ALICE_CC, skill("deploy", D2), GITHUB_063)
     save("s-ac", ALICE_CURSOR, skill("deploy", D1))
     save("s-b", BOB, skill("lint", D3), FILESYSTEM)
     save("s-c", CLAIMED, MODEL)
     save("s-n", NAMELESS, GITHUB)
-    for skill_id, d, status in (
-        ("deploy", D1, "approved"),
-        ("deploy", D2, None),
-        ("lint", D3, "denied"),
-    ):
-        store.record_registration(
-            skill_id=skill_id, digest=d, agent_id=ALICE_CC, ref=f"file://{skill_id}",
-            declared_capabilities=[], composition={}, provenance=None, tenant_id=None,
-        )  # fmt: skip
-        if status is not None:
-            store.set_status(skill_id, d, status, actor="rev", reason="checked")
-    from tests.fleet_data import canonical_tool, tool_set_pin
-
-    canonical = [
-        canonical_tool(
-            {"name": "search", "description": "s", "inputSchema": {"type": "object"}}, "t"
-        )
-    ]
-    pin = tool_set_pin(canonical)
-    pin["definitions"] = canonical
-    store.approve_server("GitHub", pin=pin, actor="rev", reason="ok")
+    decide(store, ALICE_CC)
 
 
 def add_advisory_agents(store: Store) -> None:

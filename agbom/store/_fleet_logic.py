@@ -650,3 +650,49 @@ def list_agent_versions(
 def _header(document: Any) -> dict[str, Any]:
     """``document`` without its components: the first version's diff is all additions."""
     return {k: v for k, v in dict(document).items() if k != "components"}
+
+
+class FleetReads:
+    """The fleet's agent calls of a store (:meth:`fleet_agents`, :meth:`fleet_agent_components`,
+    :meth:`fleet_agent_versions`), over what a backend gives: its statements
+    (``_fleet_sql``), its way to run one (``_fleet_rows``, which holds whatever lock or
+    error translation the backend needs), its clock (``_fleet_now``) and ``agbom_version``."""
+
+    _fleet_sql: FleetSql
+
+    def _fleet_rows(self, sql: str, params: dict[str, Any]) -> Sequence[Sequence[Any]]:
+        raise NotImplementedError
+
+    def _fleet_now(self) -> str:
+        raise NotImplementedError
+
+    def _fleet_document(self, session_id: str, version: int) -> Any:
+        record = self.agbom_version(session_id, version)  # type: ignore[attr-defined]
+        return None if record is None else record["document"]
+
+    def fleet_agents(
+        self,
+        *,
+        host: str | None = None,
+        search: str | None = None,
+        unapproved: bool | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """The agents of the fleet and what their latest AgBOMs hold."""
+        return list_fleet_agents(
+            self._fleet_rows, self._fleet_sql, self._fleet_now(), host=host, search=search,
+            unapproved=unapproved, limit=limit, offset=offset,
+        )  # fmt: skip
+
+    def fleet_agent_components(self, agent_id: str) -> list[dict[str, Any]]:
+        """The fleet components of one agent's latest accepted AgBOM, with their status."""
+        return list_agent_components(self._fleet_rows, self._fleet_sql, self._fleet_now(), agent_id)
+
+    def fleet_agent_versions(
+        self, agent_id: str, *, limit: int | None = None, offset: int | None = None
+    ) -> dict[str, Any]:
+        """A page of one agent's AgBOM versions, newest first, each with its diff."""
+        return list_agent_versions(
+            self._fleet_rows, self._fleet_sql, self._fleet_document, agent_id, limit, offset
+        )

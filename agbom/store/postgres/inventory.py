@@ -73,7 +73,27 @@ def index_components(
         )
 
 
-class InventoryMixin(PostgresBase):
+# The latest version's document, one row per component, beside its index row (first_seen).
+# Each join is LATERAL, so the planner goes from each latest version to its document and its
+# index rows by primary key, whatever its estimates of a fresh table.
+_FLEET_SQL = fleet.fleet_sql(
+    held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
+    "x.first_seen, x.component_id, x.type, x.name, x.version_str AS version, e.value AS body "
+    "FROM latest l CROSS JOIN LATERAL (SELECT v.document::jsonb -> 'components' AS list "
+    "FROM agbom_versions v WHERE v.session_id = l.session_id AND v.version = l.version) d "
+    "CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(d.list) = 'array' "
+    "THEN d.list ELSE '[]'::jsonb END) AS e(value) "
+    "CROSS JOIN LATERAL (SELECT c.first_seen, c.component_id, c.type, c.name, c.version_str "
+    "FROM components c WHERE c.session_id = l.session_id AND c.version = l.version "
+    "AND c.component_id = (e.value ->> 'id') LIMIT 1) x",
+    tiebreak="id",
+    collate=' COLLATE "C"',
+    pyformat=True,
+    position="strpos",
+)
+
+
+class InventoryMixin(fleet.FleetReads, PostgresBase):
     """The :class:`~agbom.store.interface.InventoryStore` part of the PostgreSQL store."""
 
     def release_session(self, session_id: str) -> None:
@@ -206,7 +226,7 @@ class InventoryMixin(PostgresBase):
         """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
         filters = {"type": type, "status": status, "search": search, "host": host}
         return fleet.list_components(
-            self._fleet_rows, _FLEET, stamp(None), **filters, limit=limit, offset=offset
+            self._fleet_rows, _FLEET_SQL, stamp(None), **filters, limit=limit, offset=offset
         )
 
     def _fleet_rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
@@ -224,55 +244,11 @@ class InventoryMixin(PostgresBase):
     ) -> dict[str, Any]:
         """The agents whose latest AgBOM holds one fleet component."""
         component = (type, ref, version)
-        return fleet.list_agents(self._fleet_rows, _FLEET, stamp(None), component, limit, offset)
-
-    def fleet_agents(
-        self,
-        *,
-        host: str | None = None,
-        search: str | None = None,
-        unapproved: bool | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-    ) -> dict[str, Any]:
-        """The agents of the fleet and what their latest AgBOMs hold (:mod:`.._fleet_logic`)."""
-        return fleet.list_fleet_agents(
-            self._fleet_rows, _FLEET, stamp(None), host=host, search=search,
-            unapproved=unapproved, limit=limit, offset=offset,
-        )  # fmt: skip
-
-    def fleet_agent_components(self, agent_id: str) -> list[dict[str, Any]]:
-        """The fleet components of one agent's latest accepted AgBOM, with their status."""
-        return fleet.list_agent_components(self._fleet_rows, _FLEET, stamp(None), agent_id)
-
-    def fleet_agent_versions(
-        self, agent_id: str, *, limit: int | None = None, offset: int | None = None
-    ) -> dict[str, Any]:
-        """A page of one agent's AgBOM versions, newest first, each with its diff."""
-        return fleet.list_agent_versions(
-            self._fleet_rows, _FLEET, self._stored_document, agent_id, limit, offset
+        return fleet.list_agents(
+            self._fleet_rows, _FLEET_SQL, stamp(None), component, limit, offset
         )
 
-    def _stored_document(self, session_id: str, version: int) -> Any:
-        record = self.agbom_version(session_id, version)
-        return None if record is None else record["document"]
+    _fleet_sql = _FLEET_SQL
 
-
-# The latest version's document, one row per component, beside its index row (first_seen).
-# Each join is LATERAL, so the planner goes from each latest version to its document and its
-# index rows by primary key, whatever its estimates of a fresh table.
-_FLEET = fleet.fleet_sql(
-    held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
-    "x.first_seen, x.component_id, x.type, x.name, x.version_str AS version, e.value AS body "
-    "FROM latest l CROSS JOIN LATERAL (SELECT v.document::jsonb -> 'components' AS list "
-    "FROM agbom_versions v WHERE v.session_id = l.session_id AND v.version = l.version) d "
-    "CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(d.list) = 'array' "
-    "THEN d.list ELSE '[]'::jsonb END) AS e(value) "
-    "CROSS JOIN LATERAL (SELECT c.first_seen, c.component_id, c.type, c.name, c.version_str "
-    "FROM components c WHERE c.session_id = l.session_id AND c.version = l.version "
-    "AND c.component_id = (e.value ->> 'id') LIMIT 1) x",
-    tiebreak="id",
-    collate=' COLLATE "C"',
-    pyformat=True,
-    position="strpos",
-)
+    def _fleet_now(self) -> str:
+        return stamp(None)

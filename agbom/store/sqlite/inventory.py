@@ -40,7 +40,21 @@ recently saved sessions are forgotten, and their next version is compared with t
 database's copy instead."""
 
 
-class InventoryMixin(SqliteBase):
+# An agent's latest accepted version holds the members whose interval covers it. CROSS JOIN
+# and the unary + keep SQLite's planner on the primary key from each latest version, not on
+# the (type, name) index over every version's members.
+_FLEET_SQL = fleet.fleet_sql(
+    held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
+    "m.first_seen, m.component_id, +m.type AS type, m.name, m.version_str AS version, "
+    "c.body AS body FROM latest l CROSS JOIN agbom_members m ON m.session_id = l.session_id "
+    "AND m.agent_id = l.agent_id AND m.since_version <= l.version "
+    "AND (m.until_version IS NULL OR m.until_version > l.version) "
+    "LEFT JOIN agbom_components c ON c.key = m.key",
+    tiebreak="rowid",
+)
+
+
+class InventoryMixin(fleet.FleetReads, SqliteBase):
     """AgBOM versions and the fleet index (:class:`~agbom.store.interface.InventoryStore`)."""
 
     def release_session(self, session_id: str) -> None:
@@ -250,9 +264,10 @@ class InventoryMixin(SqliteBase):
         """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
         filters = {"type": type, "status": status, "search": search, "host": host}
         return fleet.list_components(
-            self._fleet_rows, _FLEET, _stamp(None), **filters, limit=limit, offset=offset
+            self._fleet_rows, _FLEET_SQL, _stamp(None), **filters, limit=limit, offset=offset
         )
 
+    @_guarded
     def _fleet_rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         return self._require().execute(sql, params).fetchall()
 
@@ -268,52 +283,11 @@ class InventoryMixin(SqliteBase):
     ) -> dict[str, Any]:
         """The agents whose latest AgBOM holds one fleet component."""
         component = (type, ref, version)
-        return fleet.list_agents(self._fleet_rows, _FLEET, _stamp(None), component, limit, offset)
-
-    @_guarded
-    def fleet_agents(
-        self,
-        *,
-        host: str | None = None,
-        search: str | None = None,
-        unapproved: bool | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-    ) -> dict[str, Any]:
-        """The agents of the fleet and what their latest AgBOMs hold (:mod:`.._fleet_logic`)."""
-        return fleet.list_fleet_agents(
-            self._fleet_rows, _FLEET, _stamp(None), host=host, search=search,
-            unapproved=unapproved, limit=limit, offset=offset,
-        )  # fmt: skip
-
-    @_guarded
-    def fleet_agent_components(self, agent_id: str) -> list[dict[str, Any]]:
-        """The fleet components of one agent's latest accepted AgBOM, with their status."""
-        return fleet.list_agent_components(self._fleet_rows, _FLEET, _stamp(None), agent_id)
-
-    @_guarded
-    def fleet_agent_versions(
-        self, agent_id: str, *, limit: int | None = None, offset: int | None = None
-    ) -> dict[str, Any]:
-        """A page of one agent's AgBOM versions, newest first, each with its diff."""
-        return fleet.list_agent_versions(
-            self._fleet_rows, _FLEET, self._stored_document, agent_id, limit, offset
+        return fleet.list_agents(
+            self._fleet_rows, _FLEET_SQL, _stamp(None), component, limit, offset
         )
 
-    def _stored_document(self, session_id: str, version: int) -> Any:
-        record = self.agbom_version(session_id, version)
-        return None if record is None else record["document"]
+    _fleet_sql = _FLEET_SQL
 
-
-# An agent's latest accepted version holds the members whose interval covers it. CROSS JOIN
-# and the unary + keep SQLite's planner on the primary key from each latest version, not on
-# the (type, name) index over every version's members.
-_FLEET = fleet.fleet_sql(
-    held="SELECT l.agent_id, l.session_id, l.version AS agbom_version, l.created_at AS seen_at, "
-    "m.first_seen, m.component_id, +m.type AS type, m.name, m.version_str AS version, "
-    "c.body AS body FROM latest l CROSS JOIN agbom_members m ON m.session_id = l.session_id "
-    "AND m.agent_id = l.agent_id AND m.since_version <= l.version "
-    "AND (m.until_version IS NULL OR m.until_version > l.version) "
-    "LEFT JOIN agbom_components c ON c.key = m.key",
-    tiebreak="rowid",
-)
+    def _fleet_now(self) -> str:
+        return _stamp(None)
