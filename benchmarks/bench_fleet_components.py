@@ -5,8 +5,9 @@ as the Guardian does: ``--agents`` agents, each with ``--history`` sessions (onl
 its latest AgBOM), each AgBOM ``--per-agent`` components drawn from a pool of ``--pool``
 distinct skills, MCP servers, models and peers, a third of the skills approved. Then times,
 in the same run, ``fleet_components`` (the first page, a status filter, a search, a late
-page) and ``fleet_component_agents`` against the anchor ``list_agents`` (the Fleet page's
-own query): the figure to watch is the ratio, not the milliseconds.
+page), ``fleet_component_agents``, and the agents' calls (``fleet_agents``,
+``fleet_agent_components``, ``fleet_agent_versions``) against the anchor ``list_agents``
+(the Fleet page's own query): the figure to watch is the ratio, not the milliseconds.
 
 Run: ``python benchmarks/bench_fleet_components.py [--agents N] [--per-agent N] [--pool N]
 [--history N] [--repeat N] [--db LOCATION | --postgres]``; ``--postgres`` starts a throwaway
@@ -150,6 +151,11 @@ def main() -> None:
             "fleet_component_agents(model-2)": lambda: store.fleet_component_agents(
                 "model", "p/model-2", "1"
             ),
+            # issue 45 item 2: the Agents page, an agent's components and its timeline
+            "fleet_agents() first page": lambda: store.fleet_agents(),
+            "fleet_agents(unapproved=True)": lambda: store.fleet_agents(unapproved=True),
+            "fleet_agent_components(agent-7)": lambda: store.fleet_agent_components("agent-7"),
+            "fleet_agent_versions(agent-7)": lambda: store.fleet_agent_versions("agent-7"),
         }
         print(f"{'list_agents() (anchor)':40} {anchor:9.1f} ms   1.00x")
         for name, call in cases.items():
