@@ -6,10 +6,12 @@ its latest AgBOM), each AgBOM ``--per-agent`` components drawn from a pool of ``
 distinct skills, MCP servers, models and peers (model-2 in every one), a third of the skills
 approved. Then times,
 in the same run, ``fleet_components`` (the first page, a status filter, a search, a late
-page) and ``fleet_component_agents`` against the anchor ``list_agents`` (the Fleet page's
-own query): the figure to watch is the ratio, not the milliseconds. Both read the fleet
-summary the store keeps as AgBOMs are saved; ``--scan`` also times the first page read by
-the scan the summary replaced (every agent's latest AgBOM, once: it takes seconds), and
+page), ``fleet_component_agents``, and the agents' calls (``fleet_agents``,
+``fleet_agent_components``, ``fleet_agent_versions``) against the anchor ``list_agents``
+(the Fleet page's own query): the figure to watch is the ratio, not the milliseconds. The
+component calls read the fleet summary the store keeps as AgBOMs are saved (the agents'
+calls and a host filter read the scan); ``--scan`` also times the first page read by the
+scan the summary replaced (every agent's latest AgBOM, once: it takes seconds), and
 ``--rebuild`` the summary rebuilt from the stored versions (what the migration's backfill
 and ``store migrate`` run).
 
@@ -170,6 +172,11 @@ def main() -> None:
                 "skill", "skill-4", "sha256:" + hashlib.sha256(b"skill-4").hexdigest()
             ),
             "fleet_charts() (Overview)": lambda: store.fleet_charts(),
+            # issue 45 item 2: the Agents page, an agent's components and its timeline
+            "fleet_agents() first page": lambda: store.fleet_agents(),
+            "fleet_agents(unapproved=True)": lambda: store.fleet_agents(unapproved=True),
+            "fleet_agent_components(agent-7)": lambda: store.fleet_agent_components("agent-7"),
+            "fleet_agent_versions(agent-7)": lambda: store.fleet_agent_versions("agent-7"),
         }
         print(f"{'list_agents() (anchor)':40} {anchor:9.1f} ms   1.00x")
         for name, call in cases.items():

@@ -80,12 +80,9 @@ def doc(agent: str, *components: dict[str, Any]) -> dict[str, Any]:
     return {"agent": {"id": agent}, "components": sorted(components, key=lambda c: c["id"])}
 
 
-def build(store: Store) -> None:
-    """alice: an old session with deploy@D1, then her latest with deploy@D2 and GitHub;
-    bob: deploy@D1, the filesystem server, the model and a peer; carol: an accepted AgBOM
-    with the model, then a refused one with lint@D3 (never in use); dave: lint@D3 and
-    GitHub. Approvals: deploy@D1 approved, deploy@D2 pending, lint@D3 denied; GitHub has an
-    approved pin under its name, the filesystem server none."""
+def saver(store: Store) -> Any:
+    """``save(session, agent, *components, accepted=True)``: one AgBOM version each call, a
+    minute after the last (from :data:`T0`)."""
     at = T0
 
     def save(session: str, agent: str, *components: dict[str, Any], accepted: bool = True) -> None:
@@ -100,12 +97,12 @@ def build(store: Store) -> None:
             accepted=accepted,
         )
 
-    save("s-alice-1", "alice", skill("deploy", D1), MODEL)
-    save("s-bob-1", "bob", skill("deploy", D1), FILESYSTEM, MODEL, PEER, TOOL)
-    save("s-alice-2", "alice", skill("deploy", D2), GITHUB)
-    save("s-carol-1", "carol", MODEL)
-    save("s-carol-1", "carol", MODEL, skill("lint", D3), accepted=False)
-    save("s-dave-1", "dave", skill("lint", D3, name="Lint_100%"), GITHUB)
+    return save
+
+
+def decide(store: Store, registered_by: str) -> None:
+    """deploy@D1 approved, deploy@D2 pending, lint@D3 denied (each registered by
+    ``registered_by``); GitHub's server approved under its name."""
     for skill_id, d, status in (
         ("deploy", D1, "approved"),
         ("deploy", D2, None),
@@ -114,7 +111,7 @@ def build(store: Store) -> None:
         store.record_registration(
             skill_id=skill_id,
             digest=d,
-            agent_id="alice",
+            agent_id=registered_by,
             ref=f"file://{skill_id}",
             declared_capabilities=[],
             composition={},
@@ -131,6 +128,22 @@ def build(store: Store) -> None:
     pin = tool_set_pin(canonical)
     pin["definitions"] = canonical
     store.approve_server("GitHub", pin=pin, actor="rev", reason="ok")
+
+
+def build(store: Store) -> None:
+    """alice: an old session with deploy@D1, then her latest with deploy@D2 and GitHub;
+    bob: deploy@D1, the filesystem server, the model and a peer; carol: an accepted AgBOM
+    with the model, then a refused one with lint@D3 (never in use); dave: lint@D3 and
+    GitHub. Approvals: deploy@D1 approved, deploy@D2 pending, lint@D3 denied; GitHub has an
+    approved pin under its name, the filesystem server none."""
+    save = saver(store)
+    save("s-alice-1", "alice", skill("deploy", D1), MODEL)
+    save("s-bob-1", "bob", skill("deploy", D1), FILESYSTEM, MODEL, PEER, TOOL)
+    save("s-alice-2", "alice", skill("deploy", D2), GITHUB)
+    save("s-carol-1", "carol", MODEL)
+    save("s-carol-1", "carol", MODEL, skill("lint", D3), accepted=False)
+    save("s-dave-1", "dave", skill("lint", D3, name="Lint_100%"), GITHUB)
+    decide(store, "alice")
 
 
 DEPLOY_D1 = ("skill", "deploy", f"sha256:{D1.value}")

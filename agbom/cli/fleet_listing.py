@@ -12,17 +12,21 @@ from typing import Any
 from agbom.store import Store
 from agbom.store._fleet_logic import MAX_LIMIT
 
-COLUMNS = ["type", "ref", "version", "name", "purl", "agents", "first_seen", "last_seen", "status"]
+COLUMNS = [
+    *("type", "ref", "version", "name", "purl", "agents", "developers", "hosts"),
+    *("first_seen", "last_seen", "status"),
+]
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def fleet_rows(
-    store: Store, *, type: str | None, status: str | None, search: str | None
-) -> list[dict[str, Any]]:
+    store: Store, *, type: str | None, status: str | None, search: str | None,
+    host: str | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
     """Every row, in one call (a page costs nearly what the whole list does)."""
     found = store.fleet_components(
-        type=type, status=status, search=search, limit=MAX_LIMIT, offset=0
+        type=type, status=status, search=search, limit=MAX_LIMIT, offset=0, host=host
     )
     if (found["total"] or 0) > MAX_LIMIT:
         print(f"agbom: note: the first {MAX_LIMIT} of {found['total']} components", file=sys.stderr)

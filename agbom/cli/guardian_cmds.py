@@ -507,6 +507,13 @@ def inventory_components(
     search: str | None = typer.Option(
         None, "--search", metavar="TEXT", help="With --fleet: a substring of the name, ref or purl."
     ),
+    host: str | None = typer.Option(
+        None,
+        "--host",
+        metavar="PLATFORM",
+        help="With --fleet: only the agents of this host platform (claude-code, cursor, codex, "
+        "...: what agent ids name before their first '/').",
+    ),
     fmt: str = typer.Option(
         "table", "--format", metavar="[table|json|csv]", help="table, json or csv."
     ),
@@ -517,9 +524,9 @@ def inventory_components(
 
     fmt = choice(fmt, ("table", "json", "csv"), "--format")
     if fleet:
-        _fleet_components(db, type_, name, status, search, fmt)
+        _fleet_components(db, type_, name, status, search, fmt, host)
         return
-    for given, flag in ((status, "--status"), (search, "--search")):
+    for given, flag in ((status, "--status"), (search, "--search"), (host, "--host")):
         if given is not None:
             raise typer.BadParameter("needs --fleet", param_hint=flag)
     if type_ is not None:
@@ -555,8 +562,9 @@ def inventory_components(
 
 
 def _fleet_components(
-    db: str, type_: str | None, name: str | None, status: str | None, search: str | None, fmt: str
-) -> None:
+    db: str, type_: str | None, name: str | None, status: str | None, search: str | None,
+    fmt: str, host: str | None = None,
+) -> None:  # fmt: skip
     from agbom.cli.fleet_listing import COLUMNS, fleet_rows
     from agbom.store import open_store
     from agbom.store._fleet_logic import FLEET_TYPES, STATUSES, check_filter
@@ -571,8 +579,12 @@ def _fleet_components(
         check_filter(type_, status, search)  # before the store is opened: a usage error
     except AgbomError as exc:
         raise typer.BadParameter(str(exc), param_hint="--search") from None
+    try:
+        check_filter(host=host)
+    except AgbomError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--host") from None
     with open_store(db, create=False) as store:
-        rows = fleet_rows(store, type=type_, status=status, search=search)
+        rows = fleet_rows(store, type=type_, status=status, search=search, host=host)
     _emit(rows, COLUMNS, fmt)
 
 

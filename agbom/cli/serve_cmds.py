@@ -405,9 +405,17 @@ def serve(
         review = _review_config(
             reviewers_file, reviewer_header, rules, with_default, allowed_origins, ui_secret_file
         )
+        advisory_files = None
+        if osv is not None:
+            from agbom.advisories.fleet import AdvisoryFiles
+
+            # the fleet's advisories (page and /v1) read one copy, loaded on first use
+            vex_files = tuple(Path(p) for p in config.vex_paths)
+            advisory_files = AdvisoryFiles(osv.absolute(), vex_files)
         if review is not None and osv is not None:
             review.osv_path = osv.absolute()  # the page's findings name known vulnerabilities
             review.vex_paths = tuple(Path(p) for p in config.vex_paths)
+            review.advisory_files = advisory_files
         if review is not None and config.skill_signers_path is not None:
             review.skill_signers_path = Path(config.skill_signers_path)
         loaded = [signals]  # this process's copy; dropped when a decision process loads its own
@@ -532,6 +540,7 @@ def serve(
             on_stop=None if ready_file is None else lambda: ready_file.unlink(missing_ok=True),
             hook_token=hook_token,
             project_skills=project_skills,
+            advisories=None if advisory_files is None else advisory_files.current,
         )
     finally:
         if early is not None:

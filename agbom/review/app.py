@@ -105,6 +105,9 @@ class ReviewConfig:
     osv_path: Path | None = None  # serve --osv: the skill page's findings include advisories
     vex_paths: tuple[Path, ...] = ()  # serve --vex: statements that suppress those findings
     skill_signers_path: Path | None = None  # serve --skill-signers: who signed, and whether
+    # serve --osv's loaded export, shared with GET /v1/fleet/advisories (one copy in memory);
+    # None: the page loads its own from osv_path
+    advisory_files: Any = None
 
     def __post_init__(self) -> None:
         if self.identity_header is not None:
@@ -221,7 +224,7 @@ def _confirmed(reason: str, unseen: list[Any], fields: dict[str, str]) -> str:
 
 def _filters(data: dict[str, Any]) -> dict[str, Any]:
     """The Components page's filter values, as its form shows them."""
-    return {k: data[k] for k in ("type", "status", "text", "types", "statuses")}
+    return {k: data[k] for k in ("type", "status", "text", "host", "types", "statuses")}
 
 
 def when(value: Any) -> Any:
@@ -279,31 +282,16 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
                 rules_cache.append(None)
         return rules_cache[0]
 
-    osv_cache: list[Any] = []
+    # serve --osv: loaded on the first page that needs it (an export takes seconds), again
+    # when a file changes; a failed load shows no advisories rather than an error page.
+    osv_files = config.advisory_files
+    if osv_files is None and config.osv_path is not None:
+        from agbom.advisories.fleet import AdvisoryFiles
+
+        osv_files = AdvisoryFiles(config.osv_path, tuple(config.vex_paths))
 
     def advisories() -> Any:
-        # Loaded on the first skill page (an export takes seconds), again when the file
-        # changes; a failed load shows no advisories rather than an error page.
-        if config.osv_path is None:
-            return None
-        stamp: list[int | None] = []
-        for path in (config.osv_path, *config.vex_paths):
-            try:
-                stamp.append(path.stat().st_mtime_ns)
-            except OSError:
-                stamp.append(None)
-        if not osv_cache or osv_cache[0] != stamp:
-            from agbom.advisories.live import LiveAdvisories
-            from agbom.advisories.vex import StatedAdvisories, read_vex
-
-            try:
-                live: Any = LiveAdvisories(config.osv_path)
-                if config.vex_paths:  # the page says what --vex says, as the Guardian does
-                    live = StatedAdvisories(live, read_vex(config.vex_paths))
-            except Exception:  # noqa: BLE001 - a broken export: the Guardian reports it
-                live = osv_cache[1] if osv_cache else None
-            osv_cache[:] = [stamp, live]
-        return osv_cache[1]
+        return None if osv_files is None else osv_files.current()
 
     def own_origin(request: Request) -> str:
         host = request.headers.get("host", "")
@@ -738,10 +726,29 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         agent_id = query(request, "id")
         if not agent_id:
             raise BadInput(400, "an agent id is needed")
-        data = queries.agent_page(reader(), agent_id)
+        db = reader()
+        data = queries.agent_page(db, agent_id)
         if data is None:
             raise BadInput(404, "no such agent in the store")
-        return page(request, "agent.html", who=who, a=data)
+        from agbom.review.fleet_pages import agent_fleet_sections
+
+        def decisions() -> list[Any]:
+            return queries.decision_log(db, decision="", reason="", agent=agent_id).rows
+
+        fleet = agent_fleet_sections(db, agent_id, lambda name: query(request, name), decisions)
+        return page(request, "agent.html", who=who, a=data, f=fleet)
+
+    def agents(request: Request, who: Any) -> Response:
+        from agbom.review.fleet_pages import agents_page
+
+        data = agents_page(reader(), lambda name: query(request, name))
+        return page(request, "agents.html", who=who, g=data)
+
+    def advisories_list(request: Request, who: Any) -> Response:
+        from agbom.review.fleet_pages import advisories_page
+
+        data = advisories_page(reader(), advisories(), lambda name: query(request, name))
+        return page(request, "advisories.html", who=who, v=data)
 
     def decisions(request: Request, who: Any) -> Response:
         decision = query(request, "decision")
@@ -802,6 +809,8 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             Route("/components", guarded(components), methods=["GET"]),
             Route("/components/agents", guarded(component_agents), methods=["GET"]),
             Route("/agent", guarded(agent), methods=["GET"]),
+            Route("/agents", guarded(agents), methods=["GET"]),
+            Route("/advisories", guarded(advisories_list), methods=["GET"]),
             Route("/decisions", guarded(decisions), methods=["GET"]),
             Route("/explain", guarded(explain), methods=["GET"]),
             Route("/static/{name}", static_file, methods=["GET"]),

@@ -12,6 +12,12 @@ from agbom.store import Store, StoreValueError
 from agbom.store._fleet_logic import FLEET_TYPES, MAX_OFFSET, STATUSES, check_filter
 
 PAGE_ROWS = 100
+KNOWN_HOSTS = (
+    *("claude-code", "codex", "copilot", "cursor", "gemini-cli", "meerkat", "opencode"),
+    *("oscova", "windsurf"),
+)
+"""Host platforms the forms offer: the runtimes agbom/adapters serves (a sibling layer, so
+named here; a test holds the two equal). Another name may be given in the URL."""
 MAX_PAGE_NUMBER = MAX_OFFSET // PAGE_ROWS + 1
 
 
@@ -39,14 +45,16 @@ def _pages(total: int | None, number: int) -> dict[str, Any]:
 def components_page(store: Store, get: Callable[[str], str]) -> dict[str, Any]:
     """What ``components.html`` shows for the query ``get`` reads (empty: any)."""
     type_, status, text = get("type") or None, get("status") or None, get("q") or None
+    host = get("host") or None
     number = _page_number(get("page"))
-    checked = check_filter(type_, status, text, PAGE_ROWS, (number - 1) * PAGE_ROWS)
+    checked = check_filter(type_, status, text, PAGE_ROWS, (number - 1) * PAGE_ROWS, host)
     found = store.fleet_components(
         type=checked.type,
         status=checked.status,
         search=checked.search,
         limit=checked.limit,
         offset=checked.offset,
+        host=checked.host,
     )
     return {
         "rows": found["components"],
@@ -55,6 +63,8 @@ def components_page(store: Store, get: Callable[[str], str]) -> dict[str, Any]:
         "type": type_ or "",
         "status": status or "",
         "text": text or "",
+        "host": host or "",
+        "hosts": KNOWN_HOSTS,
         "types": FLEET_TYPES,
         "statuses": STATUSES,
         "pages": _pages(found["total"], number),

@@ -48,6 +48,8 @@ MAX_OFFSET = 1_000_000
 MAX_SEARCH = 256
 MAX_REF = 1024
 MAX_VERSION = 256
+MAX_HOST = 64
+_HOST = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,23 +61,53 @@ class FleetFilter:
     search: str | None = None
     limit: int = DEFAULT_PAGE
     offset: int = 0
+    host: str | None = None
 
 
 def check_filter(
-    type: Any = None, status: Any = None, search: Any = None, limit: Any = None, offset: Any = None
-) -> FleetFilter:
+    type: Any = None, status: Any = None, search: Any = None, limit: Any = None,
+    offset: Any = None, host: Any = None,
+) -> FleetFilter:  # fmt: skip
     """Refuse a filter or a page the query must not run with, with the reason."""
     if type is not None and type not in FLEET_TYPES:
         raise StoreValueError(f"type must be one of {', '.join(FLEET_TYPES)}")
     if status is not None and status not in STATUSES:
         raise StoreValueError(f"status must be one of {', '.join(STATUSES)}")
-    if search is not None:
-        if not isinstance(search, str) or len(search) > MAX_SEARCH:
-            raise StoreValueError(f"search must be text of at most {MAX_SEARCH} characters")
-        if invisible_character(search):
-            raise StoreValueError("search holds a control or invisible character")
-        search = search or None
-    return FleetFilter(type, status, search, *check_page(limit, offset))
+    return FleetFilter(
+        type, status, check_search(search), *check_page(limit, offset), check_host(host)
+    )
+
+
+def check_search(search: Any) -> str | None:
+    if search is None:
+        return None
+    if not isinstance(search, str) or len(search) > MAX_SEARCH:
+        raise StoreValueError(f"search must be text of at most {MAX_SEARCH} characters")
+    if invisible_character(search):
+        raise StoreValueError("search holds a control or invisible character")
+    return search or None
+
+
+def check_host(host: Any) -> str | None:
+    """A host platform as agent ids begin with it (``claude-code``, ``cursor``)."""
+    if host is None or host == "":
+        return None
+    if not isinstance(host, str) or not _HOST.fullmatch(host):
+        raise StoreValueError(
+            f"host must be a host platform's name: letters, digits and ._- "
+            f"(at most {MAX_HOST} characters)"
+        )
+    return host
+
+
+def check_agent(agent_id: Any) -> str:
+    if not isinstance(agent_id, str) or not agent_id or len(agent_id) > MAX_REF:
+        raise StoreValueError(f"agent_id must be non-empty text of at most {MAX_REF} characters")
+    if "\x00" in agent_id:
+        raise StoreValueError("agent_id holds a NUL character")
+    if invisible_character(agent_id):
+        raise StoreValueError("agent_id holds a control or invisible character")
+    return agent_id
 
 
 def check_page(limit: Any, offset: Any) -> tuple[int, int]:
@@ -130,7 +162,7 @@ _KEYED = """
 picked AS MATERIALIZED (
   SELECT (SELECT v.{tiebreak} FROM agbom_versions v WHERE v.agent_id = a.agent_id
     AND v.accepted ORDER BY v.created_at DESC, v.{tiebreak} DESC LIMIT 1) AS pick
-  FROM agents a WHERE a.agent_id IS NOT NULL),
+  FROM agents a WHERE a.agent_id IS NOT NULL{pick_filter}),
 latest AS MATERIALIZED (
   SELECT v.agent_id, v.session_id, v.version, v.created_at
   FROM picked p JOIN agbom_versions v ON v.{tiebreak} = p.pick),
@@ -138,6 +170,7 @@ held AS ({held}),
 parts AS (
   SELECT h.agent_id, h.session_id, h.agbom_version, h.seen_at, h.first_seen,
     h.component_id, h.type, h.name, h.version,
+    {platform_h} AS platform, {developer_h} AS developer,
     (h.body ->> 'purl'){c} AS purl,
     CASE WHEN h.type IN ('mcp_server', 'a2a_peer') THEN (h.body ->> 'endpoint'){c} END
       AS endpoint,
@@ -159,9 +192,17 @@ keyed AS (
       ELSE p.version END AS release
   FROM parts p)"""
 
+# The scan's agents: one (``:agent``), or those of one host platform (``:host``), or all.
+_AGENT_OR_HOST = """
+    AND (CAST(:agent AS TEXT) IS NULL OR a.agent_id = :agent)
+    AND (CAST(:host AS TEXT) IS NULL OR a.agent_id = :host
+      OR substr(a.agent_id, 1, length(CAST(:host AS TEXT)) + 1) = CAST(:host AS TEXT) || '/')"""
+
 _CTES = (
     _EVERY_AGENT
-    + _KEYED.replace("{type_filter}", " AND (CAST(:type AS TEXT) IS NULL OR h.type = :type)")
+    + _KEYED.replace(
+        "{type_filter}", " AND (CAST(:type AS TEXT) IS NULL OR h.type = :type)"
+    ).replace("{pick_filter}", _AGENT_OR_HOST)
     + """,
 judged AS (
   SELECT k.*,
@@ -190,10 +231,11 @@ _COMPONENTS = (
 grouped AS (
   SELECT type, ref, release, MIN(name) AS name, MIN(purl) AS purl,
     COUNT(DISTINCT agent_id) AS agents, MIN(first_seen) AS first_seen,
-    MAX(seen_at) AS last_seen, MAX(CASE status {ranks} END) AS status_rank
+    MAX(seen_at) AS last_seen, MAX(CASE status {ranks} END) AS status_rank,
+    COUNT(DISTINCT developer) AS developers, COUNT(DISTINCT platform) AS hosts
   FROM judged GROUP BY type, ref, release)
 SELECT type, ref, release, name, purl, agents, first_seen, last_seen, status_rank,
-  COUNT(*) OVER () AS total
+  developers, hosts, COUNT(*) OVER () AS total
 FROM grouped
 WHERE (CAST(:rank AS INTEGER) IS NULL OR status_rank = :rank)
   AND (CAST(:search AS TEXT) IS NULL OR lower(name) LIKE :search ESCAPE '\\'
@@ -215,6 +257,87 @@ ORDER BY agent_id{C}
 LIMIT :limit OFFSET :offset
 """
 )
+
+
+# The agents of the fleet, one row per agent id (a developer on a machine with one host
+# platform, agbom/adapters/identity.py): what its latest accepted AgBOM holds by type, how
+# much of it is not approved, and the last decision recorded in that AgBOM's session.
+# The page is cut before the last decision is looked up, so only its rows pay for it.
+_AGENT_LIST = (
+    _CTES
+    + """,
+counted AS (
+  SELECT agent_id,
+    COUNT(CASE WHEN type = 'skill' THEN 1 END) AS skills,
+    COUNT(CASE WHEN type = 'mcp_server' THEN 1 END) AS servers,
+    COUNT(CASE WHEN type = 'model' THEN 1 END) AS models,
+    COUNT(CASE WHEN type = 'a2a_peer' THEN 1 END) AS peers,
+    COUNT(CASE WHEN status <> 'approved' THEN 1 END) AS unapproved
+  FROM judged GROUP BY agent_id),
+listed AS (
+  SELECT l.agent_id, l.session_id, l.version, l.created_at,
+    COALESCE(n.skills, 0) AS skills, COALESCE(n.servers, 0) AS servers,
+    COALESCE(n.models, 0) AS models, COALESCE(n.peers, 0) AS peers,
+    COALESCE(n.unapproved, 0) AS unapproved, COUNT(*) OVER () AS total
+  FROM latest l LEFT JOIN counted n ON n.agent_id = l.agent_id
+  WHERE (CAST(:search AS TEXT) IS NULL OR lower(l.agent_id) LIKE :search ESCAPE '\\')
+    AND (CAST(:unapproved AS INTEGER) IS NULL OR COALESCE(n.unapproved, 0) > 0)
+  ORDER BY l.agent_id{C}
+  LIMIT :limit OFFSET :offset)
+SELECT agent_id, {platform_a}, {developer_a}, {machine_a}, session_id, version, created_at,
+  skills, servers, models, peers, unapproved,
+  (SELECT e.entry FROM chain_entries e WHERE e.session_id = listed.session_id
+    ORDER BY e.seq DESC LIMIT 1) AS last_entry,
+  total
+FROM listed
+ORDER BY agent_id{C}
+"""
+)
+
+# An agent's AgBOM versions, newest first, each with the latest accepted version stored
+# before it (what was in use when it came): the timeline diffs each against that one.
+_VERSIONS = """
+WITH page AS (
+  SELECT v.{tiebreak} AS k, v.agent_id, v.session_id, v.version, v.created_at, v.accepted,
+    v.agbom_hash, COUNT(*) OVER () AS total
+  FROM agbom_versions v WHERE v.agent_id = :agent
+  ORDER BY v.created_at DESC, v.{tiebreak} DESC
+  LIMIT :limit OFFSET :offset)
+SELECT pg.session_id, pg.version, pg.created_at, pg.accepted, pg.agbom_hash,
+  b.session_id, b.version, pg.total
+FROM page pg
+LEFT JOIN agbom_versions b ON b.{tiebreak} = (
+  SELECT p.{tiebreak} FROM agbom_versions p
+  WHERE p.agent_id = pg.agent_id AND p.accepted AND (p.created_at < pg.created_at
+    OR (p.created_at = pg.created_at AND p.{tiebreak} < pg.k))
+  ORDER BY p.created_at DESC, p.{tiebreak} DESC LIMIT 1)
+ORDER BY pg.created_at DESC, pg.k DESC
+"""
+
+
+def _platform(column: str) -> str:
+    """The host platform of an agent id: what comes before its first ``/`` (the whole id
+    when it has none: an agent that named itself)."""
+    return (
+        f"CASE WHEN {{pos}}({column}, '/') > 0 "
+        f"THEN substr({column}, 1, {{pos}}({column}, '/') - 1) ELSE {column} END"
+    )
+
+
+def _identified(column: str) -> str:
+    return f"{{pos}}({column}, '/') > 0 AND {{pos}}({column}, '@') > {{pos}}({column}, '/') + 1"
+
+
+def _developer(column: str) -> str:
+    """The user of ``RUNTIME/USER@HOST`` (``claimed:USER`` for a claim, counted apart)."""
+    return (
+        f"CASE WHEN {_identified(column)} THEN substr({column}, {{pos}}({column}, '/') + 1, "
+        f"{{pos}}({column}, '@') - {{pos}}({column}, '/') - 1) END"
+    )
+
+
+def _machine(column: str) -> str:
+    return f"CASE WHEN {_identified(column)} THEN substr({column}, {{pos}}({column}, '@') + 1) END"
 
 
 # The summary (SQLite v13, PostgreSQL v7), kept as AgBOMs are saved so that a page reads
@@ -239,7 +362,7 @@ def _fill_held(agents: str) -> str:
     return (
         f"INSERT INTO fleet_held ({_HELD_COLUMNS})"
         + agents
-        + _KEYED.replace("{type_filter}", "")
+        + _KEYED.replace("{type_filter}", "").replace("{pick_filter}", "")
         + """
 SELECT agent_id, session_id, agbom_version, seen_at, first_seen, component_id, type, name,
   ref, release, CASE WHEN ref IS NULL THEN '' ELSE 'v' || ref END,
@@ -256,7 +379,7 @@ FROM keyed"""
 # LIKE per row matches exactly where one of the three would.
 _SUMMARIZE = f"""
 INSERT INTO fleet_summary ({_KEY}, ref, release, name, purl, agents, first_seen, last_seen,
-  digest_alg, digest_value, search, pins_alike, pin_id, pin_name)
+  digest_alg, digest_value, search, pins_alike, pin_id, pin_name, developers, hosts)
 SELECT {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl), COUNT(DISTINCT agent_id),
   MIN(first_seen), MAX(seen_at), MIN(digest_alg), MIN(digest_value),
   lower(COALESCE(MIN(name), '')) || '\n' || lower(COALESCE(MIN(ref), '')) || '\n'
@@ -264,7 +387,8 @@ SELECT {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl), COUNT(DISTINCT agen
   CASE WHEN MIN(lower(trim(component_id))) = MAX(lower(trim(component_id)))
     AND (COUNT(name) = 0 OR (COUNT(name) = COUNT(*)
       AND MIN(lower(trim(name))) = MAX(lower(trim(name))))) THEN 1 ELSE 0 END,
-  MIN(lower(trim(component_id))), MIN(lower(trim(name)))
+  MIN(lower(trim(component_id))), MIN(lower(trim(name))),
+  COUNT(DISTINCT {_developer("agent_id")}), COUNT(DISTINCT {_platform("agent_id")})
 FROM fleet_held {{where}} GROUP BY {_KEY}"""
 
 _DIRTY = f"({_KEY}) IN (SELECT {_KEY} FROM fleet_dirty)"
@@ -359,7 +483,7 @@ _STATUS_TYPES = {
 # is one count of the same filter (an index scan without one).
 _SUMMARY_COMPONENTS = f"""
 SELECT s.type, s.ref, s.release, s.name, s.purl, s.agents, s.first_seen, s.last_seen,
-  {_GROUP_RANK} AS status_rank,
+  {_GROUP_RANK} AS status_rank, s.developers, s.hosts,
   (SELECT COUNT(*) FROM fleet_summary s WHERE {_SUMMARY_WHERE}) AS total
 FROM fleet_summary s
 WHERE {_SUMMARY_WHERE}
@@ -409,20 +533,31 @@ class FleetSql:
     rebuild: tuple[str, ...]
     scan_components: str
     scan_agents: str
+    agent_list: str
+    versions: str
     status_counts: str
     pending_now: str
     pending_changes: str
 
 
-def fleet_sql(*, held: str, tiebreak: str, collate: str = "", pyformat: bool = False) -> FleetSql:
+def fleet_sql(
+    *, held: str, tiebreak: str, collate: str = "", pyformat: bool = False, position: str = "instr"
+) -> FleetSql:
     """The statements with a backend's ``held`` fragment. ``pyformat`` turns the ``:name``
     placeholders into psycopg's ``%(name)s`` (before the fragment goes in: it may hold a
-    ``::`` cast)."""
+    ``::`` cast). ``position``: the function that finds text in text, ``(string, part)``
+    (SQLite's ``instr``, PostgreSQL's ``strpos``)."""
 
     def build(template: str) -> str:
         text = template.replace("{types}", _TYPES_IN).replace("{ranks}", _RANK_CASE)
         for status in ("approved", "revoked", "unapproved", "unreviewed"):
             text = text.replace("{" + status + "}", str(_RANK[status]))
+        text = text.replace("{platform_h}", _platform("h.agent_id"))
+        text = text.replace("{developer_h}", _developer("h.agent_id"))
+        text = text.replace("{platform_a}", _platform("agent_id"))
+        text = text.replace("{developer_a}", _developer("agent_id"))
+        text = text.replace("{machine_a}", _machine("agent_id"))
+        text = text.replace("{pos}", position)
         text = text.replace("{c}", collate).replace("{C}", collate)
         text = text.replace("{tiebreak}", tiebreak)
         if pyformat:
@@ -437,6 +572,8 @@ def fleet_sql(*, held: str, tiebreak: str, collate: str = "", pyformat: bool = F
         rebuild=tuple(build(t) for t in _REBUILD),
         scan_components=build(_COMPONENTS),
         scan_agents=build(_AGENTS),
+        agent_list=build(_AGENT_LIST),
+        versions=build(_VERSIONS),
         status_counts=build(_STATUS_COUNTS),
         pending_now=build(_PENDING_NOW),
         pending_changes=build(_PENDING_CHANGES),
@@ -466,6 +603,8 @@ def components_params(checked: FleetFilter, now: str) -> dict[str, Any]:
         "type": checked.type,
         "rank": None if checked.status is None else _RANK[checked.status],
         "search": None if checked.search is None else _like(checked.search),
+        "host": checked.host,
+        "agent": None,
         "now": now,
         "limit": checked.limit,
         "offset": checked.offset,
@@ -480,6 +619,8 @@ def agents_params(
         "type": type,
         "ref": ref,
         "version": version,
+        "host": None,
+        "agent": None,
         "now": now,
         "limit": limit,
         "offset": offset,
@@ -501,6 +642,8 @@ def component_row(row: Sequence[Any]) -> dict[str, Any]:
         "first_seen": row[6],
         "last_seen": row[7],
         "status": None if row[8] is None else _STATUS_OF_RANK[int(row[8])],
+        "developers": int(row[9]),
+        "hosts": int(row[10]),
     }
 
 
@@ -531,22 +674,26 @@ Run = Callable[[str, dict[str, Any]], Sequence[Sequence[Any]]]
 
 def list_components(
     run: Run, sql: FleetSql, now: str, *, type: Any, status: Any, search: Any, limit: Any,
-    offset: Any,
+    offset: Any, host: Any = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """:meth:`fleet_components` over a backend's ``run``."""
-    checked = check_filter(type, status, search, limit, offset)
+    """:meth:`fleet_components` over a backend's ``run``. A host filter counts only that host
+    platform's agents, which the summary (counts over every agent) cannot give: it reads the
+    scan, bounded as before the summary but not within item 6's second at fleet scale."""
+    checked = check_filter(type, status, search, limit, offset, host)
     params = components_params(checked, now)
     types = [t for t in FLEET_TYPES if checked.type in (None, t)]
     if checked.status is not None:
         types = [t for t in types if t in _STATUS_TYPES.get(checked.status, ("skill",))]
     if not types:  # no type can have that status
         rows: Sequence[Sequence[Any]] = []
+    elif checked.host is not None:
+        rows = run(sql.scan_components, params)
     elif len(types) == len(FLEET_TYPES):
         rows = run(sql.components, params)
     else:
         params.update(type_a=types[0], type_b=types[-1])
         rows = run(sql.components_of_types, params)
-    return page(rows, 9, checked.limit, checked.offset, "components", component_row)
+    return page(rows, 11, checked.limit, checked.offset, "components", component_row)
 
 
 def list_agents(
@@ -557,6 +704,252 @@ def list_agents(
     size, start = check_page(limit, offset)
     rows = run(sql.agents, agents_params(named, size, start, now))
     return page(rows, 6, size, start, "agents", agent_row)
+
+
+# -- the agents of the fleet ---------------------------------------------------------------------
+
+MAX_VERSIONS_PAGE = 50
+"""Versions one timeline page may ask for: each is a diff of two stored documents."""
+DEFAULT_VERSIONS_PAGE = 20
+MAX_DIFF_ROWS = 200
+"""Entries of one kind (added, removed, changed) a version's diff lists; the count is whole."""
+
+
+def identity_of(agent_id: str) -> dict[str, str | None]:
+    """``host``, ``developer`` and ``machine`` of an agent id, as the SQL reads them."""
+    host, slash, rest = agent_id.partition("/")
+    user, at, machine = rest.partition("@")
+    if not slash or not at or not user:
+        return {"host": host, "developer": None, "machine": None}
+    return {"host": host, "developer": user, "machine": machine}
+
+
+def _last_decision(text: Any) -> dict[str, Any] | None:
+    """The recorded entry's decision, step and reasons (None when it holds none)."""
+    import orjson
+
+    try:
+        entry = orjson.loads(text) if isinstance(text, str | bytes) else None
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("decision"), str):
+        return None
+    codes = entry.get("reason_codes")
+    return {
+        "decision": entry["decision"],
+        "step_type": entry.get("step_type") if isinstance(entry.get("step_type"), str) else None,
+        "reason_codes": [str(c) for c in codes][:20] if isinstance(codes, list) else [],
+        "at": entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None,
+        "entry_id": str(entry["entry_id"]) if entry.get("entry_id") is not None else None,
+    }
+
+
+def fleet_agent_row(row: Sequence[Any]) -> dict[str, Any]:
+    """One agent of :meth:`fleet_agents`."""
+    return {
+        "agent_id": row[0],
+        "host": row[1],
+        "developer": row[2],
+        "machine": row[3],
+        "session_id": row[4],
+        "agbom_version": int(row[5]),
+        "last_seen": row[6],
+        "components": {
+            "skill": int(row[7]),
+            "mcp_server": int(row[8]),
+            "model": int(row[9]),
+            "a2a_peer": int(row[10]),
+        },
+        "unapproved": int(row[11]),
+        "last_decision": _last_decision(row[12]),
+    }
+
+
+def list_fleet_agents(
+    run: Run, sql: FleetSql, now: str, *, host: Any, search: Any, unapproved: Any, limit: Any,
+    offset: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """:meth:`fleet_agents` over a backend's ``run``."""
+    checked_host, text = check_host(host), check_search(search)
+    if unapproved not in (None, True, False):
+        raise StoreValueError("unapproved must be true or false")
+    size, start = check_page(limit, offset)
+    params = {
+        "type": None,
+        "host": checked_host,
+        "agent": None,
+        "search": None if text is None else _like(text),
+        "unapproved": 1 if unapproved else None,
+        "now": now,
+        "limit": size,
+        "offset": start,
+    }
+    rows = run(sql.agent_list, params)
+    return page(rows, 13, size, start, "agents", fleet_agent_row)
+
+
+def list_agent_components(run: Run, sql: FleetSql, now: str, agent_id: Any) -> list[Any]:
+    """The fleet components of one agent's latest accepted AgBOM, with their status
+    (:meth:`fleet_agent_components`): at most :data:`MAX_LIMIT` rows."""
+    params = {
+        "type": None,
+        "rank": None,
+        "search": None,
+        "host": None,
+        "agent": check_agent(agent_id),
+        "now": now,
+        "limit": MAX_LIMIT,
+        "offset": 0,
+    }
+    return [component_row(r) for r in run(sql.scan_components, params)]
+
+
+Load = Callable[[str, int], Any]
+"""A backend's way to read one stored version's document (None when it is gone)."""
+
+
+def _summary(component: Any) -> dict[str, Any]:
+    digest = component.digest
+    return {
+        "id": component.id,
+        "type": component.type.value,
+        "name": component.get("name"),
+        "version": component.version,
+        "digest": f"{digest[0]}:{digest[1]}" if digest else None,
+    }
+
+
+def _fields(before: Any, after: Any) -> list[dict[str, Any]]:
+    """The version and digest changes of one component under the same id, of any type
+    (compute_diff flags those of skills, tools and MCP servers only; a model's matters here)."""
+    out = []
+    if before.version != after.version:
+        out.append({"field": "version", "old": before.version, "new": after.version})
+    digests = [_summary(c)["digest"] for c in (before, after)]
+    if digests[0] != digests[1]:
+        out.append({"field": "digest", "old": digests[0], "new": digests[1]})
+    return out
+
+
+def version_changes(before: Any, after: Any) -> dict[str, Any]:
+    """What changed from the stored document ``before`` to ``after``: components added,
+    removed, and changed (with each version or digest change), each list cut at
+    :data:`MAX_DIFF_ROWS` with its whole count beside it; ``error`` when one no longer loads."""
+    from agbom.errors import AgbomError
+    from agbom.inventory import AgBOM, compute_diff
+
+    try:
+        old = AgBOM.from_document(dict(before), source="stored AgBOM")
+        new = AgBOM.from_document(dict(after), source="stored AgBOM")
+    except (AgbomError, ValueError, TypeError) as exc:
+        return {"error": f"a stored version no longer loads: {str(exc)[:200]}"}
+    diff = compute_diff(old, new)
+    removed = [old.components[cid] for cid in diff.removed]
+    changed = [{**_summary(c), "fields": _fields(old.components[c.id], c)} for c in diff.changed]
+    return {
+        "added": [_summary(c) for c in diff.added[:MAX_DIFF_ROWS]],
+        "added_count": len(diff.added),
+        "removed": [_summary(c) for c in removed[:MAX_DIFF_ROWS]],
+        "removed_count": len(removed),
+        "changed": changed[:MAX_DIFF_ROWS],
+        "changed_count": len(changed),
+        "header_changed": diff.header is not None,
+    }
+
+
+def list_agent_versions(
+    run: Run, sql: FleetSql, load: Load, agent_id: Any, limit: Any, offset: Any
+) -> dict[str, Any]:
+    """:meth:`fleet_agent_versions` over a backend's ``run`` and ``load``: a page of the
+    agent's AgBOM versions, newest first, each diffed against the accepted version in use
+    when it came (``base``; None for the agent's first)."""
+    agent = check_agent(agent_id)
+    size = DEFAULT_VERSIONS_PAGE if limit is None else limit
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_VERSIONS_PAGE:
+        raise StoreValueError(f"limit must be a whole number from 1 to {MAX_VERSIONS_PAGE}")
+    size, start = check_page(size, offset)
+    rows = run(sql.versions, {"agent": agent, "limit": size, "offset": start})
+    documents: dict[tuple[str, int], Any] = {}
+
+    def document(session_id: str, version: int) -> Any:
+        key = (session_id, version)
+        if key not in documents:
+            documents[key] = load(session_id, version)
+        return documents[key]
+
+    out = []
+    for row in rows:
+        entry: dict[str, Any] = {
+            "session_id": row[0],
+            "version": int(row[1]),
+            "created_at": row[2],
+            "accepted": bool(row[3]),
+            "agbom_hash": row[4],
+            "base": None,
+            "changes": None,
+        }
+        after = document(row[0], int(row[1]))
+        if row[5] is not None:
+            entry["base"] = {"session_id": row[5], "version": int(row[6])}
+            before = document(row[5], int(row[6]))
+            if before is not None and after is not None:
+                entry["changes"] = version_changes(before, after)
+        elif after is not None:
+            entry["changes"] = version_changes({"components": []} | _header(after), after)
+        out.append(entry)
+    total = int(rows[0][7]) if rows else (0 if start == 0 else None)
+    return {"agent_id": agent, "total": total, "limit": size, "offset": start, "versions": out}
+
+
+def _header(document: Any) -> dict[str, Any]:
+    """``document`` without its components: the first version's diff is all additions."""
+    return {k: v for k, v in dict(document).items() if k != "components"}
+
+
+class FleetReads:
+    """The fleet's agent calls of a store (:meth:`fleet_agents`, :meth:`fleet_agent_components`,
+    :meth:`fleet_agent_versions`), over what a backend gives: its statements
+    (``_fleet_sql``), its way to run one (``_fleet_rows``, which holds whatever lock or
+    error translation the backend needs), its clock (``_fleet_now``) and ``agbom_version``."""
+
+    _fleet_sql: FleetSql
+
+    def _fleet_rows(self, sql: str, params: dict[str, Any]) -> Sequence[Sequence[Any]]:
+        raise NotImplementedError
+
+    def _fleet_now(self) -> str:
+        raise NotImplementedError
+
+    def _fleet_document(self, session_id: str, version: int) -> Any:
+        record = self.agbom_version(session_id, version)  # type: ignore[attr-defined]
+        return None if record is None else record["document"]
+
+    def fleet_agents(
+        self,
+        *,
+        host: str | None = None,
+        search: str | None = None,
+        unapproved: bool | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """The agents of the fleet and what their latest AgBOMs hold."""
+        return list_fleet_agents(
+            self._fleet_rows, self._fleet_sql, self._fleet_now(), host=host, search=search,
+            unapproved=unapproved, limit=limit, offset=offset,
+        )  # fmt: skip
+
+    def fleet_agent_components(self, agent_id: str) -> list[dict[str, Any]]:
+        """The fleet components of one agent's latest accepted AgBOM, with their status."""
+        return list_agent_components(self._fleet_rows, self._fleet_sql, self._fleet_now(), agent_id)
+
+    def fleet_agent_versions(
+        self, agent_id: str, *, limit: int | None = None, offset: int | None = None
+    ) -> dict[str, Any]:
+        """A page of one agent's AgBOM versions, newest first, each with its diff."""
+        return list_agent_versions(
+            self._fleet_rows, self._fleet_sql, self._fleet_document, agent_id, limit, offset
+        )
 
 
 CHART_DAYS = 30

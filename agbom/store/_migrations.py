@@ -353,6 +353,8 @@ _V13: list[Step] = [
         pins_alike INTEGER NOT NULL,
         pin_id TEXT,
         pin_name TEXT,
+        developers INTEGER NOT NULL,
+        hosts INTEGER NOT NULL,
         PRIMARY KEY (type, ref_key, release_key)
     )""",
     # The list's order, walked by a page.

@@ -561,9 +561,11 @@ class InventoryStore(Protocol):
         search: str | None = None,
         limit: int | None = None,
         offset: int | None = None,
+        host: str | None = None,
     ) -> dict[str, Any]:
         """One page of the distinct components of every agent's latest accepted AgBOM
-        (:mod:`agbom.store._fleet_logic`): ``{"total", "limit", "offset", "components"}``."""
+        (:mod:`agbom.store._fleet_logic`): ``{"total", "limit", "offset", "components"}``.
+        ``host``: only the agents of that host platform (``cursor``, ``claude-code``)."""
         ...
 
     def fleet_component_agents(
@@ -582,6 +584,32 @@ class InventoryStore(Protocol):
     def fleet_charts(self, now: datetime | None = None) -> dict[str, Any]:
         """The overview's charts: ``{"components_by_status": [{"status", "count"}],
         "pending_by_day": [{"day", "pending"}]}`` (:mod:`agbom.store._fleet_logic`)."""
+        ...
+
+    def fleet_agents(
+        self,
+        *,
+        host: str | None = None,
+        search: str | None = None,
+        unapproved: bool | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
+        """One page of the agents with an accepted AgBOM, one per developer, machine and
+        host platform: what the latest holds by type, how much is not approved, the last
+        decision of its session. ``{"total", "limit", "offset", "agents"}``."""
+        ...
+
+    def fleet_agent_components(self, agent_id: str) -> list[dict[str, Any]]:
+        """The fleet components of one agent's latest accepted AgBOM, with their status."""
+        ...
+
+    def fleet_agent_versions(
+        self, agent_id: str, *, limit: int | None = None, offset: int | None = None
+    ) -> dict[str, Any]:
+        """A page of one agent's AgBOM versions, newest first, each diffed against the
+        accepted version in use when it came: ``{"agent_id", "total", "limit", "offset",
+        "versions"}``."""
         ...
 
 

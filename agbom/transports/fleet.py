@@ -1,8 +1,11 @@
-"""``GET /v1/fleet/components`` and ``GET /v1/fleet/components/agents``: the distinct
-components of every agent's latest accepted AgBOM, and the agents that use one of them;
-``GET /v1/fleet/charts``: the numbers of the Overview page's charts (docs/api.md; the
-store's queries are :mod:`agbom.store._fleet_logic`); ``GET /v1/servers/queue``: the
-fleet's MCP servers that wait for a decision (:mod:`agbom.review.server_queue`).
+"""The fleet routes (docs/api.md; the store's queries are :mod:`agbom.store._fleet_logic`):
+``GET /v1/fleet/components`` and ``/v1/fleet/components/agents``, the distinct components of
+every agent's latest accepted AgBOM and the agents that use one of them;
+``GET /v1/fleet/agents``, one row per agent, with ``/v1/fleet/agents/components`` (what one
+runs now) and ``/v1/fleet/agents/versions`` (its AgBOM timeline with diffs);
+``GET /v1/fleet/advisories``, the components a ``serve --osv`` advisory names;
+``GET /v1/fleet/charts``, the numbers of the Overview page's charts; ``GET /v1/servers/queue``,
+the fleet's MCP servers that wait for a decision (:mod:`agbom.review.server_queue`).
 
 Filters and pages are checked here for their form (a page size that is not a number) and by
 the store for their values; either refusal is a 400 with the reason, through the app's one
@@ -29,10 +32,14 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from agbom.store import Store
-from agbom.store._fleet_logic import MAX_PAGE, check_page
+from agbom.store._fleet_logic import MAX_PAGE, MAX_VERSIONS_PAGE, check_page
 
 COMPONENTS_PATH = "/v1/fleet/components"
 AGENTS_PATH = "/v1/fleet/components/agents"
+FLEET_AGENTS_PATH = "/v1/fleet/agents"
+AGENT_COMPONENTS_PATH = "/v1/fleet/agents/components"
+AGENT_VERSIONS_PATH = "/v1/fleet/agents/versions"
+ADVISORIES_PATH = "/v1/fleet/advisories"
 CHARTS_PATH = "/v1/fleet/charts"
 SERVER_QUEUE_PATH = "/v1/servers/queue"
 
@@ -62,12 +69,27 @@ def _number(request: Request, name: str) -> int | None:
     return int(text)
 
 
+class _NotConfigured(Exception):
+    pass
+
+
+def _flag(query: Any, name: str) -> bool | None:
+    text = query.get(name)
+    if text is None:
+        return None
+    if text not in ("true", "false"):
+        raise _BadQuery(name, f"{name} must be true or false")
+    return bool(text == "true")
+
+
 def fleet_routes(
     store: Callable[[], Store],
     authorized: Callable[[Request], bool],
     unauthorized: Callable[[], Response],
+    advisories: Callable[[], Any] | None = None,
 ) -> list[BaseRoute]:
-    """The two routes, reading ``store()`` with the read API's token check."""
+    """The fleet routes, reading ``store()`` with the read API's token check; ``advisories``
+    gives the loaded ``serve --osv`` export (None: the advisories route answers 404)."""
 
     reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agbom-fleet")
     handle: list[Store] = []
@@ -101,6 +123,9 @@ def fleet_routes(
                 )
             except _BadQuery as exc:
                 return _bad(exc.field, str(exc))
+            except _NotConfigured:
+                body = {"error": "not_configured", "message": "serve was started without --osv"}
+                return Response(orjson.dumps(body), status_code=404, media_type="application/json")
             finally:
                 waiting[0] -= 1
             return Response(orjson.dumps(data), media_type="application/json")
@@ -114,6 +139,7 @@ def fleet_routes(
             search=query.get("search"),
             limit=limit,
             offset=offset,
+            host=query.get("host"),
         )
 
     def agents(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
@@ -136,9 +162,43 @@ def fleet_routes(
         size, start = check_page(limit, offset)  # the fleet's bounds: a 400 past them
         return server_queue(db, pending_only=which == "true", limit=size, offset=start)
 
+    def agent_named(query: Any) -> str:
+        if "agent_id" not in query:
+            raise _BadQuery("agent_id", "agent_id is required: the agent's, as the list gives it")
+        return str(query["agent_id"])
+
+    def fleet_agents(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
+        return db.fleet_agents(
+            host=query.get("host"),
+            search=query.get("search"),
+            unapproved=_flag(query, "unapproved"),
+            limit=limit,
+            offset=offset,
+        )
+
+    def agent_components(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
+        agent_id = agent_named(query)
+        return {"agent_id": agent_id, "components": db.fleet_agent_components(agent_id)}
+
+    def agent_versions(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
+        if limit is not None and limit > MAX_VERSIONS_PAGE:
+            raise _BadQuery("limit", f"limit must be a whole number from 1 to {MAX_VERSIONS_PAGE}")
+        return db.fleet_agent_versions(agent_named(query), limit=limit, offset=offset)
+
+    def fleet_advisories(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:
+        from agbom.advisories.fleet import fleet_advisories as listed
+
+        if advisories is None:
+            raise _NotConfigured
+        return listed(db, advisories(), severity=query.get("severity"), limit=limit, offset=offset)
+
     return [
         route(AGENTS_PATH, agents),
         route(COMPONENTS_PATH, components),
         route(CHARTS_PATH, charts),
         route(SERVER_QUEUE_PATH, servers),
+        route(AGENT_COMPONENTS_PATH, agent_components),
+        route(AGENT_VERSIONS_PATH, agent_versions),
+        route(FLEET_AGENTS_PATH, fleet_agents),
+        route(ADVISORIES_PATH, fleet_advisories),
     ]

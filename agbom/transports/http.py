@@ -301,6 +301,7 @@ def create_app(
     published_keys: Mapping[str, Any] | None = None,
     hook_token: str | None = None,
     project_skills: ProjectSkills | None = None,
+    advisories: Callable[[], Any] | None = None,
 ) -> Any:
     """Build the ASGI app around where decisions are made (this process or its own).
 
@@ -308,7 +309,8 @@ def create_app(
     names the rule packs whose bans the OPA bundle carries (agbom/transports/bundle.py).
     ``hook_token`` makes ``/hooks/*`` require that bearer token; ``project_skills`` reads the
     skill a Claude Code event names from this server's disk, off the loop
-    (agbom/adapters/project_skills.py).
+    (agbom/adapters/project_skills.py). ``advisories`` gives the ``serve --osv`` export for
+    ``GET /v1/fleet/advisories`` (agbom/advisories/fleet.py).
 
     ``policy`` defaults to a server on 127.0.0.1:8787 (``agbom serve``'s defaults).
     """
@@ -500,7 +502,7 @@ def create_app(
         bundle_route(bundles, authorized, unauthorized),
         openapi_route(),
         keys_route(published_keys),  # GET /v1/keys: the public signing keys
-        *fleet_routes(lambda: decisions.store, authorized, unauthorized),
+        *fleet_routes(lambda: decisions.store, authorized, unauthorized, advisories),
     ]
     if review is not None:
         from agbom.review.app import review_mount, root_redirect
@@ -651,6 +653,7 @@ def serve_http(
     on_stop: Callable[[], None] | None = None,
     hook_token: str | None = None,
     project_skills: ProjectSkills | None = None,
+    advisories: Callable[[], Any] | None = None,
 ) -> None:
     """Run the app with uvicorn (uvloop + httptools when installed).
 
@@ -689,6 +692,7 @@ def serve_http(
         published_keys=published_keys,
         hook_token=hook_token,
         project_skills=project_skills,
+        advisories=advisories,
     )
     # No proxy-header rewriting (agbom is not behind a proxy by default; a deployment that is
     # should terminate there), no per-response Server/Date headers (less work per decision),

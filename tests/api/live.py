@@ -18,6 +18,17 @@ from tests.transports.served import Served
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "api-token-0123456789abcdef"
+OSV = REPO / "tests" / "advisories" / "fixtures" / "osv"
+FLEET_AGENT = "claude-code/alice@laptop"
+VULNERABLE_SERVER = {
+    "id": "mcp-acme-fs",
+    "type": "mcp_server",
+    "name": "acme-filesystem",
+    "version": "1.4.1",
+    "endpoint": None,
+    "tools": [],
+    "purl": "pkg:npm/%40acme/mcp-filesystem@1.4.1",
+}
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
@@ -45,6 +56,16 @@ def seed_store(db: Path) -> None:
             store.save_agbom_version(
                 session, agent_id=agent, document=document, agbom_hash=agbom.agbom_hash
             )
+        # an agent named as the hooks name one, running a server an advisory of OSV (below)
+        # names: the fleet's agents, timeline and advisories answer with rows
+        named = {**document, "agent": {"id": FLEET_AGENT}}
+        named["components"] = sorted(
+            [*document["components"], VULNERABLE_SERVER], key=lambda c: str(c["id"])
+        )
+        store.save_agbom_version(
+            "s3", agent_id=FLEET_AGENT, document=named, agbom_hash=AgBOM.from_document(
+                named, source="seed").agbom_hash,
+        )  # fmt: skip
 
 
 def seeded_server(folder: Path) -> Served:
@@ -55,7 +76,7 @@ def seeded_server(folder: Path) -> Served:
     return Served(
         db=folder / "s.db",
         log=folder / "serve.log",
-        extra=["--api-token-file", str(folder / "token")],
+        extra=["--api-token-file", str(folder / "token"), "--osv", str(OSV)],
     ).start()
 
 

@@ -47,7 +47,8 @@ def test_table(fleet: str) -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.decode().splitlines()
     assert lines[0].split() == [
-        "TYPE", "REF", "VERSION", "NAME", "PURL", "AGENTS", "FIRST_SEEN", "LAST_SEEN", "STATUS",
+        "TYPE", "REF", "VERSION", "NAME", "PURL", "AGENTS", "DEVELOPERS", "HOSTS", "FIRST_SEEN",
+        "LAST_SEEN", "STATUS",
     ]  # fmt: skip
     assert len(lines) == 1 + len(EXPECTED)
     github = next(line for line in lines if GITHUB_KEY[1] in line).split()
@@ -74,6 +75,21 @@ def test_csv_with_filters_and_formula_cells(fleet: str, store_factory: Any) -> N
     ]
 
 
+def test_by_host_platform_with_developers(store_factory: Any, store_location: str) -> None:
+    from tests import fleet_agents_data
+
+    fleet_agents_data.build(store_factory())
+    done = fleet_cli(store_location, "--format", "csv", "--host", "cursor")
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout.decode())))
+    assert [(r["name"], r["agents"], r["developers"], r["hosts"]) for r in rows] == [
+        ("deploy", "1", "1", "1")
+    ]
+    every = orjson.loads(fleet_cli(store_location, "--format", "json").stdout)
+    github = next(r for r in every if r["name"] == "github" and r["version"] == "0.6.2")
+    assert (github["agents"], github["developers"]) == (1, 0)  # the nameless agent's
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
@@ -85,6 +101,8 @@ def test_csv_with_filters_and_formula_cells(fleet: str, store_factory: Any) -> N
         (["--fleet", "--format", "xml"], "--format"),
         (["--status", "approved"], "needs --fleet"),
         (["--search", "x"], "needs --fleet"),
+        (["--host", "cursor"], "needs --fleet"),
+        (["--fleet", "--host", "cursor/x"], "host must be"),
     ],
 )
 def test_usage_errors_exit_2(tmp_path: Path, args: list[str], says: str) -> None:

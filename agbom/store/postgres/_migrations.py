@@ -276,6 +276,8 @@ _V7: list[str] = [
         pins_alike INTEGER NOT NULL,
         pin_id {_ID},
         pin_name {_ID},
+        developers INTEGER NOT NULL,
+        hosts INTEGER NOT NULL,
         PRIMARY KEY (type, ref_key, release_key)
     )""",
     "CREATE INDEX fleet_summary_by_name ON fleet_summary (type, name, ref, release_key)",

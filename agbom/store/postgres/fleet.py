@@ -21,6 +21,7 @@ FLEET = fleet.fleet_sql(
     tiebreak="id",
     collate=' COLLATE "C"',
     pyformat=True,
+    position="strpos",
 )
 
 REFRESH_LOCK = "agbom:fleet-summary"

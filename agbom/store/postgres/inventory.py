@@ -87,7 +87,7 @@ def refresh_fleet(conn: Connection, agent_id: str | None) -> None:
         fleet.refresh_agent(conn.execute, _FLEET, agent_id)
 
 
-class InventoryMixin(PostgresBase):
+class InventoryMixin(fleet.FleetReads, PostgresBase):
     """The :class:`~agbom.store.interface.InventoryStore` part of the PostgreSQL store."""
 
     def release_session(self, session_id: str) -> None:
@@ -216,9 +216,10 @@ class InventoryMixin(PostgresBase):
         search: str | None = None,
         limit: int | None = None,
         offset: int | None = None,
+        host: str | None = None,
     ) -> dict[str, Any]:
         """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
-        filters = {"type": type, "status": status, "search": search}
+        filters = {"type": type, "status": status, "search": search, "host": host}
         return fleet.list_components(
             self._fleet_rows, _FLEET, stamp(None), **filters, limit=limit, offset=offset
         )
@@ -247,3 +248,8 @@ class InventoryMixin(PostgresBase):
         """The agents whose latest AgBOM holds one fleet component."""
         component = (type, ref, version)
         return fleet.list_agents(self._fleet_rows, _FLEET, stamp(None), component, limit, offset)
+
+    _fleet_sql = _FLEET
+
+    def _fleet_now(self) -> str:
+        return stamp(None)

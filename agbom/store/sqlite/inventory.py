@@ -41,7 +41,7 @@ recently saved sessions are forgotten, and their next version is compared with t
 database's copy instead."""
 
 
-class InventoryMixin(SqliteBase):
+class InventoryMixin(fleet.FleetReads, SqliteBase):
     """AgBOM versions and the fleet index (:class:`~agbom.store.interface.InventoryStore`)."""
 
     def release_session(self, session_id: str) -> None:
@@ -248,13 +248,15 @@ class InventoryMixin(SqliteBase):
         search: str | None = None,
         limit: int | None = None,
         offset: int | None = None,
+        host: str | None = None,
     ) -> dict[str, Any]:
         """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
-        filters = {"type": type, "status": status, "search": search}
+        filters = {"type": type, "status": status, "search": search, "host": host}
         return fleet.list_components(
             self._fleet_rows, _FLEET, _stamp(None), **filters, limit=limit, offset=offset
         )
 
+    @_guarded
     def _fleet_rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         return self._require().execute(sql, params).fetchall()
 
@@ -276,3 +278,8 @@ class InventoryMixin(SqliteBase):
         """The agents whose latest AgBOM holds one fleet component."""
         component = (type, ref, version)
         return fleet.list_agents(self._fleet_rows, _FLEET, _stamp(None), component, limit, offset)
+
+    _fleet_sql = _FLEET
+
+    def _fleet_now(self) -> str:
+        return _stamp(None)
