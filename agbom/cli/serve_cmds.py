@@ -285,10 +285,19 @@ def serve(
         None,
         "--skill-signers",
         metavar="FILE",
-        help="Verify the OMS signature (skill.oms.sig) a skill registration carries against "
+        help="Verify the OMS signature (skill.oms.sig) or Sigstore bundle "
+        "(skill.sigstore.json, with --sigstore-trust-root) a skill registration carries against "
         "the signers in FILE: a failing one is denied, a load whose signature no longer "
         "verifies is denied, and skills of the signers FILE lists under auto_approve are "
         "approved on registration (docs/skills.md). Read again when it changes.",
+    ),
+    sigstore_trust_root: Path | None = typer.Option(
+        None,
+        "--sigstore-trust-root",
+        metavar="FILE",
+        help="A Sigstore trusted_root.json: verify the Sigstore bundle (skill.sigstore.json, "
+        "over agbom's digest) a skill registration carries offline against it and the "
+        "sigstore signers of --skill-signers. Without it a carried bundle is unchecked.",
     ),
     vex: list[Path] | None = typer.Option(
         None,
@@ -368,6 +377,7 @@ def serve(
         lock_path=None if lock is None else str(lock.absolute()),
         vex_paths=_vex_paths(vex, osv),
         skill_signers_path=_skill_signers(skill_signers),
+        sigstore_trust_root_path=_sigstore_trust_root(sigstore_trust_root, skill_signers),
         public_url=_public_url(public_url),
         require_signatures=require_signatures,
         strict_inventory=strict_inventory,
@@ -418,6 +428,8 @@ def serve(
             review.advisory_files = advisory_files
         if review is not None and config.skill_signers_path is not None:
             review.skill_signers_path = Path(config.skill_signers_path)
+            if config.sigstore_trust_root_path is not None:
+                review.sigstore_trust_root_path = Path(config.sigstore_trust_root_path)
         loaded = [signals]  # this process's copy; dropped when a decision process loads its own
 
         def factory(transport: str = "http", *, observed: bool = True) -> Any:
@@ -669,6 +681,27 @@ def _skill_signers(path: Path | None) -> str | None:
         typer.echo(f"agbom: error: --skill-signers needs the model-signing library: pip "
                    f"install '{EXTRA}'", err=True)  # fmt: skip
         raise typer.Exit(2)
+    return str(path.absolute())
+
+
+def _sigstore_trust_root(path: Path | None, signers: Path | None) -> str | None:
+    """``--sigstore-trust-root`` as an absolute path, loaded now (a bad file exits 2)."""
+    if path is None:
+        return None
+    if signers is None:
+        typer.echo("agbom: error: --sigstore-trust-root needs --skill-signers", err=True)
+        raise typer.Exit(2)
+    from agbom.scan.skill_sigstore import TrustRootError, check_trust_root, sigstore_available
+
+    if not sigstore_available():
+        typer.echo("agbom: error: --sigstore-trust-root needs the sigstore library: pip "
+                   "install 'agbom[signatures]'", err=True)  # fmt: skip
+        raise typer.Exit(2)
+    try:
+        check_trust_root(path)
+    except TrustRootError as exc:
+        typer.echo(f"agbom: error: --sigstore-trust-root {visible(exc.diagnostics())}", err=True)
+        raise typer.Exit(2) from None
     return str(path.absolute())
 
 

@@ -76,9 +76,13 @@ class GuardianConfig:
     lock_path: str | None = None
     # VEX documents (serve --vex, docs/vex.md): statements that suppress OSV matches.
     vex_paths: tuple[str, ...] = ()
-    # Signed skills (serve --skill-signers, guardian/skill_trust.py): whose OMS signatures
-    # verify, whether one is required, and which signers' skills are approved on sight.
+    # Signed skills (serve --skill-signers, guardian/skill_trust.py): whose OMS signatures and
+    # Sigstore bundles verify, whether one is required, and which signers' skills are
+    # approved on sight.
     skill_signers_path: str | None = None
+    # serve --sigstore-trust-root: the trusted_root.json skill.sigstore.json bundles verify
+    # against (offline); None: a carried bundle is unchecked, never signed.
+    sigstore_trust_root_path: str | None = None
     # The review page's public address (serve --public-url): skill denials link to the pair.
     public_url: str | None = None
     # Runtime packs (serve --pack, guardian/runtime_pack.py): shipped names or pack files,

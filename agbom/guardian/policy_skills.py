@@ -220,7 +220,8 @@ class SkillPolicies(PolicyBase):
         )
 
         store = self.g.store
-        trust = signers_of(self.g.config.skill_signers_path)
+        config = self.g.config
+        trust = signers_of(config.skill_signers_path, config.sigstore_trust_root_path)
         if trust is None:
             return
         said = signature_of(definition.get("body"), digest, trust)
@@ -267,7 +268,7 @@ class SkillPolicies(PolicyBase):
 
         denied = signer_denial(self.g.store, record.skill_id, record.digest,
                                record.required_signer, self.g.config.skill_signers_path,
-                               body)  # fmt: skip
+                               body, self.g.config.sigstore_trust_root_path)  # fmt: skip
         if denied is not None:
             collector.denials.append(
                 Decision.deny(
@@ -479,7 +480,7 @@ class SkillPolicies(PolicyBase):
             from agbom.guardian.skill_trust import shown as in_words
             from agbom.guardian.skill_trust import signers_of, stored_signature
 
-            trust = signers_of(config.skill_signers_path)
+            trust = signers_of(config.skill_signers_path, config.sigstore_trust_root_path)
             said = stored_signature(store, skill_id, digest, trust) if trust is not None else None
             if said is not None and said.get("status") != "signed":
                 # Judged again now: a signer dropped from the signers file, or a signature

@@ -105,6 +105,7 @@ class ReviewConfig:
     osv_path: Path | None = None  # serve --osv: the skill page's findings include advisories
     vex_paths: tuple[Path, ...] = ()  # serve --vex: statements that suppress those findings
     skill_signers_path: Path | None = None  # serve --skill-signers: who signed, and whether
+    sigstore_trust_root_path: Path | None = None  # serve --sigstore-trust-root
     # serve --osv's loaded export, shared with GET /v1/fleet/advisories (one copy in memory);
     # None: the page loads its own from osv_path
     advisory_files: Any = None
@@ -602,7 +603,8 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             return None
         from agbom.guardian.skill_trust import signers_of, stored_signature
 
-        trust = signers_of(str(config.skill_signers_path))
+        root = config.sigstore_trust_root_path
+        trust = signers_of(str(config.skill_signers_path), None if root is None else str(root))
         if trust is None:
             return None
         return stored_signature(db, record.skill_id, record.digest, trust)
