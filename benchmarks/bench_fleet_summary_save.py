@@ -6,10 +6,12 @@ saves each agent's AgBOM again in a new session, in rounds of ``--agents`` // 4 
 alternately with the summary's refresh turned off and on (the same process, the same
 store, the same load): the figure is the ratio of the two per-save medians. With the
 refresh off the summary goes stale; the next round with it on brings every agent it saves
-back, so both rounds write what a save writes.
+back, so both rounds write what a save writes. Each save draws new components (the worst
+case: about 80 components change holders), or with ``--same`` sends the agent's components
+of the fill again (the common case: a new session of the same agent).
 
 Run: ``python benchmarks/bench_fleet_summary_save.py [--agents N] [--per-agent N]
-[--pool N] [--rounds N] [--db LOCATION]`` (a new SQLite file by default; a
+[--pool N] [--rounds N] [--same] [--db LOCATION]`` (a new SQLite file by default; a
 ``postgresql://`` location for PostgreSQL).
 """
 
@@ -47,7 +49,8 @@ def saves(store: Store, args: argparse.Namespace, rng: random.Random, tag: str, 
     try:
         start = time.perf_counter()
         for a in range(count):
-            picked = sorted(set(rng.sample(range(args.pool), args.per_agent - 1)) | {2})
+            draw = random.Random(a) if args.same else rng
+            picked = sorted(set(draw.sample(range(args.pool), args.per_agent - 1)) | {2})
             document = {"agent": {"id": f"agent-{a}"}, "components": [component(i) for i in picked]}
             store.save_agbom_version(
                 f"s-{tag}-{a}", agent_id=f"agent-{a}", document=document,
@@ -64,6 +67,7 @@ def main() -> None:
     parser.add_argument("--per-agent", type=int, default=40)
     parser.add_argument("--pool", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--same", action="store_true", help="each agent sends its components again")
     parser.add_argument("--db", default=None, help="a store location (default: a new SQLite file)")
     args = parser.parse_args()
     location = args.db
@@ -81,7 +85,8 @@ def main() -> None:
                 at += timedelta(hours=1)
                 runs[refresh].append(saves(store, args, rng, f"{n}-{refresh}", at, count, refresh))
         off, on = statistics.median(runs[False]), statistics.median(runs[True])
-        print(f"store {store.location}: {args.agents} agents x {args.per_agent} components")
+        kind = "the same components again" if args.same else "new components"
+        print(f"store {store.location}: {args.agents} agents x {args.per_agent} components, {kind}")
         print(f"save without the refresh (anchor)  {off:8.1f} ms   1.00x   {runs[False]}")
         print(f"save with the refresh              {on:8.1f} ms {on / off:6.2f}x   {runs[True]}")
 

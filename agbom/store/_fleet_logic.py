@@ -17,6 +17,7 @@ filters, order and page) is this module's text, run alike on both.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -393,20 +394,41 @@ FROM fleet_held {{where}} GROUP BY {_KEY}"""
 
 _DIRTY = f"({_KEY}) IN (SELECT {_KEY} FROM fleet_dirty)"
 
-_REFRESH = (
-    f"INSERT INTO fleet_dirty ({_KEY}) SELECT DISTINCT {_KEY} FROM fleet_held "
-    "WHERE agent_id = :agent",
-    "DELETE FROM fleet_held WHERE agent_id = :agent",
-    _fill_held(_ONE_AGENT),
-    f"INSERT INTO fleet_dirty ({_KEY}) SELECT DISTINCT {_KEY} FROM fleet_held "
-    "WHERE agent_id = :agent",
+# One agent's refresh, in its save's transaction (refresh_agent): its rows of fleet_held
+# are read, replaced by those of its latest accepted version, and read again; a component
+# whose holders or whose rows' identity changed is recomputed from its holders (gone when
+# none is left), and one the agent held before and holds now, alike, has its first and last
+# seen moved where that is exact (else it is recomputed too).
+_IDENTITY = "component_id, name, ref, release, purl, digest_alg, digest_value"
+_HELD_OF_AGENT = (
+    f"SELECT {_KEY}, {_IDENTITY}, first_seen, seen_at FROM fleet_held WHERE agent_id = :agent"
+)
+_SEEN_OF_AGENT = (
+    f"SELECT {_KEY}, first_seen, last_seen, agents FROM fleet_summary WHERE ({_KEY}) IN "
+    f"(SELECT {_KEY} FROM fleet_held WHERE agent_id = :agent)"
+)
+_PK = "type = :type AND ref_key = :ref_key AND release_key = :release_key"
+_MOVE_SEEN = (
+    f"UPDATE fleet_summary SET first_seen = :first_seen, last_seen = :last_seen WHERE {_PK}"
+)
+_OF_HOLDERS = "FROM fleet_held h WHERE h.type = :type AND h.ref_key = :ref_key AND " + (
+    "h.release_key = :release_key"
+)
+_RESCAN_SEEN = (
+    f"UPDATE fleet_summary SET first_seen = (SELECT MIN(h.first_seen) {_OF_HOLDERS}), "
+    f"last_seen = (SELECT MAX(h.seen_at) {_OF_HOLDERS}) WHERE {_PK}"
+)
+# {json_rows}: the backend's rows ``k`` of the JSON array ``:keys`` (one statement for every
+# dirty component: a round trip each cost PostgreSQL more than the recompute saved).
+_MARK_DIRTY = (
+    f"INSERT INTO fleet_dirty ({_KEY}) SELECT j.k ->> 0, j.k ->> 1, j.k ->> 2 FROM "
+    "({json_rows}) j"
+)
+_RECOMPUTE_DIRTY = (
     f"DELETE FROM fleet_summary WHERE {_DIRTY}",
     _SUMMARIZE.replace("{where}", f"WHERE {_DIRTY}"),
     "DELETE FROM fleet_dirty",
 )
-"""One agent's refresh, in its save's transaction: the components it held and holds now are
-dirty; its rows are replaced; each dirty component's summary is recomputed from its holders
-(gone when none is left)."""
 
 _REBUILD = (
     "DELETE FROM fleet_dirty",
@@ -529,7 +551,14 @@ class FleetSql:
     components: str
     components_of_types: str
     agents: str
-    refresh: tuple[str, ...]
+    held_of_agent: str
+    seen_of_agent: str
+    delete_held: str
+    fill_held: str
+    move_seen: str
+    rescan_seen: str
+    mark_dirty: str
+    recompute_dirty: tuple[str, ...]
     rebuild: tuple[str, ...]
     scan_components: str
     scan_agents: str
@@ -541,15 +570,23 @@ class FleetSql:
 
 
 def fleet_sql(
-    *, held: str, tiebreak: str, collate: str = "", pyformat: bool = False, position: str = "instr"
+    *,
+    held: str,
+    json_rows: str,
+    tiebreak: str,
+    collate: str = "",
+    pyformat: bool = False,
+    position: str = "instr",
 ) -> FleetSql:
-    """The statements with a backend's ``held`` fragment. ``pyformat`` turns the ``:name``
-    placeholders into psycopg's ``%(name)s`` (before the fragment goes in: it may hold a
-    ``::`` cast). ``position``: the function that finds text in text, ``(string, part)``
-    (SQLite's ``instr``, PostgreSQL's ``strpos``)."""
+    """The statements with a backend's ``held`` fragment and ``json_rows`` (rows ``k`` of
+    the JSON array ``:keys``). ``pyformat`` turns the ``:name`` placeholders into psycopg's
+    ``%(name)s`` (before ``held`` goes in: it may hold a ``::`` cast). ``position``: the
+    function that finds text in text, ``(string, part)`` (SQLite's ``instr``, PostgreSQL's
+    ``strpos``)."""
 
     def build(template: str) -> str:
-        text = template.replace("{types}", _TYPES_IN).replace("{ranks}", _RANK_CASE)
+        text = template.replace("{json_rows}", json_rows).replace("{types}", _TYPES_IN)
+        text = text.replace("{ranks}", _RANK_CASE)
         for status in ("approved", "revoked", "unapproved", "unreviewed"):
             text = text.replace("{" + status + "}", str(_RANK[status]))
         text = text.replace("{platform_h}", _platform("h.agent_id"))
@@ -568,7 +605,14 @@ def fleet_sql(
         components=build(_SUMMARY_COMPONENTS.replace("{type_range}", _ANY_TYPE)),
         components_of_types=build(_SUMMARY_COMPONENTS.replace("{type_range}", _SOME_TYPES)),
         agents=build(_SUMMARY_AGENTS),
-        refresh=tuple(build(t) for t in _REFRESH),
+        held_of_agent=build(_HELD_OF_AGENT),
+        seen_of_agent=build(_SEEN_OF_AGENT),
+        delete_held=build("DELETE FROM fleet_held WHERE agent_id = :agent"),
+        fill_held=build(_fill_held(_ONE_AGENT)),
+        move_seen=build(_MOVE_SEEN),
+        rescan_seen=build(_RESCAN_SEEN),
+        mark_dirty=build(_MARK_DIRTY),
+        recompute_dirty=tuple(build(t) for t in _RECOMPUTE_DIRTY),
         rebuild=tuple(build(t) for t in _REBUILD),
         scan_components=build(_COMPONENTS),
         scan_agents=build(_AGENTS),
@@ -586,10 +630,83 @@ Execute = Callable[[str, dict[str, Any]], Any]
 
 def refresh_agent(execute: Execute, sql: FleetSql, agent_id: str) -> None:
     """Bring the summary up to ``agent_id``'s latest accepted AgBOM, in the transaction that
-    saved it (on PostgreSQL under the lock that orders refreshes: see the backend)."""
+    saved it (on PostgreSQL under the lock that orders refreshes: see the backend).
+
+    A component's summary is recomputed from its holders (an index range: every agent's row
+    of a model they all use) only when this agent starts or stops holding it, or its rows of
+    it name it otherwise; else only its first and last seen can move, and they are moved
+    (see :func:`_moved`), or read again from its holders' times where that is not exact."""
     params = {"agent": agent_id}
-    for statement in sql.refresh:
-        execute(statement, params)
+    before = _held_by_key(execute(sql.held_of_agent, params).fetchall())
+    seen = {tuple(r[:3]): (r[3], r[4], int(r[5])) for r in
+            execute(sql.seen_of_agent, params).fetchall()}  # fmt: skip
+    execute(sql.delete_held, params)
+    execute(sql.fill_held, params)
+    after = _held_by_key(execute(sql.held_of_agent, params).fetchall())
+    dirty: list[tuple[Any, ...]] = []
+    for key in before.keys() | after.keys():
+        old, new = before.get(key), after.get(key)
+        named = {"type": key[0], "ref_key": key[1], "release_key": key[2]}
+        if old == new:
+            continue
+        if old is None or new is None or old[0] != new[0] or key not in seen:
+            dirty.append(key)
+            continue
+        moved = _moved(seen[key], old[1:], new[1:])
+        if moved is None:  # its holders' times are read again, nothing else
+            execute(sql.rescan_seen, named)
+        elif moved != seen[key][:2]:
+            execute(sql.move_seen, {**named, "first_seen": moved[0], "last_seen": moved[1]})
+    if dirty:
+        execute(sql.mark_dirty, {"keys": json.dumps(dirty)})
+        for statement in sql.recompute_dirty:
+            execute(statement, {})
+
+
+Held = tuple[list[tuple[Any, ...]], Any, Any]
+"""An agent's rows of one component: their identities (sorted), their least first seen and
+their greatest last seen."""
+
+
+def _held_by_key(rows: Sequence[Sequence[Any]]) -> dict[tuple[Any, ...], Held]:
+    grouped: dict[tuple[Any, ...], list[Sequence[Any]]] = {}
+    for row in rows:
+        grouped.setdefault(tuple(row[:3]), []).append(row)
+    held: dict[tuple[Any, ...], Held] = {}
+    for key, group in grouped.items():
+        identities = sorted((tuple(r[3:10]) for r in group), key=repr)
+        first = [r[10] for r in group]
+        least = None if None in first else min(first)
+        held[key] = (identities, least, max(r[11] for r in group))
+    return held
+
+
+def _moved(summary: tuple[Any, Any, int], old: tuple[Any, Any], new: tuple[Any, Any]) -> Any:
+    """A component's (first seen, last seen) once one holder's least first seen and greatest
+    last seen went from ``old`` to ``new``, the other holders and the rows' identities
+    unchanged (``summary``: the two and the count of holders before); ``None`` where the
+    others' rows must be read (the holder had the extreme and moved it inwards, or a time is
+    missing)."""
+    if summary[2] == 1 and None not in new:
+        return new  # the only holder: its times are the component's
+    first = _extreme(summary[0], old[0], new[0], lambda a, b: a <= b)
+    last = _extreme(summary[1], old[1], new[1], lambda a, b: a >= b)
+    if first is None or last is None:
+        return None
+    return (first, last)
+
+
+def _extreme(current: Any, old: Any, new: Any, beyond: Callable[[Any, Any], bool]) -> Any:
+    """The new MIN (``beyond``: <=) or MAX (>=) of a column over every holder, from its
+    current value and one holder's old and new value, or ``None`` if that takes reading
+    the others."""
+    if current is None or old is None or new is None:
+        return None
+    if beyond(new, current):
+        return new  # at or past every other holder's value
+    if old != current and beyond(current, old):
+        return current  # another holder has the extreme, and this one stays short of it
+    return None
 
 
 def rebuild(execute: Execute, sql: FleetSql) -> None:

@@ -242,3 +242,32 @@ def test_concurrent_saves_by_two_handles(store_factory: Callable[[], Store]) -> 
         for r in first.fleet_components(type="model")["components"]
     }
     assert held[("model-2", "0")] == 20  # every agent of both handles holds component 2
+
+
+def test_resent_agboms_and_new_sessions_with_the_same_components(store: Store) -> None:
+    """The common save: an agent sends the AgBOM it sent last again, in its session or in a
+    new one (a new session moves each component's first seen), sometimes back-dated or in
+    the same instant. Such a save moves first and last seen rather than recomputing the
+    components, and must still answer as the scan, whichever holder had the extreme."""
+    random_fleet(store, 7)
+    rng = random.Random(7)
+    agents = [f"agent-{n}" for n in range(14)]
+    at = T0 + timedelta(days=2)
+    for n in range(60):
+        agent = rng.choice(agents)
+        latest = store.latest_agbom_for_agent(agent)
+        if latest is None:
+            continue
+        session = latest["session_id"] if rng.random() < 0.5 else f"{agent}-new-{n}"
+        at += timedelta(minutes=rng.randrange(0, 2))
+        when = at - timedelta(days=3) if rng.random() < 0.1 else at
+        store.save_agbom_version(
+            session,
+            agent_id=agent,
+            document=latest["document"],
+            agbom_hash=f"sha256:again-{n}",
+            now=when,
+        )
+        if n % 15 == 14:
+            assert_same_as_scan(store)
+    assert assert_same_as_scan(store) > 10

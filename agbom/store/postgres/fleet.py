@@ -18,6 +18,7 @@ FLEET = fleet.fleet_sql(
     "CROSS JOIN LATERAL (SELECT c.first_seen, c.component_id, c.type, c.name, c.version_str "
     "FROM components c WHERE c.session_id = l.session_id AND c.version = l.version "
     "AND c.component_id = (e.value ->> 'id') LIMIT 1) x",
+    json_rows="SELECT value AS k FROM jsonb_array_elements(CAST(:keys AS jsonb))",
     tiebreak="id",
     collate=' COLLATE "C"',
     pyformat=True,

@@ -17,6 +17,7 @@ FLEET = fleet.fleet_sql(
     "AND m.agent_id = l.agent_id AND m.since_version <= l.version "
     "AND (m.until_version IS NULL OR m.until_version > l.version) "
     "LEFT JOIN agbom_components c ON c.key = m.key",
+    json_rows="SELECT value AS k FROM json_each(:keys)",
     tiebreak="rowid",
 )
 
