@@ -16,7 +16,7 @@ import pytest
 
 from agbom.inventory.skill_digest import digest_skill_folder
 from tests.guardian.acs import hello, request
-from tests.transports.served import post, run_cli
+from tests.transports.served import Served, post, run_cli
 
 
 def hello_as(session_id: str, agent_id: str) -> dict[str, Any]:
@@ -221,3 +221,19 @@ def signed_in_page(
             yield page
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def served_to_a_viewer(root: Path) -> Iterator[tuple[Served, str]]:
+    """``agbom serve`` on ``root / "s.db"`` with one reviewer, ``vic``, a viewer; yields the
+    server and vic's token, and stops the server after."""
+    reviewers = root / "reviewers.json"
+    token = add_reviewer(reviewers, "vic", "viewer")
+    server = Served(
+        db=root / "s.db", log=root / "serve.log", extra=["--reviewers-file", str(reviewers)]
+    )
+    server.start()
+    try:
+        yield server, token
+    finally:
+        server.stop()

@@ -16,7 +16,7 @@ import pytest
 from agbom.store import open_store
 from tests import fleet_data
 from tests.fleet_data import EXPECTED
-from tests.review.reviewing import ARTIFACTS, add_reviewer, need_browser, signed_in_page
+from tests.review.reviewing import ARTIFACTS, need_browser, served_to_a_viewer, signed_in_page
 from tests.transports.served import Served
 
 pytestmark = pytest.mark.network
@@ -39,16 +39,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, str
         store.save_agbom_version(
             "s-zed", agent_id="zed", document=fleet_data.doc("zed", *models), agbom_hash="h-zed"
         )
-    reviewers = root / "reviewers.json"
-    token = add_reviewer(reviewers, "vic", "viewer")
-    server = Served(
-        db=root / "s.db", log=root / "serve.log", extra=["--reviewers-file", str(reviewers)]
-    )
-    server.start()
-    try:
-        yield server, token
-    finally:
-        server.stop()
+    with served_to_a_viewer(root) as served:
+        yield served
 
 
 def viewer_page(served: Served, token: str, width: int, failed: list[str]) -> Any:

@@ -14,7 +14,7 @@ import pytest
 
 from agbom.store import open_store
 from tests import fleet_data
-from tests.review.reviewing import ARTIFACTS, add_reviewer, need_browser, signed_in_page
+from tests.review.reviewing import ARTIFACTS, need_browser, served_to_a_viewer, signed_in_page
 from tests.transports.served import Served
 
 pytestmark = pytest.mark.network
@@ -34,16 +34,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, str
             )  # fmt: skip
         store.set_status("queued-3", fleet_data.digest("q3"), "denied", actor="r")
         expected = store.fleet_charts()
-    reviewers = root / "reviewers.json"
-    token = add_reviewer(reviewers, "vic", "viewer")
-    server = Served(
-        db=root / "s.db", log=root / "serve.log", extra=["--reviewers-file", str(reviewers)]
-    )
-    server.start()
-    try:
-        yield server, token, expected
-    finally:
-        server.stop()
+    with served_to_a_viewer(root) as served:
+        yield (*served, expected)
 
 
 def table(page: Any, selector: str) -> list[list[str]]:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from agbom.scan.content import check_text
+from tests.scan.skill_folders import write_skill as _skill
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,16 +39,6 @@ def _scan(root: Path, *extra: str, seed: str = "0") -> tuple[int, dict[str, Any]
     assert proc.returncode in (0, 1, 3), proc.stderr.decode(errors="replace")
     report: dict[str, Any] = json.loads(proc.stdout)
     return proc.returncode, report
-
-
-def _skill(root: Path, name: str, files: dict[str, str], body: str = "See scripts/.\n") -> Path:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: A skill.\n---\n\n{body}")
-    for rel, text in files.items():
-        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(text)
-    return folder
 
 
 def _rules(report: dict[str, Any], skill: str) -> dict[str, str]:

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.scan.skill_folders import write_skill as _skill
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -28,15 +30,6 @@ def _scan(root: Path) -> dict[str, Any]:
     assert proc.returncode in (0, 1), proc.stderr.decode(errors="replace")
     report: dict[str, Any] = json.loads(proc.stdout)
     return report
-
-
-def _skill(root: Path, name: str, files: dict[str, str], body: str = "See scripts/.\n") -> None:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: A skill.\n---\n\n{body}")
-    for rel, text in files.items():
-        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(text)
 
 
 def _found(report: dict[str, Any], skill: str) -> set[tuple[str, str]]:
