@@ -66,6 +66,18 @@ class V:
 UNKNOWN = V()
 
 
+@dataclass(slots=True)
+class CodeReport:
+    """What one file's analysis found: risks (offsets into the text), the places where the
+    script's own arguments reach the network (for a SKILL.md that passes it a credential),
+    and whether the analysis ran over the whole file."""
+
+    risks: list[Risk] = field(default_factory=list)
+    argv_sent: list[tuple[int, int]] = field(default_factory=list)
+    complete: bool = True
+    parsed: bool = True
+
+
 def merge(*values: V) -> V:
     """What a value computed from ``values`` carries when nothing more is known: their
     flows."""
@@ -284,6 +296,19 @@ def argv_text(items: Sequence[V], variables: dict[str, tuple[str, frozenset[Flow
             variables[name] = (shown, deep_flows(item))
             words.append(f'"${name}"')
     return " ".join(words)
+
+
+def judge_shell(
+    text: str, variables: dict[str, tuple[str, frozenset[Flow]]]
+) -> tuple[list[Risk], frozenset[Flow]]:
+    """The risks and behaviours the shell analysis finds in a command line an analyser
+    built (``variables``: see :func:`shell_text`), and the flows of what it prints."""
+    from agbom.analysis.shell import analyse_with
+    from agbom.analysis.shell_behaviours import behaviours
+    from agbom.analysis.shell_risks import risks
+
+    analysis = analyse_with(text, variables, SHELL_LIMITS)
+    return [*risks(analysis), *behaviours(analysis)], analysis.output
 
 
 # -- what a network call sends -------------------------------------------------------------------

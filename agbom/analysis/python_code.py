@@ -22,6 +22,11 @@ decoders): decoded code is analysed again, as Python or as shell, up to
 :data:`~agbom.analysis.code_values.MAX_DECODE_DEPTH` times. Bounded in syntax nodes visited,
 function analyses and text sizes; a file that does not parse gives nothing here (the
 content checks' patterns still read it).
+
+This module holds the walker: statements, expressions, scopes and local functions. The calls
+it meets are looked up by name in :mod:`agbom.analysis.python_calls`, and what reaching the
+network, a shell or a file means is judged in :mod:`agbom.analysis.python_sinks`: three
+parts, each to be read (and grown) on its own.
 """
 
 from __future__ import annotations
@@ -29,115 +34,28 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from agbom.analysis import shell_programs as programs
 from agbom.analysis.code_values import (
-    MAX_DECODE_DEPTH,
     MAX_ITEMS,
     MAX_TEXT,
-    SHELL_LIMITS,
     UNKNOWN,
-    Lines,
-    Sent,
+    CodeReport,
     V,
-    argv_text,
     concat,
-    credential_flow,
-    decode,
     deep_flows,
-    executed_flow,
     flows_of,
-    judge_mode,
-    judge_removal,
-    judge_sent,
-    judge_write,
-    looks_like_code,
     merge,
-    path_flows,
-    saved_file,
-    shell_text,
 )
+from agbom.analysis.python_calls import PythonCalls, runs_code
 from agbom.analysis.shell_model import Flow
 from agbom.analysis.shell_risks import Risk
+
+__all__ = ["CodeReport", "analyse_python", "risky_python"]
 
 MAX_NODES = 200_000
 MAX_CALL_ANALYSES = 200  # local functions analysed with the values of a call
 MAX_SOURCE = 1024 * 1024
-
-_NETWORK_METHODS = frozenset(
-    {"post", "put", "patch", "get", "delete", "head", "request", "options", "send", "stream"}
-)
-_HTTP_MODULES = ("requests", "httpx", "aiohttp", "urllib3", "niquests", "grequests")
-_DNS = frozenset(
-    {"socket.gethostbyname", "socket.gethostbyname_ex", "socket.getaddrinfo",
-     "socket.gethostbyaddr", "dns.resolver.resolve", "dns.resolver.query",
-     "dns.resolver.Resolver.resolve", "dns.resolver.Resolver.query"}
-)  # fmt: skip
-_DECODERS = frozenset(
-    {"base64.b64decode", "base64.standard_b64decode", "base64.urlsafe_b64decode",
-     "base64.b32decode", "base64.b16decode", "base64.b85decode", "base64.a85decode",
-     "base64.decodebytes", "base64.decodestring", "binascii.unhexlify", "binascii.a2b_hex",
-     "binascii.a2b_base64", "bytes.fromhex", "bytearray.fromhex", "codecs.decode",
-     "zlib.decompress", "gzip.decompress", "bz2.decompress", "lzma.decompress",
-     "marshal.loads", "pickle.loads"}
-)  # fmt: skip
-_EXEC = frozenset(
-    {
-        "exec",
-        "eval",
-        "compile",
-        "builtins.exec",
-        "builtins.eval",
-        "execfile",
-        "runpy.run_path",
-        "runpy.run_module",
-    }
-)
-_SHELL_STRING = frozenset(
-    {
-        "os.system",
-        "os.popen",
-        "subprocess.getoutput",
-        "subprocess.getstatusoutput",
-        "commands.getoutput",
-    }
-)
-_SUBPROCESS = frozenset(
-    {
-        "subprocess.run",
-        "subprocess.call",
-        "subprocess.check_call",
-        "subprocess.check_output",
-        "subprocess.Popen",
-        "os.spawnl",
-        "os.spawnlp",
-        "os.spawnv",
-        "os.spawnvp",
-        "os.execv",
-        "os.execvp",
-        "os.execl",
-        "os.execlp",
-        "os.execve",
-        "os.execvpe",
-        "pty.spawn",
-        "asyncio.create_subprocess_exec",
-        "asyncio.create_subprocess_shell",
-    }
-)
-_SHELLS = ("sh", "bash", "zsh", "dash", "ksh", "cmd.exe", "powershell", "pwsh")
-
-
-@dataclass(slots=True)
-class CodeReport:
-    """What one file's analysis found: risks (offsets into the text), the places where the
-    script's own arguments reach the network (for a SKILL.md that passes it a credential),
-    and whether the analysis ran over the whole file."""
-
-    risks: list[Risk] = field(default_factory=list)
-    argv_sent: list[tuple[int, int]] = field(default_factory=list)
-    complete: bool = True
-    parsed: bool = True
 
 
 class _Stop(Exception):
@@ -168,24 +86,6 @@ class _Scope:
         self.vars[name] = value
 
 
-_TEMP_FILES = frozenset(
-    {"tempfile.mktemp", "tempfile.mkstemp", "tempfile.NamedTemporaryFile", "os.tempnam"}
-)
-
-
-def _written_out(nodes: list[ast.expr]) -> bool:
-    """The name arguments are string literals in the source (``__import__("os")``)."""
-    return all(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in nodes)
-
-
-def _runs_code(name: str) -> bool:
-    """A callee that runs a command or code."""
-    return name in ("eval", "exec", "compile", "os.system", "os.popen", "builtins.eval",
-                    "builtins.exec") or name.startswith(
-        ("subprocess.", "os.exec", "os.spawn", "os.posix_spawn", "pty.spawn", "commands.")
-    )  # fmt: skip
-
-
 def analyse_python(text: str, depth: int = 0) -> CodeReport:
     """The risks of a Python source text (see the module's description)."""
     if len(text) > MAX_SOURCE:
@@ -203,43 +103,27 @@ def analyse_python(text: str, depth: int = 0) -> CodeReport:
     return walker.report
 
 
-class _Walker:
+class _Walker(PythonCalls):
+    """Statements and expressions followed, with their scopes and local functions; the
+    calls it meets are looked up in :class:`~agbom.analysis.python_calls.PythonCalls`."""
+
     def __init__(self, text: str, depth: int) -> None:
-        self.text = text
-        self.lines = Lines(text)
-        self.depth = depth
-        self.report = CodeReport()
-        self.found: dict[tuple[str, int, int], Risk] = {}
+        super().__init__(text, depth)
         self.imports: dict[str, str] = {}
         self.functions: dict[str, _Function] = {}
-        self.files: dict[str, frozenset[Flow]] = {}
-        self.temp_files = 0
-        self.looked_up: set[str] = set()  # module and function names computed, not written
         self.nodes = 0
         self.calls = 0
-        self.socket_dup = False
-        self.credential_reads: list[Risk] = []
         self.globals = _Scope()
         self.scope = self.globals
         self.calling: set[str] = set()
 
+    def nested_python(self, text: str) -> list[Risk]:
+        return analyse_python(text, self.depth + 1).risks
+
+    def rebind(self, name: str, value: V) -> None:
+        self.scope.set(name, value)
+
     # -- bookkeeping
-
-    def span(self, node: ast.AST) -> tuple[int, int]:
-        start = self.lines.offset(getattr(node, "lineno", 1), getattr(node, "col_offset", 0))
-        end_lineno: int | None = getattr(node, "end_lineno", None)
-        end_line: int = end_lineno if end_lineno is not None else getattr(node, "lineno", 1)
-        end_col: int | None = getattr(node, "end_col_offset", None)
-        end = self.lines.offset(end_line, end_col) if end_col is not None else start + 1
-        return start, max(end, start + 1)
-
-    def add(
-        self, check: str, node: ast.AST, detail: str, source: int = -1, origin: str = ""
-    ) -> None:
-        start, end = self.span(node)
-        key = (check, start, end)
-        if key not in self.found:
-            self.found[key] = Risk(check, start, end, detail, origin, source)
 
     def tick(self) -> None:
         self.nodes += 1
@@ -553,18 +437,6 @@ class _Walker:
             return V(text=(left.text * max(0, min(right.number, 64)))[:MAX_TEXT])
         return merge(left, right)
 
-    def joined_path(self, parts: list[V]) -> V:
-        texts = [p.text for p in parts]
-        flows = flows_of(parts)
-        if all(t is not None for t in texts):
-            text = "/".join(
-                str(t).rstrip("/") if i < len(texts) - 1 else str(t) for i, t in enumerate(texts)
-            )
-            if texts and str(texts[-1]).startswith("/"):
-                text = str(texts[-1])
-            return V(text=text, kind="path", flows=flows, template=text)
-        return V(kind="path", flows=flows)
-
     def attribute(self, node: ast.Attribute) -> V:
         base = self.expr(node.value)
         if base.kind in ("module", "builtin") and base.name:
@@ -622,16 +494,6 @@ class _Walker:
             return V(text=text, template=text, flows=flows)
         return V(flows=deep_flows(base), kind=base.element.kind if base.element else "")
 
-    def env_variable(self, name: str, node: ast.AST, default: V | None = None) -> V:
-        if name in ("HOME", "USERPROFILE"):
-            return V(text="~", template="~")
-        if programs.is_secret_name(name):
-            flow = Flow("secret-variable", *self.span(node), "$" + name)
-            return V(flows=frozenset({flow}))
-        if default is not None:
-            return default
-        return UNKNOWN
-
     # -- calls
 
     def qualified(self, node: ast.expr) -> tuple[str, V | None]:
@@ -668,7 +530,7 @@ class _Walker:
             function = self.functions.get(name[6:])
             if function is not None:
                 return self.call_local(name[6:], function, args, kwargs, node)
-        if name in self.looked_up and _runs_code(name):
+        if name in self.looked_up and runs_code(name):
             self.add(
                 "obfuscated-code",
                 node,
@@ -762,642 +624,6 @@ class _Walker:
         if len(returns) == 1:
             return returns[0]
         return merge(*returns) if returns else UNKNOWN
-
-    def known_call(
-        self, name: str, receiver: V | None, args: list[V], kwargs: dict[str, V], node: ast.Call
-    ) -> V | None:
-        method = name.rsplit(".", 1)[-1]
-        first = args[0] if args else kwargs.get("url") or kwargs.get("args") or UNKNOWN
-        # -- strings and constants
-        if name == "chr" and first.number is not None and 0 <= first.number < 0x110000:
-            return V(text=chr(first.number), template=chr(first.number), kind="chr")
-        if (
-            name in ("str", "bytes", "bytearray")
-            and first.items is not None
-            and all(i.number is not None and 0 <= i.number < 256 for i in first.items)
-        ):
-            text = "".join(chr(i.number or 0) for i in first.items)
-            return V(
-                text=text,
-                template=text,
-                flows=frozenset({Flow("decoded", *self.span(node), "bytes from numbers")}),
-            )
-        if (
-            name in ("str", "repr", "bytes", "list", "tuple", "dict", "sorted", "set", "frozenset")
-            and args
-        ):
-            return replace(first, kind=first.kind if name in ("list", "tuple", "sorted") else "")
-        if receiver is not None and receiver.kind not in ("socket", "connected", "listener"):
-            folded = self.string_method(method, receiver, args, node)
-            if folded is not None:
-                return folded
-        if name == "len" or name == "ord":
-            return UNKNOWN
-        if name in _TEMP_FILES:
-            return self.temp_file(name, args, kwargs)
-        if name in ("__import__", "importlib.import_module") and first.text:
-            if not _written_out(node.args[:1]):
-                self.looked_up.add(first.text)
-            return V(kind="module", name=first.text)
-        if name == "getattr" and len(args) >= 2 and first.kind == "module" and args[1].text:
-            qualified = f"{first.name}.{args[1].text}"
-            if first.name in self.looked_up or not _written_out(node.args[1:2]):
-                self.looked_up.add(qualified)
-            return V(kind="module", name=qualified)
-        if name == "int" and first.text is not None:
-            try:
-                return V(
-                    number=int(
-                        first.text, args[1].number if len(args) > 1 and args[1].number else 10
-                    )
-                )
-            except ValueError:
-                return UNKNOWN
-        if name in _DECODERS or (receiver is not None and method in ("b64decode", "fromhex")):
-            return self.decoded(name, first, args, kwargs, node)
-        # -- paths, environment, arguments
-        if name in (
-            "os.path.expanduser",
-            "os.path.expandvars",
-            "os.path.abspath",
-            "os.path.realpath",
-            "os.path.normpath",
-            "pathlib.Path",
-            "pathlib.PurePath",
-            "pathlib.PosixPath",
-            "Path",
-            "os.fspath",
-        ):
-            if not args:
-                return V(kind="path", text=".")
-            return self.joined_path(args) if len(args) > 1 else replace(first, kind="path")
-        if name in ("pathlib.Path.home", "Path.home", "os.path.expanduser") or (
-            name.endswith("Path.home")
-        ):
-            return V(kind="path", text="~", template="~")
-        if name in ("os.path.join", "posixpath.join", "ntpath.join") or (
-            receiver is not None and receiver.kind == "path" and method == "joinpath"
-        ):
-            parts = ([receiver] if receiver is not None and method == "joinpath" else []) + args
-            return self.joined_path(parts)
-        if name in (
-            "os.getenv",
-            "os.environ.get",
-            "<environ>.get",
-            "os.environ.setdefault",
-            "<environ>.setdefault",
-        ):
-            default = args[1] if len(args) > 1 else kwargs.get("default")
-            if first.text is not None:
-                return self.env_variable(first.text, node, default)
-            return UNKNOWN
-        if name in (
-            "<environ>.copy",
-            "<environ>.items",
-            "<environ>.values",
-            "os.environ.copy",
-            "os.environ.items",
-        ):
-            return V(
-                flows=receiver.flows
-                if receiver
-                else frozenset({Flow("secret", *self.span(node), "the environment")})
-            )
-        if name in ("getpass.getuser", "os.getlogin", "socket.gethostname", "platform.node"):
-            return UNKNOWN
-        # -- listing and reading files
-        if name in ("glob.glob", "glob.iglob") or (
-            receiver is not None
-            and receiver.kind == "path"
-            and method in ("glob", "rglob", "iterdir")
-        ):
-            pattern = first
-            if receiver is not None and receiver.kind == "path":
-                pattern = self.joined_path([receiver, first]) if args else receiver
-            flows = path_flows(pattern, *self.span(node))
-            element = V(kind="path", text=pattern.text, flows=flows | pattern.flows)
-            return V(kind="list", element=element, flows=flows)
-        if name in ("os.walk", "os.listdir", "os.scandir"):
-            flows = path_flows(first, *self.span(node))
-            path = V(kind="path", flows=flows | first.flows, text=None)
-            if name == "os.walk":
-                element = V(
-                    kind="list",
-                    items=(path, V(kind="list", element=path), V(kind="list", element=path)),
-                    flows=flows,
-                )
-                return V(kind="list", element=element, flows=flows)
-            return V(kind="list", element=path, flows=flows)
-        if name in ("open", "io.open", "codecs.open", "builtins.open") or (
-            receiver is not None and receiver.kind == "path" and method == "open"
-        ):
-            path = receiver if receiver is not None and method == "open" else first
-            mode_v = (
-                args[0]
-                if receiver is not None and args
-                else args[1]
-                if len(args) > 1
-                else kwargs.get("mode", V(text="r"))
-            )
-            mode = mode_v.text or "r"
-            if any(m in mode for m in "wax"):
-                return V(kind="writer", name=path.text or "", flows=path.flows)
-            return self.read(path, node, kind="file")
-        if (
-            receiver is not None
-            and receiver.kind == "path"
-            and method in ("read_text", "read_bytes")
-        ):
-            return self.read(receiver, node, kind="value")
-        if (
-            receiver is not None
-            and receiver.kind == "path"
-            and method in ("write_text", "write_bytes")
-        ):
-            self.wrote(receiver.text or "", first, node)
-            return UNKNOWN
-        if receiver is not None and receiver.kind == "writer" and method in ("write", "writelines"):
-            self.wrote(receiver.name, first, node)
-            return UNKNOWN
-        if (
-            receiver is not None
-            and receiver.kind == "file"
-            and method in ("read", "readlines", "readline", "read_bytes")
-        ):
-            return V(flows=receiver.flows)
-        if name in (
-            "shutil.copy",
-            "shutil.copy2",
-            "shutil.copyfile",
-            "shutil.copytree",
-            "shutil.move",
-            "os.rename",
-            "os.replace",
-        ):
-            source = self.read(first, node, kind="value")
-            if len(args) > 1:
-                self.wrote(args[1].text or "", source, node, copy=True)
-                if args[1].parent and source.flows:
-                    self.taint(ast.Name(id=args[1].parent), source.flows)
-            return V(kind="path", text=args[1].text if len(args) > 1 else None)
-        if name in ("sqlite3.connect",):
-            return replace(self.read(first, node, kind="value"), kind="object")
-        if name in ("zipfile.ZipFile", "tarfile.open", "tarfile.TarFile", "gzip.open"):
-            mode = (args[1] if len(args) > 1 else kwargs.get("mode", V(text="r"))).text or "r"
-            if any(m in mode for m in "wax"):
-                return V(kind="writer", name=first.text or "", flows=first.flows)
-            return self.read(first, node, kind="file")
-        if (
-            receiver is not None
-            and receiver.kind == "writer"
-            and method in ("write", "add", "writestr")
-        ):
-            content = self.read(first, node, kind="value") if method != "writestr" else merge(*args)
-            self.wrote(receiver.name, replace(content, flows=content.flows | first.flows), node)
-            return UNKNOWN
-        if (
-            receiver is not None
-            and receiver.flows
-            and method in ("save", "to_file", "dump", "write_to", "export")
-        ):
-            target = first if first.text is not None else kwargs.get("fp", UNKNOWN)
-            if target.text:
-                self.wrote(target.text, receiver, node)
-            return UNKNOWN
-        # -- removing, permissions
-        if name in ("shutil.rmtree", "os.removedirs", "os.remove", "os.unlink", "os.rmdir") or (
-            receiver is not None and receiver.kind == "path" and method in ("unlink", "rmdir")
-        ):
-            self.removed(
-                receiver if receiver is not None and receiver.kind == "path" else first,
-                node,
-                whole=name == "shutil.rmtree",
-            )
-            return UNKNOWN
-        if name in ("os.chmod",) or (
-            receiver is not None and receiver.kind == "path" and method == "chmod"
-        ):
-            path = receiver if receiver is not None and method == "chmod" else first
-            bits = (
-                args[0]
-                if receiver is not None and method == "chmod"
-                else args[1]
-                if len(args) > 1
-                else UNKNOWN
-            ).number
-            self.chmod(path, bits, node)
-            return UNKNOWN
-        if name in ("os.chown", "shutil.chown") and len(args) > 1:
-            if args[1].number == 0 or args[1].text == "root":
-                owned = first.text or ""
-                if owned.startswith(("/tmp", "~", "/dev/shm", "/var/tmp")):
-                    self.add("privilege-escalation", node, f"chown to root of {owned}")
-            return UNKNOWN
-        if name in ("os.setuid", "os.setgid", "os.seteuid") and first.number == 0:
-            return UNKNOWN
-        if name.startswith("winreg.") and method in ("SetValueEx", "SetValue"):
-            key = first
-            if (
-                key.text
-                and "\\run" in key.text.lower()
-                or any("\\run" in (f.what.lower()) for f in key.flows)
-            ):
-                self.add("persistence", node, "a Windows Run key is set")
-            return UNKNOWN
-        if (
-            name.startswith("winreg.")
-            and method in ("OpenKey", "CreateKey", "CreateKeyEx", "OpenKeyEx")
-            and len(args) > 1
-        ):
-            return V(
-                text=args[1].text,
-                flows=frozenset({Flow("registry", *self.span(node), args[1].text or "")}),
-            )
-        # -- the network
-        result = self.network(name, method, receiver, first, args, kwargs, node)
-        if result is not None:
-            return result
-        # -- execution
-        if name in _EXEC:
-            code = first
-            self.executes(code, node, "python", name)
-            return UNKNOWN
-        if name in _SHELL_STRING:
-            self.run_shell(first, node, name, kwargs)
-            return V(flows=self.last_output)
-        if name in _SUBPROCESS:
-            return self.subprocess(name, args, kwargs, node)
-        if name == "os.dup2" and first.kind in ("connected", "fd-socket"):
-            self.socket_dup = True
-            return UNKNOWN
-        if (
-            receiver is not None
-            and receiver.kind in ("connected", "socket", "listener")
-            and method == "fileno"
-        ):
-            return V(kind="fd-socket", flows=receiver.flows)
-        # -- sockets
-        if name in ("socket.socket", "socket.socketpair") or name.endswith("socket.socket"):
-            return V(kind="socket")
-        if name in ("socket.create_connection",):
-            host = first.items[0] if first.items else UNKNOWN
-            return V(kind="connected", text=host.text)
-        if (
-            receiver is not None
-            and receiver.kind in ("socket", "connected")
-            and method in ("connect", "connect_ex")
-        ):
-            host = first.items[0] if first.items else first
-            if receiver.parent:
-                self.scope.set(receiver.parent, replace(receiver, kind="connected", text=host.text))
-            return UNKNOWN
-        if receiver is not None and receiver.kind == "socket" and method in ("bind", "listen"):
-            if receiver.parent:
-                self.scope.set(receiver.parent, replace(receiver, kind="listener"))
-            return UNKNOWN
-        if receiver is not None and receiver.kind == "listener" and method == "accept":
-            return V(kind="list", items=(V(kind="connected", text="(accepted)"), UNKNOWN))
-        if receiver is not None and receiver.kind == "connected" and method == "makefile":
-            return V(kind="connected", text=receiver.text)
-        if receiver is not None and receiver.kind == "connected" and method in ("recv", "read"):
-            return V(flows=frozenset({Flow("download", *self.span(node), "a socket")}))
-        return None
-
-    # -- strings
-
-    def string_method(self, method: str, receiver: V, args: list[V], node: ast.Call) -> V | None:
-        text = receiver.text
-        if method == "join" and args:
-            iterated = args[0]
-            items = iterated.items
-            if text is not None and items is not None and all(i.text is not None for i in items):
-                joined = text.join(i.text or "" for i in items)[:MAX_TEXT]
-                flows = flows_of(items) | receiver.flows
-                if sum(1 for i in items if i.kind == "chr") >= 4:
-                    flows |= {Flow("decoded", *self.span(node), "a chr() chain")}
-                return V(text=joined, template=joined, flows=flows)
-            return V(flows=deep_flows(iterated) | receiver.flows)
-        if text is None:
-            if method in ("encode", "decode", "strip", "lower", "upper", "rstrip", "lstrip"):
-                return replace(receiver, kind="")
-            return None
-        if method in ("encode", "decode"):
-            if (
-                method == "decode"
-                and args
-                and args[0].text
-                and args[0].text.lower().replace("-", "_") in ("rot13", "rot_13", "hex", "base64")
-            ):
-                return self.decoded("codecs.decode", receiver, [receiver, args[0]], {}, node)
-            return replace(receiver, kind="")
-        try:
-            if method in ("strip", "lstrip", "rstrip", "lower", "upper", "title", "casefold"):
-                out = getattr(text, method)(*(a.text for a in args if a.text is not None))
-            elif (
-                method == "replace"
-                and len(args) >= 2
-                and args[0].text is not None
-                and (args[1].text is not None)
-            ):
-                out = text.replace(args[0].text, args[1].text)
-            elif method == "format" and all(
-                a.text is not None or a.number is not None for a in args
-            ):
-                out = text.format(*(a.text if a.text is not None else a.number for a in args))
-            elif method == "format":
-                return concat([receiver, *args])
-            elif method in ("split", "splitlines"):
-                parts = text.split(args[0].text) if args and args[0].text else text.split()
-                items = tuple(V(text=p, template=p) for p in parts[:MAX_ITEMS])
-                return V(kind="list", items=items, flows=receiver.flows)
-            else:
-                return None
-        except (ValueError, IndexError, KeyError):
-            return None
-        return V(text=out[:MAX_TEXT], template=out[:MAX_TEXT], flows=receiver.flows)
-
-    def decoded(
-        self, name: str, first: V, args: list[V], kwargs: dict[str, V], node: ast.Call
-    ) -> V:
-        argument = args[1].text if len(args) > 1 and args[1].text else ""
-        if name == "codecs.decode" and not argument and "encoding" in kwargs:
-            argument = kwargs["encoding"].text or ""
-        flow = Flow("decoded", *self.span(node), name)
-        if name in ("codecs.decode",) and argument.lower().replace("-", "_") in (
-            "utf_8",
-            "utf8",
-            "latin_1",
-            "ascii",
-        ):
-            return first
-        text = decode(name, first.text, argument) if first.text is not None else None
-        return V(text=text, template=text, flows=first.flows | {flow})
-
-    # -- reads, writes, removals
-
-    def temp_file(self, name: str, args: list[V], kwargs: dict[str, V]) -> V:
-        """A temporary file's path, made up but fixed for this call, so that what is
-        written to it and what runs it meet (``mktemp()`` then ``open(p, "w")`` then
-        ``subprocess.run(["bash", p])``)."""
-        self.temp_files += 1
-        suffix = kwargs.get("suffix", UNKNOWN).text or ""
-        path = f"/tmp/tmp{self.temp_files:08d}{suffix}"[:256]
-        if name.endswith("NamedTemporaryFile"):
-            return V(kind="writer", name=path)
-        if name.endswith("mkstemp"):
-            return V(kind="list", items=(UNKNOWN, V(text=path)))
-        return V(text=path)
-
-    def read(self, path: V, node: ast.AST, *, kind: str) -> V:
-        start, end = self.span(node)
-        flow = credential_flow(path, start, end)
-        flows = set(self.files.get(path.text or "", frozenset()))
-        flows.update(f for f in path.flows if f.kind in ("secret", "user-data", "download"))
-        if flow is not None:
-            flows.add(flow)
-            if flow.kind == "secret" and not (path.text or "").rstrip("/").endswith(
-                (".env", ".env.local")
-            ):
-                self.credential_reads.append(
-                    Risk("credential-access", start, end, f"reads {flow.what}", "", start)
-                )
-        return V(kind=kind, flows=frozenset(flows), name=path.text or "")
-
-    def wrote(self, path: str, content: V, node: ast.AST, *, copy: bool = False) -> None:
-        if path:
-            self.files[path] = self.files.get(path, frozenset()) | deep_flows(content)
-        for check, detail in judge_write(path, content, self.text):
-            self.add(check, node, detail)
-        del copy
-
-    def removed(self, path: V, node: ast.AST, *, whole: bool) -> None:
-        detail = judge_removal(path, whole=whole)
-        if detail is not None:
-            self.add("file-tampering", node, detail)
-
-    def chmod(self, path: V, mode: int | None, node: ast.AST) -> None:
-        detail = judge_mode(path.text or "", mode)
-        if detail is not None:
-            self.add("privilege-escalation", node, detail)
-
-    # -- network
-
-    def network(
-        self,
-        name: str,
-        method: str,
-        receiver: V | None,
-        first: V,
-        args: list[V],
-        kwargs: dict[str, V],
-        node: ast.Call,
-    ) -> V | None:
-        module = name.split(".", 1)[0]
-        sent: Sent | None = None
-        response = False
-        if (
-            module in _HTTP_MODULES
-            and method in _NETWORK_METHODS | {"urlopen"}
-            or (receiver is not None and receiver.kind == "session" and method in _NETWORK_METHODS)
-        ):
-            url = first
-            if method == "request" and len(args) > 1:
-                url = args[1]
-            body = [
-                kwargs[k]
-                for k in ("data", "json", "files", "params", "content", "body", "fields")
-                if k in kwargs
-            ]
-            body += args[2:] if method == "request" else args[1:]
-            headers = [kwargs[k] for k in ("headers", "auth", "cookies") if k in kwargs]
-            sent = Sent(f"{module}.{method}", url, body, headers)
-            response = True
-        elif name in (
-            "requests.Session",
-            "httpx.Client",
-            "httpx.AsyncClient",
-            "aiohttp.ClientSession",
-            "urllib3.PoolManager",
-            "requests.session",
-        ):
-            return V(kind="session")
-        elif name in (
-            "urllib.request.Request",
-            "urllib.request.urlopen.Request",
-            "Request",
-        ) or name.endswith("request.Request"):
-            data = args[1] if len(args) > 1 else kwargs.get("data", UNKNOWN)
-            given = args[2] if len(args) > 2 else kwargs.get("headers", UNKNOWN)
-            return V(
-                kind="request",
-                text=first.text,
-                template=first.template,
-                holes=first.holes,
-                items=(first, data, given),
-                flows=first.flows,
-            )
-        elif name in ("urllib.request.urlopen", "urlopen", "urllib2.urlopen") or name.endswith(
-            "request.urlopen"
-        ):
-            data = args[1] if len(args) > 1 else kwargs.get("data", UNKNOWN)
-            if first.kind == "request" and first.items:
-                target, payload, given = first.items
-                sent = Sent("urlopen", target, [payload, data], [given])
-            else:
-                sent = Sent("urlopen", first, [data], [])
-            response = True
-        elif name.startswith("http.client.HTTP") or name in ("HTTPSConnection", "HTTPConnection"):
-            return V(kind="http", text=first.text, template=first.template)
-        elif receiver is not None and receiver.kind == "http" and method == "request":
-            payload = args[2] if len(args) > 2 else kwargs.get("body", UNKNOWN)
-            given = args[3] if len(args) > 3 else kwargs.get("headers", UNKNOWN)
-            sent = Sent(
-                "http.client request",
-                replace(receiver, kind=""),
-                [payload, args[1] if len(args) > 1 else UNKNOWN],
-                [given],
-            )
-            response = True
-        elif (
-            receiver is not None
-            and receiver.kind == "connected"
-            and method in ("send", "sendall", "sendto", "write")
-        ):
-            sent = Sent("a socket", V(text=receiver.text), list(args), [])
-        elif name in _DNS or (method in ("resolve", "query") and "dns" in name):
-            sent = Sent(name.rsplit(".", 1)[-1], first, [first], [], dns=True)
-        elif name.startswith("smtplib.SMTP"):
-            return V(kind="smtp")
-        elif (
-            receiver is not None
-            and receiver.kind == "smtp"
-            and method in ("sendmail", "send_message")
-        ):
-            sent = Sent("SMTP", UNKNOWN, list(args[1:] if method == "sendmail" else args), [])
-        elif name.startswith(("ftplib.FTP", "paramiko.SSHClient")):
-            return V(kind="session")
-        elif receiver is not None and method in ("storbinary", "storlines", "put", "putfo"):
-            sent = Sent(method, UNKNOWN, list(args), [])
-        if sent is None:
-            return None
-        start, end = self.span(node)
-        risk = judge_sent(sent, start, end)
-        if risk is not None:
-            self.found.setdefault((risk.check, risk.start, risk.end), risk)
-        if any(f.kind == "argument" for f in flows_of(sent.body) | deep_flows(sent.url)):
-            self.report.argv_sent.append((start, end))
-        if response:
-            shown = sent.url.shown()[:120]
-            return V(kind="response", flows=frozenset({Flow("download", start, end, shown)}))
-        return UNKNOWN
-
-    # -- execution
-
-    last_output: frozenset[Flow] = frozenset()
-
-    def executes(self, code: V, node: ast.AST, language: str, how: str) -> None:
-        start, _ = self.span(node)
-        ran = executed_flow(code)
-        if ran is not None:
-            check, verb, flow = ran
-            self.add(check, node, f"{how} runs what {flow.what} {verb}", flow.start, flow.what)
-        if code.text is not None and self.depth < MAX_DECODE_DEPTH and looks_like_code(code.text):
-            inner = (
-                analyse_python(code.text, self.depth + 1)
-                if language == "python"
-                else _shell_risks(code.text, {})
-            )
-            risks = inner.risks if isinstance(inner, CodeReport) else inner
-            for risk in risks:
-                self.add(
-                    risk.check, node, f"{how} of code built here: {risk.detail}", start, risk.origin
-                )
-
-    def run_shell(
-        self, command: V, node: ast.AST, how: str, kwargs: dict[str, V], argv: list[V] | None = None
-    ) -> None:
-        variables: dict[str, tuple[str, frozenset[Flow]]] = {}
-        text = argv_text(argv, variables) if argv is not None else shell_text(command, variables)
-        self.last_output = frozenset()
-        if not text:
-            return
-        stdin = kwargs.get("input")
-        if stdin is not None and stdin.text is not None:
-            text = f"{text} <<'__AGBOM_INPUT__'\n{stdin.text}\n__AGBOM_INPUT__"
-        elif stdin is not None and (stdin.flows or stdin.template):
-            inner = shell_text(stdin, variables) or ""
-            text = f'printf %s "{inner}" | {text}'
-        obfuscated = sorted(
-            (f for f in deep_flows(command) | flows_of(argv or []) if f.kind == "decoded"),
-            key=lambda f: (f.start, f.what),
-        )
-        if obfuscated:
-            self.add(
-                "decode-exec",
-                node,
-                f"{how} runs a command built by {obfuscated[0].what}",
-                obfuscated[0].start,
-                obfuscated[0].what,
-            )
-        risks, output = _shell(text, variables)
-        self.last_output = output
-        own = deep_flows(command) | flows_of(argv or [])
-        for risk in risks:
-            source = risk.source_start if any(f.start == risk.source_start for f in own) else -1
-            self.add(risk.check, node, f"{how}: {risk.detail}", source, risk.origin)
-
-    def subprocess(self, name: str, args: list[V], kwargs: dict[str, V], node: ast.Call) -> V:
-        command = args[0] if args else kwargs.get("args", UNKNOWN)
-        shell = kwargs.get("shell")
-        socket_io = [
-            k
-            for k in ("stdin", "stdout", "stderr")
-            if kwargs.get(k, UNKNOWN).kind in ("connected", "fd-socket")
-        ]
-        argv: list[V] | None = None
-        if command.items is not None:
-            argv = list(command.items)
-        elif name.startswith(("os.exec", "os.spawn")):
-            argv = list(args[1:]) if name.startswith("os.exec") else list(args[2:])
-        if argv is not None:
-            argv = [saved_file(self.files, item) for item in argv]
-        program = (argv[0].text or "") if argv else (command.text or "").split(" ", 1)[0]
-        program_name = programs.program_name(program)
-        if (socket_io or self.socket_dup) and (
-            program_name in _SHELLS
-            or programs.kind_of(program_name) == "shell"
-            or name == "pty.spawn"
-        ):
-            self.add(
-                "reverse-shell", node, f"{name} runs {program or 'a shell'} on a network socket"
-            )
-        if (
-            shell is not None
-            and shell.number is None
-            and command.items is None
-            or (name == "asyncio.create_subprocess_shell")
-        ):
-            self.run_shell(command, node, name, kwargs)
-        elif argv is not None:
-            self.run_shell(command, node, name, kwargs, argv)
-        else:
-            self.run_shell(command, node, name, kwargs)
-        return V(kind="process", flows=self.last_output)
-
-
-def _shell(
-    text: str, variables: dict[str, tuple[str, frozenset[Flow]]]
-) -> tuple[list[Risk], frozenset[Flow]]:
-    from agbom.analysis.shell import analyse_with
-    from agbom.analysis.shell_behaviours import behaviours
-    from agbom.analysis.shell_risks import risks
-
-    analysis = analyse_with(text, variables, SHELL_LIMITS)
-    return [*risks(analysis), *behaviours(analysis)], analysis.output
-
-
-def _shell_risks(text: str, variables: dict[str, tuple[str, frozenset[Flow]]]) -> list[Risk]:
-    return _shell(text, variables)[0]
 
 
 def risky_python(text: str) -> Iterator[Risk]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-MAX_STARTS = 10_000  # as agbom.scan.content.MAX_STARTS
+MAX_STARTS = 10_000  # as agbom.scan.content_text.MAX_STARTS
 _WHO = r"(?:the\s+)?(?:user|human|operator|person|requester)s?"
 _PRIOR = (
     r"(?:previous|prior|earlier|above|preceding|original|system|developer|safety|existing"
@@ -237,7 +237,7 @@ def prose_findings(
         if present is None and not any(word in lower for word in words):
             continue
         if sum(lower.count(word) for word in words) > MAX_STARTS:
-            continue  # see agbom.scan.content.MAX_STARTS: a count, not a match per word
+            continue  # see agbom.scan.content_text.MAX_STARTS: a count, not a match per word
         flags = pattern.flags
         if check == "role-impersonation":
             pattern = re.compile(pattern.pattern, flags | re.MULTILINE)
