@@ -207,7 +207,7 @@ def scan_first_page(store: Store) -> float:
 
 def rebuild_summary(store: Store) -> float:
     """The summary rebuilt from the stored versions in one transaction, timed once."""
-    from agbom.store import _fleet_logic as fleet
+    from agbom.store import _fleet_summary as fleet
 
     start = time.perf_counter()
     if type(store).__name__ == "SqliteStore":

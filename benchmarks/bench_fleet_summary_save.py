@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_fleet_components import component  # noqa: E402
 
 from agbom.store import Store, open_store  # noqa: E402
-from agbom.store import _fleet_logic as fleet  # noqa: E402
+from agbom.store import _fleet_summary as fleet  # noqa: E402
 
 _REFRESH = fleet.refresh_agent
 

@@ -6,12 +6,17 @@ Every response carries a strict Content-Security-Policy; templates hold no inlin
 style, and every agent-controlled string goes through autoescaping. Decisions go through
 :meth:`Store.set_status`, the method ``agbom skills approve|deny|revoke`` uses, with the
 reviewer's name as the actor and ``ui`` as the source, so the history says who and why.
+
+This module is the mount and the skills review: sign-in, sessions, the guard every route
+runs behind, the review queue, a skill's page and its decision, the decision log and an
+entry's explanation. The server queue and the fleet's pages are :mod:`.fleet_routes`,
+mounted here behind the same guard; what every route shares (headers, templates, form
+reading, :class:`.web.BadInput`) is :mod:`.web`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
 import re
 import secrets
@@ -21,17 +26,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, urlencode
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from agbom.display import visible
-from agbom.invisible import escape
 from agbom.review import queries
 from agbom.review.auth import (
     LOGIN_COOKIE,
@@ -40,8 +42,18 @@ from agbom.review.auth import (
     Sessions,
     cross_site,
 )
+from agbom.review.fleet_routes import fleet_routes
 from agbom.review.reviewers import Reviewer, ReviewerDirectory
 from agbom.review.secret import SecretSource
+from agbom.review.web import (
+    BadInput,
+    PageKit,
+    Static,
+    environment,
+    finish,
+    query,
+    read_form,
+)
 from agbom.store.interface import (
     MAX_ACTOR,
     MAX_REASON,
@@ -50,28 +62,10 @@ from agbom.store.interface import (
     SkillStatus,
     Store,
     StoreError,
-    format_timestamp,
     parse_timestamp,
     utc_now,
 )
 
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-    "Cross-Origin-Opener-Policy": "same-origin",
-    "Cross-Origin-Resource-Policy": "same-origin",
-    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
-}
-MAX_FORM_BYTES = 64 * 1024
-DRAIN_BYTES = 1024 * 1024  # of a too-large form, read and dropped before the 413
-MAX_FIELDS = 32
-MAX_QUERY_VALUE = 1024
 ACTIONS = {
     "approve": SkillStatus.APPROVED,
     "deny": SkillStatus.DENIED,
@@ -80,14 +74,6 @@ ACTIONS = {
 _DURATION = re.compile(r"(\d{1,6})([smhdw])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _HEADER_NAME = re.compile(r"[A-Za-z0-9-]{1,64}")
-
-
-class BadInput(Exception):
-    """A request the page refuses, with its HTTP status and a one-line reason."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass
@@ -150,55 +136,6 @@ def _signer_field(text: str) -> str | None:
         raise BadInput(400, str(exc)) from None
 
 
-class _Static:
-    """The packaged stylesheet, script and icon, under names that carry their content hash."""
-
-    TYPES = {
-        ".css": "text/css; charset=utf-8",
-        ".js": "text/javascript; charset=utf-8",
-        ".svg": "image/svg+xml",
-    }
-
-    def __init__(self) -> None:
-        self.files: dict[str, tuple[bytes, str]] = {}
-        self.urls: dict[str, str] = {}
-        folder = resources.files("agbom.review") / "static"
-        for name in ("review.css", "review.js", "favicon.svg"):
-            data = (folder / name).read_bytes()
-            stem, dot, ext = name.rpartition(".")
-            hashed = f"{stem}.{hashlib.sha256(data).hexdigest()[:16]}.{ext}"
-            self.files[hashed] = (data, self.TYPES["." + ext])
-            self.urls[name] = f"/ui/static/{hashed}"
-
-
-def _environment() -> Any:
-    import jinja2
-
-    def shown(value: Any) -> Any:
-        # Every value a page shows has each character that renders as nothing or as blank
-        # written as an escape (agbom/invisible.py: a bidi override in a SKILL.md, a zero-width
-        # space in a name, variation selectors carrying text after an emoji, a no-break space
-        # would otherwise mislead the reviewer); line breaks and tabs stay, so file contents
-        # keep their lines. Ids go through the ``id`` filter, which escapes line breaks too.
-        if isinstance(value, str) and not hasattr(value, "__html__"):
-            return escape(value, keep=" \n\t\r")
-        return value
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("agbom.review", "templates"),
-        autoescape=True,  # every template, every value; Markup only from svg.render
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        finalize=shown,
-    )
-    env.filters["id"] = lambda value: visible(value)
-    env.filters["q"] = lambda value: quote(str(value), safe="")
-    env.filters["ts"] = lambda value: format_timestamp(value) or ""
-    env.filters["when"] = when
-    return env
-
-
 REVIEWED_ELSEWHERE = "reviewed_elsewhere"
 """The decision form's checkbox: the approver read elsewhere what the page cannot show."""
 
@@ -223,35 +160,6 @@ def _confirmed(reason: str, unseen: list[Any], fields: dict[str, str]) -> str:
     return reason[: MAX_REASON - len(note)] + note
 
 
-def _filters(data: dict[str, Any]) -> dict[str, Any]:
-    """The Components page's filter values, as its form shows them."""
-    return {k: data[k] for k in ("type", "status", "text", "host", "types", "statuses")}
-
-
-def when(value: Any) -> Any:
-    """A time as a reader wants it (``2026-12-02 13:05:16 UTC``) in a ``<time>`` element whose
-    ``datetime`` and ``title`` keep the exact ISO 8601 value; text that is no time is shown
-    as it is, escaped."""
-    import markupsafe
-
-    if value is None or value == "":
-        return ""
-    moment: datetime | None = value if isinstance(value, datetime) else None
-    if moment is None:
-        try:
-            moment = parse_timestamp(str(value), what="time")
-        except (StoreError, ValueError, OverflowError):
-            return str(value)
-    exact = format_timestamp(moment) or str(value)
-    # parse_timestamp gives UTC. The date and the time are each kept whole; a narrow column
-    # may put them on two lines.
-    day, hour = moment.strftime("%Y-%m-%d"), moment.strftime("%H:%M:%S UTC")
-    return markupsafe.Markup(
-        '<time datetime="{0}" title="{0}"><span class="token">{1}</span> '
-        '<span class="token">{2}</span></time>'
-    ).format(exact, day, hour)
-
-
 def root_redirect() -> BaseRoute:
     """``GET /`` of a server whose page is on: a redirect to the page (``/ui/``)."""
 
@@ -263,8 +171,8 @@ def root_redirect() -> BaseRoute:
 
 def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
     """The ``/ui`` routes, reading and deciding through ``store()``."""
-    env = _environment()
-    static = _Static()
+    env = environment()
+    static = Static()
     directory = ReviewerDirectory(config.reviewers_file)
     source = SecretSource(config.secret_file)
     sessions = Sessions(directory, source)
@@ -300,12 +208,6 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
 
     def secure(request: Request) -> bool:
         return request.url.scheme == "https"
-
-    def finish(response: Response) -> Response:
-        for name, value in SECURITY_HEADERS.items():
-            response.headers[name] = value
-        response.headers.setdefault("Cache-Control", "no-store")
-        return response
 
     def page(
         request: Request,
@@ -375,48 +277,6 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             age = max(0, session.expires - int(time.time()))
             set_cookie(response, request, SESSION_COOKIE, session.cookie, age)
 
-    def query(request: Request, name: str, default: str = "") -> str:
-        value = request.query_params.get(name, default)
-        if len(value) > MAX_QUERY_VALUE:
-            raise BadInput(400, f"{name} is longer than {MAX_QUERY_VALUE} characters")
-        return value
-
-    async def form(request: Request) -> dict[str, str]:
-        content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if content_type != "application/x-www-form-urlencoded":
-            raise BadInput(415, "the form must be application/x-www-form-urlencoded")
-        declared = request.headers.get("content-length")
-        if declared is not None and not declared.isdigit():
-            raise BadInput(400, "bad Content-Length")
-        chunks: list[bytes] = []
-        size = 0
-        if declared is None or int(declared) <= DRAIN_BYTES:
-            # Read a too-large form to its end (up to DRAIN_BYTES, dropped) before answering,
-            # so the client reads the 413 instead of a reset connection.
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > DRAIN_BYTES:
-                    break
-                if size <= MAX_FORM_BYTES:
-                    chunks.append(chunk)
-        if size > MAX_FORM_BYTES or (declared is not None and int(declared) > MAX_FORM_BYTES):
-            raise BadInput(413, "the form is too large")
-        try:
-            parsed = parse_qs(
-                b"".join(chunks).decode("utf-8"),
-                keep_blank_values=True,
-                max_num_fields=MAX_FIELDS,
-                strict_parsing=False,
-            )
-        except (UnicodeDecodeError, ValueError):
-            raise BadInput(400, "the form is not valid UTF-8 form data") from None
-        out = {}
-        for key, values in parsed.items():
-            if len(values) != 1:
-                raise BadInput(400, f"the form gives {key[:32]!r} more than once")
-            out[key] = values[0]
-        return out
-
     def refuse_cross_site(request: Request) -> None:
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
         why = cross_site(
@@ -459,7 +319,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
                     return finish(RedirectResponse("/ui/login", status_code=303))
                 fields: dict[str, str] = {}
                 if post:
-                    fields = await form(request)
+                    fields = await read_form(request)
                     if not sessions.csrf_matches(who[0], fields.get("csrf")):
                         raise BadInput(403, "the form's CSRF token is missing or wrong")
                 if decide and not who[1].may_decide:
@@ -513,7 +373,7 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
     async def login(request: Request) -> Response:
         try:
             refuse_cross_site(request)
-            fields = await form(request)
+            fields = await read_form(request)
             nonce = request.cookies.get(LOGIN_COOKIE)
             if not sessions.login_matches(nonce, fields.get("csrf")):
                 raise BadInput(403, "the sign-in form expired: load it again")
@@ -672,86 +532,6 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
         )
         return finish(RedirectResponse(target, status_code=303))
 
-    def servers(request: Request, who: Any) -> Response:
-        from agbom.review.server_queue import server_queue
-
-        which = query(request, "show", "pending")
-        if which not in ("pending", "all"):
-            raise BadInput(400, "show is pending or all")
-        db = reader()
-        data = server_queue(db, pending_only=which == "pending", limit=queries.MAX_ROWS)
-        history = {s["server"]: db.server_history(s["server"])[-20:] for s in data["servers"]}
-        done = query(request, "done")
-        return page(request, "servers.html", who=who, q=data, show=which, history=history,
-                    done=done if done in ("approved", "revoked") else None)  # fmt: skip
-
-    def decide_server(request: Request, who: Any, fields: dict[str, str]) -> Response:
-        from agbom.review.server_queue import decide
-
-        reason = fields.get("reason", "").strip()
-        if not reason or len(reason) > MAX_REASON:
-            raise BadInput(400, f"a decision needs a reason of at most {MAX_REASON} characters")
-        found = decide(reader(), fields, actor=who[1].name, reason=reason)
-        if isinstance(found, tuple):
-            raise BadInput(*found)
-        return finish(RedirectResponse(f"/ui/servers?done={found}", status_code=303))
-
-    def fleet(request: Request, who: Any) -> Response:
-        db = reader()
-        from agbom.store._inventory_logic import agbom_status
-
-        # each with its latest AgBOM received, accepted or refused, and what refused it
-        agents = [
-            {**a, **agbom_status(db.latest_agbom_for_agent(a["agent_id"], include_refused=True))}
-            for a in db.list_agents()[: queries.MAX_ROWS]
-        ]
-        return page(request, "fleet.html", who=who, agents=agents, limit=queries.MAX_ROWS)
-
-    def components(request: Request, who: Any) -> Response:
-        from agbom.review.components import components_page
-
-        data = components_page(reader(), lambda name: query(request, name))
-        return page(request, "components.html", who=who, c=data, **_filters(data))
-
-    def overview(request: Request, who: Any) -> Response:
-        from agbom.review.overview import overview_page
-
-        return page(request, "overview.html", who=who, o=overview_page(reader()))
-
-    def component_agents(request: Request, who: Any) -> Response:
-        from agbom.review.components import component_agents_page
-
-        data = component_agents_page(reader(), lambda name: query(request, name))
-        return page(request, "component_agents.html", who=who, a=data)
-
-    def agent(request: Request, who: Any) -> Response:
-        agent_id = query(request, "id")
-        if not agent_id:
-            raise BadInput(400, "an agent id is needed")
-        db = reader()
-        data = queries.agent_page(db, agent_id)
-        if data is None:
-            raise BadInput(404, "no such agent in the store")
-        from agbom.review.fleet_pages import agent_fleet_sections
-
-        def decisions() -> list[Any]:
-            return queries.decision_log(db, decision="", reason="", agent=agent_id).rows
-
-        fleet = agent_fleet_sections(db, agent_id, lambda name: query(request, name), decisions)
-        return page(request, "agent.html", who=who, a=data, f=fleet)
-
-    def agents(request: Request, who: Any) -> Response:
-        from agbom.review.fleet_pages import agents_page
-
-        data = agents_page(reader(), lambda name: query(request, name))
-        return page(request, "agents.html", who=who, g=data)
-
-    def advisories_list(request: Request, who: Any) -> Response:
-        from agbom.review.fleet_pages import advisories_page
-
-        data = advisories_page(reader(), advisories(), lambda name: query(request, name))
-        return page(request, "advisories.html", who=who, v=data)
-
     def decisions(request: Request, who: Any) -> Response:
         decision = query(request, "decision")
         if decision not in ("", "allow", "deny", "modify", "ask", "defer"):
@@ -802,17 +582,14 @@ def review_mount(store: Callable[[], Store], config: ReviewConfig) -> BaseRoute:
             Route("/queue", guarded(queue_page), methods=["GET"]),
             Route("/skill", guarded(skill), methods=["GET"]),
             Route("/skill/decide", guarded(decide, post=True, decide=True), methods=["POST"]),
-            Route("/overview", guarded(overview), methods=["GET"]),
-            Route("/servers", guarded(servers), methods=["GET"]),
-            Route(
-                "/servers/decide", guarded(decide_server, post=True, decide=True), methods=["POST"]
+            *(
+                Route(
+                    path,
+                    guarded(handler, post=decides, decide=decides),
+                    methods=["POST" if decides else "GET"],
+                )
+                for path, handler, decides in fleet_routes(PageKit(page, reader, advisories))
             ),
-            Route("/fleet", guarded(fleet), methods=["GET"]),
-            Route("/components", guarded(components), methods=["GET"]),
-            Route("/components/agents", guarded(component_agents), methods=["GET"]),
-            Route("/agent", guarded(agent), methods=["GET"]),
-            Route("/agents", guarded(agents), methods=["GET"]),
-            Route("/advisories", guarded(advisories_list), methods=["GET"]),
             Route("/decisions", guarded(decisions), methods=["GET"]),
             Route("/explain", guarded(explain), methods=["GET"]),
             Route("/static/{name}", static_file, methods=["GET"]),

@@ -13,7 +13,7 @@ from typing import Any
 
 from agbom.review.components import KNOWN_HOSTS, PAGE_ROWS, _page_number, _pages
 from agbom.store import Store, StoreValueError
-from agbom.store._fleet_logic import DEFAULT_VERSIONS_PAGE
+from agbom.store._fleet_agents import DEFAULT_VERSIONS_PAGE
 
 LAST_DECISIONS = 10
 """Decisions an agent's page lists (the decision log has them all)."""

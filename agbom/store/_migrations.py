@@ -310,7 +310,7 @@ def _fleet_summary(conn: sqlite3.Connection) -> None:
 
 
 _V13: list[Step] = [
-    # The fleet summary (agbom/store/_fleet_logic.py), kept as AgBOMs are saved: each
+    # The fleet summary (agbom/store/_fleet_summary.py), kept as AgBOMs are saved: each
     # agent's latest accepted AgBOM's fleet components (fleet_held), one row per distinct
     # component with its aggregates (fleet_summary), and the scratch list of the components
     # one save touches (fleet_dirty, empty between saves). ref_key/release_key: the ref and

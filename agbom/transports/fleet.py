@@ -32,7 +32,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from agbom.store import Store
-from agbom.store._fleet_logic import MAX_PAGE, MAX_VERSIONS_PAGE, check_page
+from agbom.store._fleet_agents import MAX_VERSIONS_PAGE
+from agbom.store._fleet_logic import MAX_PAGE, check_page
 
 COMPONENTS_PATH = "/v1/fleet/components"
 AGENTS_PATH = "/v1/fleet/components/agents"

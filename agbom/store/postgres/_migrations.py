@@ -235,7 +235,7 @@ _V6: list[str] = [
 ]
 
 _V7: list[str] = [
-    # The fleet summary, as SQLite v13 (agbom/store/_fleet_logic.py), built from the stored
+    # The fleet summary, as SQLite v13 (agbom/store/_fleet_summary.py), built from the stored
     # versions by the same statements a copy into the store runs.
     f"""CREATE TABLE fleet_held (
         agent_id {_ID} NOT NULL,

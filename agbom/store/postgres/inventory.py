@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 
 from agbom.store import _fleet_logic as fleet
+from agbom.store import _fleet_summary as summary
+from agbom.store._fleet_agents import FleetReads
 from agbom.store._inventory_logic import (
     agent_entry,
     change_text,
@@ -82,12 +84,12 @@ def refresh_fleet(conn: Connection, agent_id: str | None) -> None:
     once sharing a component cannot both count without the other."""
     conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (REFRESH_LOCK,))
     if agent_id is None:
-        fleet.rebuild(conn.execute, _FLEET)
+        summary.rebuild(conn.execute, _FLEET)
     else:
-        fleet.refresh_agent(conn.execute, _FLEET, agent_id)
+        summary.refresh_agent(conn.execute, _FLEET, agent_id)
 
 
-class InventoryMixin(fleet.FleetReads, PostgresBase):
+class InventoryMixin(FleetReads, PostgresBase):
     """The :class:`~agbom.store.interface.InventoryStore` part of the PostgreSQL store."""
 
     def release_session(self, session_id: str) -> None:

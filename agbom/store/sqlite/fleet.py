@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from agbom.store import _fleet_logic as fleet
+from agbom.store import _fleet_summary as summary
 
 # An agent's latest accepted version holds the members whose interval covers it. CROSS JOIN
 # and the unary + keep SQLite's planner on the primary key from each latest version, not on
@@ -24,4 +25,4 @@ FLEET = fleet.fleet_sql(
 
 def rebuild_summary(conn: sqlite3.Connection) -> None:
     """The v13 migration's data step: the summary of the versions already stored."""
-    fleet.rebuild(conn.execute, FLEET)
+    summary.rebuild(conn.execute, FLEET)

@@ -10,6 +10,8 @@ from typing import Any
 import orjson
 
 from agbom.store import _fleet_logic as fleet
+from agbom.store import _fleet_summary as summary
+from agbom.store._fleet_agents import FleetReads
 from agbom.store._inventory_logic import (
     agent_entry,
     change_text,
@@ -41,7 +43,7 @@ recently saved sessions are forgotten, and their next version is compared with t
 database's copy instead."""
 
 
-class InventoryMixin(fleet.FleetReads, SqliteBase):
+class InventoryMixin(FleetReads, SqliteBase):
     """AgBOM versions and the fleet index (:class:`~agbom.store.interface.InventoryStore`)."""
 
     def release_session(self, session_id: str) -> None:
@@ -113,7 +115,7 @@ class InventoryMixin(fleet.FleetReads, SqliteBase):
                 where=self.location,
             )
             if accepted:
-                fleet.refresh_agent(conn.execute, _FLEET, agent_id)
+                summary.refresh_agent(conn.execute, _FLEET, agent_id)
         if manifest is not None:
             self._remember(session_id, manifest)
         return version
