@@ -22,11 +22,14 @@ than it can check (:func:`checked`):
 Standard library only: thin mode imports this on every event.
 """
 
-from __future__ import annotations
-
 import os
 import sys
-from collections.abc import Mapping
+
+# Not typing.TYPE_CHECKING, nor collections.abc at run time: thin mode imports this module on
+# every event, and collections.abc loads all of collections.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 USER_ENV = "AGBOM_USER"
 UID_ENV = "AGBOM_UID"
@@ -75,12 +78,12 @@ def local_identity() -> dict[str, str]:
     return out
 
 
-def identity_headers(identity: Mapping[str, str]) -> dict[str, str]:
+def identity_headers(identity: "Mapping[str, str]") -> dict[str, str]:
     """The headers thin mode sends for ``identity`` (env keys, as :func:`local_identity`)."""
     return {header: identity[env] for header, env in HEADERS.items() if identity.get(env)}
 
 
-def agent_id(runtime: str, env: Mapping[str, str]) -> str:
+def agent_id(runtime: str, env: "Mapping[str, str]") -> str:
     """The agent id of ``runtime`` for the user and host in ``env``: ``RUNTIME/USER@HOST``
     when established, ``RUNTIME/claimed:USER@HOST`` for a claim, ``RUNTIME`` when unknown."""
     user, host = clean(env.get(USER_ENV)), clean(env.get(HOST_ENV))
@@ -90,7 +93,7 @@ def agent_id(runtime: str, env: Mapping[str, str]) -> str:
     return f"{runtime}/{mark}{user}@{host}"
 
 
-def describe(env: Mapping[str, str]) -> dict[str, str]:
+def describe(env: "Mapping[str, str]") -> dict[str, str]:
     """The identity fields recorded with the session (``platform_context.identity``)."""
     out = {k: v for k, v in (("user", env.get(USER_ENV)), ("uid", env.get(UID_ENV)),
                              ("host", env.get(HOST_ENV))) if v}  # fmt: skip
@@ -157,7 +160,7 @@ def _loopback(host: str) -> bool:
 
 
 def checked(
-    env: Mapping[str, str], client: tuple[str, int] | None, server: tuple[str, int] | None
+    env: "Mapping[str, str]", client: tuple[str, int] | None, server: tuple[str, int] | None
 ) -> dict[str, str]:
     """``env`` with the identity the server can establish for a hook request from
     ``client`` to ``server`` (see the module docstring); the claim, marked, otherwise."""

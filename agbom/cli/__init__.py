@@ -8,8 +8,6 @@ command, and a hook command line that needs typer's help or usage errors, goes t
 typer application in :mod:`agbom.cli.app`.
 """
 
-from __future__ import annotations
-
 import sys
 
 SETUP_WORDS = ("install", "uninstall", "doctor")
