@@ -11,11 +11,12 @@ than it can check (:func:`checked`):
 
 - **standalone** mode decides in the user's own process, on the user's own store: the OS's
   word is the identity (``local-process``);
-- **a loopback connection on Linux**: the server looks the client's socket up in
-  ``/proc/net/tcp`` and ``tcp6`` and takes the uid that owns it, and its own host name; the
-  claim is replaced by what the kernel says (``peer-credentials``);
+- **a loopback connection on Linux**: the server asks the kernel who owns the client's
+  socket (agbom/adapters/socket_owner.py: netlink, else ``/proc/net/tcp`` and ``tcp6``) and
+  takes that uid, and its own host name; the claim is replaced by what the kernel says
+  (``peer-credentials``);
 - **anything else** (another machine, another network namespace, a platform without
-  ``/proc``): the claim is kept but marked, and the agent id says so
+  either): the claim is kept but marked, and the agent id says so
   (``claude-code/claimed:alice@laptop``), so that an approval scoped to
   ``claude-code/alice@*`` cannot be reached by claiming to be alice.
 
@@ -23,7 +24,6 @@ Standard library only: thin mode imports this on every event.
 """
 
 import os
-import sys
 
 # Not typing.TYPE_CHECKING, nor collections.abc at run time: thin mode imports this module on
 # every event, and collections.abc loads all of collections.
@@ -105,51 +105,6 @@ def describe(env: "Mapping[str, str]") -> dict[str, str]:
 # -- the server's check --------------------------------------------------------------------------
 
 
-def _proc_address(host: str, port: int) -> list[str]:
-    """How ``/proc/net/tcp{,6}`` spells ``host:port`` (hex, in host byte order per word)."""
-    import ipaddress
-
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return []
-    forms = []
-    if ip.version == 4:
-        packed = ip.packed[::-1] if sys.byteorder == "little" else ip.packed
-        forms.append(f"{packed.hex().upper()}:{port:04X}")
-        mapped = ipaddress.IPv6Address(f"::ffff:{ip}").packed
-        forms.append(_v6(mapped, port))
-    else:
-        forms.append(_v6(ip.packed, port))
-    return forms
-
-
-def _v6(packed: bytes, port: int) -> str:
-    step = -1 if sys.byteorder == "little" else 1
-    words = [packed[i : i + 4][::step].hex().upper() for i in range(0, 16, 4)]
-    return f"{''.join(words)}:{port:04X}"
-
-
-def peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
-    """The uid that owns the client end of a loopback TCP connection, from ``/proc``; None
-    when it cannot be told (not Linux, not found, another namespace)."""
-    ours = set(_proc_address(*server))
-    theirs = set(_proc_address(*client))
-    if not ours or not theirs:
-        return None
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table, encoding="ascii", errors="replace") as handle:
-                next(handle, None)
-                for line in handle:
-                    fields = line.split()
-                    if len(fields) > 7 and fields[1] in theirs and fields[2] in ours:
-                        return int(fields[7])
-        except (OSError, ValueError):
-            continue
-    return None
-
-
 def _loopback(host: str) -> bool:
     import ipaddress
 
@@ -167,6 +122,8 @@ def checked(
     out = {k: v for k, v in env.items() if k != VERIFIED_ENV}
     if client is None or server is None or not _loopback(client[0]):
         return out
+    from agbom.adapters.socket_owner import peer_uid
+
     uid = peer_uid(client, server)
     if uid is None:
         return out
