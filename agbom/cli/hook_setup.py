@@ -42,7 +42,8 @@ def _places(project: Path | None, root: Path | None) -> object:
 
 def default_agbom() -> list[str]:
     """The agbom program a hook should run: this one, by absolute path; the hook launcher
-    installed beside it (``agbom-hook``, a third less start-up per event) where there is one."""
+    installed beside it (``agbom-hook``, about a third less time per event) where there is
+    one."""
     from agbom.hostconfig.install import HOOK_LAUNCHER
 
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
