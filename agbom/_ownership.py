@@ -25,8 +25,14 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+
+# pathlib and collections.abc where a function needs them, not at the top: the thin hook
+# imports this module (for its token file) on every event, and pathlib alone loads re,
+# fnmatch and urllib.parse. Not typing.TYPE_CHECKING either (typing is an import too).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from pathlib import Path
 
 __all__ = ["file_problem", "store_path_problem"]
 
@@ -120,6 +126,8 @@ def file_problem(info: os.stat_result, label: str, path: object, *, secret: bool
 def _trust_root(path: Path, environ: Mapping[str, str]) -> Path:
     """Where the folders to check stop: the home folder or the data folder holding ``path``,
     else ``/``."""
+    from pathlib import Path
+
     roots = [environ.get("HOME") or os.path.expanduser("~")]
     data = environ.get("XDG_DATA_HOME") or ""
     if os.path.isabs(data):
@@ -161,6 +169,8 @@ def store_path_problem(path: Path, environ: Mapping[str, str] | None = None) -> 
     """What makes the SQLite store at ``path`` untrustworthy, or None: the file and the files
     SQLite keeps beside it, when they exist, and every folder from the store's own up to the
     trust root, both as the path is written and as its links resolve."""
+    from pathlib import Path
+
     env = os.environ if environ is None else environ
     written = Path(os.path.abspath(path))
     resolved = Path(os.path.realpath(path))

@@ -14,26 +14,33 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 from agbom._ownership import file_problem
+
+# Not at run time, nor typing.TYPE_CHECKING: the thin hook reads its token file through this
+# module on every event, and pathlib loads re, fnmatch and urllib.parse.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["read_private_file", "read_trusted_file"]
 
 
-def read_private_file(path: Path, what: str, limit: int, error: type[Exception]) -> bytes:
+def read_private_file(path: Path | str, what: str, limit: int, error: type[Exception]) -> bytes:
     """The bytes of a file that holds a secret (``what`` names it in messages: "private key",
     "ui secret file"); ``error`` with a one-line reason when it breaks the rule above."""
     return _read(path, what, limit, error, secret=True)
 
 
-def read_trusted_file(path: Path, what: str, limit: int, error: type[Exception]) -> bytes:
+def read_trusted_file(path: Path | str, what: str, limit: int, error: type[Exception]) -> bytes:
     """The bytes of a file that others may read but only its owner may write (the reviewers
     file: token hashes and roles); ``error`` with a one-line reason otherwise."""
     return _read(path, what, limit, error, secret=False)
 
 
-def _read(path: Path, what: str, limit: int, error: type[Exception], *, secret: bool) -> bytes:
+def _read(
+    path: Path | str, what: str, limit: int, error: type[Exception], *, secret: bool
+) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:

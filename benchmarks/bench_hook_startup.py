@@ -2,16 +2,20 @@
 
 Compares, over N runs each, interleaved:
   * ``python -c pass`` with the same interpreter (the floor any Python hook pays);
-  * thin mode, ``agbom hook claude-code --server URL``, against a running ``agbom serve`` (as
+  * thin mode, ``agbom-hook claude-code --server URL`` (what ``agbom hook install`` writes;
+    ``agbom hook`` where no ``agbom-hook`` is installed), against a running ``agbom serve`` (as
     started with no option: the baseline runtime pack on), for a ``Read`` and a ``Bash`` call;
+  * the same ``Read`` through ``agbom hook``, the entry point's generated script;
   * thin mode with the server down (the fail-closed answer);
   * thin mode at ``SessionStart`` on a machine with 50 skills and 20 MCP servers (the hook
     reads, digests and sends the session's inventory; the server records it as an AgBOM);
   * standalone mode, ``agbom hook claude-code --db ...``, deciding in process.
-Then, in process: ``Adapter.handle`` on a warm Guardian, and the inventory read itself
-(:func:`agbom.adapters.claude_inventory.session_inventory`) of those 50 skills and 20 servers.
+Then, in process (this interpreter's agbom): ``Adapter.handle`` on a warm Guardian, and the
+inventory read itself (:func:`agbom.adapters.claude_inventory.session_inventory`) of those 50
+skills and 20 servers.
 
-Usage: python benchmarks/bench_hook_startup.py [--runs N] [--standalone-runs M]
+Usage: python benchmarks/bench_hook_startup.py [--runs N] [--standalone-runs M] [--python PY]
+(``--python``: the interpreter of the installation to time, e.g. a venv holding the wheel.)
 Targets (issue 40): the thin hook at most 1.5x the ``python -c pass`` median per event; the
 SessionStart inventory of 50 skills and 20 servers under 0.5 s of the hook's time.
 """
@@ -27,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _hook_timing import agbom_command, compile_bytecode, free_port, served, timed_run
+from _hook_timing import Install, add_python_option, free_port, served, timed_run
 
 EVENT = json.dumps(
     {
@@ -155,7 +159,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--standalone-runs", type=int, default=8)
+    add_python_option(parser)
     args = parser.parse_args()
+    install = Install(args.python)
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
@@ -165,27 +171,24 @@ def main() -> int:
             "HOME": str(home),
             "AGBOM_CLAUDE_MANAGED_DIR": str(home / "no-managed"),
         }
-        compile_bytecode()
-        with served(db) as url:
-            thin = [*agbom_command(), "hook", "claude-code", "--server", url]
+        install.compile_bytecode()
+        with served(db, install) as url:
+            thin = [*install.hook, "claude-code", "--server", url]
+            console = [*install.console, "claude-code", "--server", url]
             start = session_start(project)
             # Warm the OS caches and the server's session before timing anything.
-            time_runs([sys.executable, "-c", "pass"], 3)
+            time_runs(install.anchor, 3)
             time_runs(thin, 3, stdin=EVENT, env=hook_env)
+            time_runs(console, 2, stdin=EVENT, env=hook_env)
             time_runs(thin, 2, stdin=start, env=hook_env)
 
-            down = [
-                *agbom_command(),
-                "hook",
-                "claude-code",
-                "--server",
-                f"http://127.0.0.1:{free_port()}",
-            ]
-            standalone = [*agbom_command(), "hook", "claude-code", "--db", str(Path(tmp) / "sa.db")]
+            down = [*install.hook, "claude-code", "--server", f"http://127.0.0.1:{free_port()}"]
+            standalone = [*install.hook, "claude-code", "--db", str(Path(tmp) / "sa.db")]
             commands = {
-                "baseline": ([sys.executable, "-c", "pass"], EVENT),
+                "baseline": (install.anchor, EVENT),
                 "thin": (thin, EVENT),
                 "thin_bash": (thin, BASH),
+                "thin_console": (console, EVENT),
                 # Nothing listens there: the fail-closed deny, answered without a server.
                 "thin_server_down": (down, EVENT),
                 "thin_session_start": (thin, start),
@@ -200,14 +203,17 @@ def main() -> int:
                     samples["standalone"] += time_runs(standalone, 1, stdin=EVENT, env=hook_env)
         inventory = inventory_in_process(home, project)
 
-    print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs; times in ms")
+    load = os.getloadavg()[0]
+    print(f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs, load {load:.1f}; ms")
+    print(f"installation: {install.describe()}")
     labels = {
         "baseline": "python -c pass",
-        "thin": "agbom hook --server (thin), Read",
-        "thin_bash": "agbom hook --server (thin), Bash",
-        "thin_server_down": "agbom hook --server, server down",
+        "thin": "hook --server (thin), Read",
+        "thin_bash": "hook --server (thin), Bash",
+        "thin_console": "agbom hook --server (script), Read",
+        "thin_server_down": "hook --server, server down",
         "thin_session_start": f"thin SessionStart, {SKILLS} skills {SERVERS} srv",
-        "standalone": "agbom hook --db (standalone)",
+        "standalone": "hook --db (standalone)",
     }
     results: dict[str, dict[str, float]] = {}
     for name, label in labels.items():

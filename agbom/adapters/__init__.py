@@ -7,9 +7,7 @@ thin mode (:mod:`agbom.adapters.thin`) is imported through it on every hook proc
 the adapters themselves are only loaded by :func:`get_adapter`.
 """
 
-from __future__ import annotations
-
-from importlib import import_module
+import sys
 
 # Not typing.TYPE_CHECKING: thin mode imports this package on every hook process start, and
 # importing typing is about a millisecond of it. Type checkers take the name as true.
@@ -32,7 +30,7 @@ _IMPLEMENTATIONS = {
     "opencode": ("agbom.adapters.opencode", "OpencodeAdapter"),
 }
 ADAPTERS: tuple[str, ...] = tuple(_IMPLEMENTATIONS)
-_cache: dict[str, Any] = {}
+_cache: "dict[str, Any]" = {}
 
 _LAZY = {
     "Adapter": "agbom.adapters.interface",
@@ -50,7 +48,7 @@ _LAZY = {
 __all__ = ["ADAPTERS", "get_adapter", *_LAZY]
 
 
-def get_adapter(name: str) -> Adapter:
+def get_adapter(name: str) -> "Adapter":
     """The adapter for runtime ``name`` (one of :data:`ADAPTERS`); AdapterError otherwise."""
     adapter = _cache.get(name)
     if adapter is None:
@@ -62,12 +60,19 @@ def get_adapter(name: str) -> Adapter:
             raise AdapterError(
                 f"unknown hook runtime {name!r} (known: {', '.join(ADAPTERS)})"
             ) from None
-        adapter = _cache[name] = getattr(import_module(module), cls)()
+        adapter = _cache[name] = getattr(_module(module), cls)()
     return adapter  # type: ignore[no-any-return]
 
 
-def __getattr__(attr: str) -> Any:
+def __getattr__(attr: str) -> "Any":
     module = _LAZY.get(attr)
     if module is None:
         raise AttributeError(f"module 'agbom.adapters' has no attribute {attr!r}")
-    return getattr(import_module(module), attr)
+    return getattr(_module(module), attr)
+
+
+def _module(name: str) -> "Any":
+    """The module ``name``, imported by the built-in ``__import__``: :mod:`importlib` would be
+    one more import on every hook process start."""
+    __import__(name)
+    return sys.modules[name]

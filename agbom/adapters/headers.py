@@ -6,9 +6,11 @@ and thin mode forwards its environment and options the same way. The server turn
 back into the ``env`` mapping the adapters read, so both paths decide on identical input.
 """
 
-from __future__ import annotations
-
-from collections.abc import Iterable, Mapping
+# Not typing.TYPE_CHECKING, and collections.abc only where a function needs it: thin mode
+# imports this module on every event, and collections.abc loads all of collections.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 OSCOVA_VARS = (
     "EVENT_NAME",
@@ -60,8 +62,12 @@ def too_large_reason() -> str:
     return f"event larger than {MAX_EVENT_BYTES} bytes (denied whatever the failure mode)"
 
 
-def env_from_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
+def env_from_headers(
+    headers: "Mapping[str, str] | Iterable[tuple[str, str]]",
+) -> dict[str, str]:
     """The adapter ``env`` for an HTTP hook request's headers (unknown headers are ignored)."""
+    from collections.abc import Mapping
+
     items = headers.items() if isinstance(headers, Mapping) else headers
     env: dict[str, str] = {}
     for name, value in items:
@@ -71,7 +77,7 @@ def env_from_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> 
     return env
 
 
-def headers_from_env(env: Mapping[str, str]) -> dict[str, str]:
+def headers_from_env(env: "Mapping[str, str]") -> dict[str, str]:
     """The headers thin mode sends for the hook context in ``env``."""
     out: dict[str, str] = {}
     for var, header in ENV_TO_HEADER.items():
@@ -81,7 +87,7 @@ def headers_from_env(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def fail_open_from_headers(headers: Mapping[str, str], server_fail_open: bool) -> bool:
+def fail_open_from_headers(headers: "Mapping[str, str]", server_fail_open: bool) -> bool:
     """The failure mode for one hook request: the server's, or stricter if the client asks.
 
     A client may turn a fail-open server fail-closed for its own requests, never the other way

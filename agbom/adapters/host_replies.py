@@ -8,9 +8,7 @@ looks like, which events can block) are in ``shared/reference/hook-wire-formats-
 and docs/hosts/.
 """
 
-from __future__ import annotations
-
-import json
+from agbom.adapters import wire_json
 
 CURSOR = "cursor"
 CODEX = "codex"
@@ -78,7 +76,7 @@ Reply = tuple[bytes, int]
 
 
 def _dumps(obj: object) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return wire_json.dumps(obj)
 
 
 def _clip(text: str, limit: int = MAX_MESSAGE) -> str:
@@ -173,7 +171,7 @@ def event_name(runtime: str, raw: bytes) -> str | None:
     """The host's event name in ``raw``; None when it names none (Copilot's camelCase
     payloads) or cannot be read."""
     try:
-        doc = json.loads(raw)
+        doc = wire_json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(doc, dict):

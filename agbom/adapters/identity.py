@@ -11,22 +11,25 @@ than it can check (:func:`checked`):
 
 - **standalone** mode decides in the user's own process, on the user's own store: the OS's
   word is the identity (``local-process``);
-- **a loopback connection on Linux**: the server looks the client's socket up in
-  ``/proc/net/tcp`` and ``tcp6`` and takes the uid that owns it, and its own host name; the
-  claim is replaced by what the kernel says (``peer-credentials``);
+- **a loopback connection on Linux**: the server asks the kernel who owns the client's
+  socket (agbom/adapters/socket_owner.py: netlink, else ``/proc/net/tcp`` and ``tcp6``) and
+  takes that uid, and its own host name; the claim is replaced by what the kernel says
+  (``peer-credentials``);
 - **anything else** (another machine, another network namespace, a platform without
-  ``/proc``): the claim is kept but marked, and the agent id says so
+  either): the claim is kept but marked, and the agent id says so
   (``claude-code/claimed:alice@laptop``), so that an approval scoped to
   ``claude-code/alice@*`` cannot be reached by claiming to be alice.
 
 Standard library only: thin mode imports this on every event.
 """
 
-from __future__ import annotations
-
 import os
-import sys
-from collections.abc import Mapping
+
+# Not typing.TYPE_CHECKING, nor collections.abc at run time: thin mode imports this module on
+# every event, and collections.abc loads all of collections.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 USER_ENV = "AGBOM_USER"
 UID_ENV = "AGBOM_UID"
@@ -75,12 +78,12 @@ def local_identity() -> dict[str, str]:
     return out
 
 
-def identity_headers(identity: Mapping[str, str]) -> dict[str, str]:
+def identity_headers(identity: "Mapping[str, str]") -> dict[str, str]:
     """The headers thin mode sends for ``identity`` (env keys, as :func:`local_identity`)."""
     return {header: identity[env] for header, env in HEADERS.items() if identity.get(env)}
 
 
-def agent_id(runtime: str, env: Mapping[str, str]) -> str:
+def agent_id(runtime: str, env: "Mapping[str, str]") -> str:
     """The agent id of ``runtime`` for the user and host in ``env``: ``RUNTIME/USER@HOST``
     when established, ``RUNTIME/claimed:USER@HOST`` for a claim, ``RUNTIME`` when unknown."""
     user, host = clean(env.get(USER_ENV)), clean(env.get(HOST_ENV))
@@ -90,7 +93,7 @@ def agent_id(runtime: str, env: Mapping[str, str]) -> str:
     return f"{runtime}/{mark}{user}@{host}"
 
 
-def describe(env: Mapping[str, str]) -> dict[str, str]:
+def describe(env: "Mapping[str, str]") -> dict[str, str]:
     """The identity fields recorded with the session (``platform_context.identity``)."""
     out = {k: v for k, v in (("user", env.get(USER_ENV)), ("uid", env.get(UID_ENV)),
                              ("host", env.get(HOST_ENV))) if v}  # fmt: skip
@@ -100,51 +103,6 @@ def describe(env: Mapping[str, str]) -> dict[str, str]:
 
 
 # -- the server's check --------------------------------------------------------------------------
-
-
-def _proc_address(host: str, port: int) -> list[str]:
-    """How ``/proc/net/tcp{,6}`` spells ``host:port`` (hex, in host byte order per word)."""
-    import ipaddress
-
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return []
-    forms = []
-    if ip.version == 4:
-        packed = ip.packed[::-1] if sys.byteorder == "little" else ip.packed
-        forms.append(f"{packed.hex().upper()}:{port:04X}")
-        mapped = ipaddress.IPv6Address(f"::ffff:{ip}").packed
-        forms.append(_v6(mapped, port))
-    else:
-        forms.append(_v6(ip.packed, port))
-    return forms
-
-
-def _v6(packed: bytes, port: int) -> str:
-    step = -1 if sys.byteorder == "little" else 1
-    words = [packed[i : i + 4][::step].hex().upper() for i in range(0, 16, 4)]
-    return f"{''.join(words)}:{port:04X}"
-
-
-def peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
-    """The uid that owns the client end of a loopback TCP connection, from ``/proc``; None
-    when it cannot be told (not Linux, not found, another namespace)."""
-    ours = set(_proc_address(*server))
-    theirs = set(_proc_address(*client))
-    if not ours or not theirs:
-        return None
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table, encoding="ascii", errors="replace") as handle:
-                next(handle, None)
-                for line in handle:
-                    fields = line.split()
-                    if len(fields) > 7 and fields[1] in theirs and fields[2] in ours:
-                        return int(fields[7])
-        except (OSError, ValueError):
-            continue
-    return None
 
 
 def _loopback(host: str) -> bool:
@@ -157,13 +115,15 @@ def _loopback(host: str) -> bool:
 
 
 def checked(
-    env: Mapping[str, str], client: tuple[str, int] | None, server: tuple[str, int] | None
+    env: "Mapping[str, str]", client: tuple[str, int] | None, server: tuple[str, int] | None
 ) -> dict[str, str]:
     """``env`` with the identity the server can establish for a hook request from
     ``client`` to ``server`` (see the module docstring); the claim, marked, otherwise."""
     out = {k: v for k, v in env.items() if k != VERIFIED_ENV}
     if client is None or server is None or not _loopback(client[0]):
         return out
+    from agbom.adapters.socket_owner import peer_uid
+
     uid = peer_uid(client, server)
     if uid is None:
         return out

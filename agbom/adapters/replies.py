@@ -9,11 +9,7 @@ Every builder returns ``(body, exit_code)``: ``body`` is exactly what goes to st
 HTTP response body.
 """
 
-from __future__ import annotations
-
-import json
-
-from agbom.adapters import host_replies
+from agbom.adapters import host_replies, wire_json
 
 OSCOVA = "oscova"
 MEERKAT = "meerkat"
@@ -57,9 +53,31 @@ def claude_needs_local_read(raw: bytes) -> bool:
         return True
     if b"UserPromptSubmit" not in raw:
         return False
-    import re  # here, not at the top: the thin hook's start path pays every import
+    return _prompt_starts_with_slash(raw)
 
-    return re.search(rb'"prompt"\s*:\s*"\s*/', raw) is not None
+
+_SPACE_BYTES = b" \t\n\r\x0b\x0c"  # what a bytes pattern's \s matches
+
+
+def _prompt_starts_with_slash(raw: bytes) -> bool:
+    """Whether ``raw`` holds ``"prompt"``, a colon, a quote, then ``/`` (each after any
+    whitespace): a typed ``/name`` that may load a skill. Scanned by hand, not with :mod:`re`,
+    which would cost every prompt event its import; one pass over ``raw``, since each run of
+    whitespace is skipped once, after the one marker it follows."""
+    marker = b'"prompt"'
+    at = raw.find(marker)
+    while at >= 0:
+        i = at + len(marker)
+        for expected in b':"/':
+            while i < len(raw) and raw[i] in _SPACE_BYTES:
+                i += 1
+            if i >= len(raw) or raw[i] != expected:
+                break
+            i += 1
+        else:
+            return True
+        at = raw.find(marker, at + 1)
+    return False
 
 
 # Meerkat refuses a command or HTTP response larger than ``payload_max_bytes`` (128 KiB default).
@@ -76,7 +94,7 @@ Reply = tuple[bytes, int]
 
 
 def _dumps(obj: object) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return wire_json.dumps(obj)
 
 
 def _clip(text: str, limit: int = MAX_MESSAGE) -> str:
@@ -186,7 +204,7 @@ def event_name(runtime: str, raw: bytes) -> str | None:
     if runtime in host_replies.HOSTS:
         return host_replies.event_name(runtime, raw)
     try:
-        doc = json.loads(raw)
+        doc = wire_json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(doc, dict):

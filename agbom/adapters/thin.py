@@ -19,15 +19,12 @@ read bounds, is a deny whatever the failure mode: fail-open is for a server that
 answer, and a skill must not buy an allow by being slow to read.
 """
 
-from __future__ import annotations
-
-import json
 import os
 import sys
 import time
 
 from agbom.adapters import headers as _headers
-from agbom.adapters import host_replies, replies
+from agbom.adapters import host_replies, replies, wire_json
 from agbom.adapters import identity as _identity
 
 MAX_STDIN_BYTES = _headers.MAX_EVENT_BYTES
@@ -111,6 +108,7 @@ def _parse(args: list[str]) -> dict[str, object]:
         raise _Usage(f"unknown runtime {opts['runtime']!r} (known: {', '.join(replies.RUNTIMES)})")
     if not opts["server"]:
         raise _Usage("--server URL is required")
+    opts["address"] = _split_server(str(opts["server"]))
     try:
         timeout = float(opts["timeout"])  # type: ignore[arg-type]
     except ValueError:
@@ -126,11 +124,9 @@ def _parse(args: list[str]) -> dict[str, object]:
 def _token(path: str) -> str:
     """The bearer token in ``path``: a private regular file (agbom/_private_files.py), one
     line of at least 16 characters."""
-    from pathlib import Path
-
     from agbom._private_files import read_private_file
 
-    data = read_private_file(Path(path), "hook token file", MAX_TOKEN_BYTES, _Usage)
+    data = read_private_file(path, "hook token file", MAX_TOKEN_BYTES, _Usage)
     try:
         token = data.decode("utf-8").strip()
     except UnicodeDecodeError:
@@ -150,24 +146,83 @@ class _BadResponse(Exception):
 _Answer = tuple[int, bytes, dict[str, str]]
 
 
-def _post(url: str, runtime: str, body: bytes, head: dict[str, str], timeout: float) -> _Answer:
+MAX_URL = 2048
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-_")
+_PATH_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/%"
+)
+"""What a URL's path may hold (RFC 3986 ``pchar`` and ``/``): no space, control character,
+query or fragment, so that nothing but a path reaches the request line."""
+
+
+_Server = tuple[str, str, int, str]
+"""``(scheme, host, port, path)`` of ``--server``: the host in lower case, without the
+brackets of an IPv6 address; the path without its trailing ``/``."""
+
+
+def _split_server(url: str) -> _Server:
+    """``--server``: ``http[s]://HOST[:PORT][/PATH]`` and nothing else (no user, query or
+    fragment), at most :data:`MAX_URL` characters; a usage error otherwise.
+
+    By hand rather than with :mod:`urllib.parse`, which costs the hook about 2.5 ms on every
+    event and accepts more than a server address needs (it drops tabs and newlines, and a
+    user part, a query or a fragment, without a word).
+    """
+    bad = _Usage(
+        f"--server must be an http(s) URL: http[s]://HOST[:PORT][/PATH], got {url[:200]!r}"
+    )
+    scheme, sep, rest = url.partition("://")
+    scheme = scheme.lower()
+    if len(url) > MAX_URL or not sep or scheme not in ("http", "https"):
+        raise bad
+    slash = rest.find("/")
+    authority, path = (rest, "") if slash < 0 else (rest[:slash], rest[slash:])
+    if not set(path) <= _PATH_CHARS:
+        raise bad
+    if authority.startswith("["):
+        host, bracket, tail = authority[1:].partition("]")
+        if not bracket or not _is_ipv6(host):
+            raise bad
+    else:
+        host, colon, port_text = authority.partition(":")
+        tail = colon + port_text
+        if not set(host.lower()) <= _HOST_CHARS:  # no user part, no name needing IDNA
+            raise bad
+    port = 443 if scheme == "https" else 80
+    if tail:
+        digits = tail[1:]
+        if tail[0] != ":" or not (digits == "" or digits.isascii() and digits.isdigit()):
+            raise bad
+        if digits:
+            port = int(digits) if len(digits) <= 5 else 0
+            if not 0 < port < 65536:
+                raise _Usage(f"--server has a bad port: {url[:200]!r}")
+    if not host:
+        raise bad
+    return scheme, host.lower(), port, path.rstrip("/")
+
+
+def _is_ipv6(text: str) -> bool:
+    import _socket
+
+    try:
+        _socket.inet_pton(_socket.AF_INET6, text)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _post(
+    server: _Server, runtime: str, body: bytes, head: dict[str, str], timeout: float
+) -> _Answer:
     """POST the event; returns ``(status, body, header fields)`` (names in lower case).
 
     A minimal HTTP/1.1 exchange on a socket (one request, ``Connection: close``, read to EOF)
     rather than :mod:`http.client`: importing that pulls in :mod:`email` and :mod:`ssl` and
     alone costs about as much as starting the interpreter, on every tool call.
     """
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise _Usage(f"--server must be an http(s) URL, got {url!r}")
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        raise _Usage(f"--server has a bad port: {url!r}") from None
-    host = parts.hostname
-    path = f"{parts.path.rstrip('/')}/hooks/{runtime}"
+    scheme, host, port, prefix = server
+    path = f"{prefix}/hooks/{runtime}"
     authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     lines = [
         f"POST {path} HTTP/1.1",
@@ -179,9 +234,9 @@ def _post(url: str, runtime: str, body: bytes, head: dict[str, str], timeout: fl
     ]
     lines += [f"{k}: {v}" for k, v in head.items()]
     request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-    # An ASCII host name as bytes: getaddrinfo then needs no IDNA codec (an import per event).
-    address: str | bytes = host.encode("ascii") if host.isascii() else host
-    if parts.scheme == "https":
+    # The host name as bytes (it is ASCII): getaddrinfo then needs no IDNA codec, an import.
+    address = host.encode("ascii")
+    if scheme == "https":
         import socket
         import ssl
 
@@ -217,7 +272,7 @@ if TYPE_CHECKING:
         def close(self) -> None: ...
 
 
-def _connect(address: str | bytes, port: int, timeout: float) -> _Connection:
+def _connect(address: str | bytes, port: int, timeout: float) -> "_Connection":
     """A TCP connection to the first address of ``address`` that accepts, like
     :func:`socket.create_connection`, on the C module: :mod:`socket` imports :mod:`selectors`,
     :mod:`enum` tables and :mod:`array`, about 2.5 ms on every event for nothing used here.
@@ -282,7 +337,7 @@ def _not_agbom(runtime: str, fields: dict[str, str], payload: bytes) -> str | No
             return None
         return None if runtime in host_replies.HOSTS else "empty body"
     try:
-        doc = json.loads(payload)
+        doc = wire_json.loads(payload)
     except (ValueError, RecursionError):
         return "body is not JSON"
     if not isinstance(doc, dict):
@@ -382,7 +437,7 @@ def main(args: list[str]) -> int:
                 raw = _with_host_skill(runtime, raw, started + timeout * READ_SHARE)
             stage = "request"
             left = max(timeout - (time.monotonic() - started), 0.001)
-            status, body, fields = _post(str(opts["server"]), runtime, raw, head, left)
+            status, body, fields = _post(opts["address"], runtime, raw, head, left)  # type: ignore[arg-type]
         finally:
             # Cancelled before any failure reply is written, so it cannot interrupt that.
             if has_alarm:

@@ -41,14 +41,23 @@ def _places(project: Path | None, root: Path | None) -> object:
 
 
 def default_agbom() -> list[str]:
-    """The agbom program a hook should run: this one, by absolute path."""
+    """The agbom program a hook should run: this one, by absolute path; the hook launcher
+    installed beside it (``agbom-hook``, about a third less time per event) where there is
+    one."""
+    from agbom.hostconfig.install import HOOK_LAUNCHER
+
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if argv0 is not None and argv0.name == "agbom" and argv0.is_file():
-        return [str(argv0.resolve())]
-    found = shutil.which("agbom")
-    if found:
-        return [str(Path(found).resolve())]
-    return [sys.executable, "-m", "agbom"]
+    program = None
+    if argv0 is not None and argv0.name in ("agbom", HOOK_LAUNCHER) and argv0.is_file():
+        program = argv0.resolve()
+    elif found := shutil.which("agbom"):
+        program = Path(found).resolve()
+    if program is None:
+        return [sys.executable, "-m", "agbom"]
+    launcher = program.with_name(HOOK_LAUNCHER)
+    if os.name == "posix" and os.access(launcher, os.X_OK) and launcher.is_file():
+        return [str(launcher)]
+    return [str(program)]
 
 
 @setup.command("install")
@@ -85,7 +94,10 @@ def install_cmd(
         False, "--fail-open", help="Let actions through when agbom fails (not recommended)."
     ),
     agbom: str | None = typer.Option(
-        None, "--agbom", metavar="PATH", help="The agbom program the hook runs (default: this one)."
+        None,
+        "--agbom",
+        metavar="PATH",
+        help="The agbom program the hook runs (default: this one, or the agbom-hook beside it).",
     ),
     project: Path | None = typer.Option(
         None, "--project", metavar="DIR", help="The project folder for --scope project."

@@ -6,10 +6,10 @@ before and after), so that ``--dry-run`` prints exactly what :func:`apply` would
 user's file is edited, never rewritten: JSON and JSONC one span at a time
 (:mod:`agbom.hostconfig.jsonc_edit`, comments and unknown keys kept), TOML with tomlkit.
 Another tool's hooks are left alone; agbom's own entries are found by their command (it runs
-``agbom hook HOST``), or their URL (``.../hooks/HOST``) for an HTTP hook, so that a second
-install changes nothing, an install with other options replaces agbom's entries, and an
-uninstall removes them and nothing else. :func:`apply` keeps a copy of the file as it was
-(``FILE.agbom-backup-TIMESTAMP``) and replaces it in one rename.
+``agbom hook HOST`` or ``agbom-hook HOST``), or their URL (``.../hooks/HOST``) for an HTTP
+hook, so that a second install changes nothing, an install with other options replaces
+agbom's entries, and an uninstall removes them and nothing else. :func:`apply` keeps a copy of
+the file as it was (``FILE.agbom-backup-TIMESTAMP``) and replaces it in one rename.
 """
 
 from __future__ import annotations
@@ -66,6 +66,11 @@ class Change:
 
 # -- agbom's entries -----------------------------------------------------------------------------
 
+HOOK_LAUNCHER = "agbom-hook"
+"""The script installed beside ``agbom`` that runs ``agbom hook`` without the import of
+:mod:`re` the entry point's generated script makes first (bin/agbom-hook): what a hook runs
+where it is installed."""
+
 
 def hook_command(
     host: str,
@@ -76,8 +81,10 @@ def hook_command(
     token_file: str | None = None,
     fail_open: bool = False,
 ) -> list[str]:
-    """The argv of agbom's hook for ``host``."""
-    argv = [*agbom, "hook", host]
+    """The argv of agbom's hook for ``host``: ``AGBOM hook HOST ...``, or ``agbom-hook HOST
+    ...`` when ``agbom`` is the hook launcher (:data:`HOOK_LAUNCHER`)."""
+    launcher = len(agbom) == 1 and os.path.basename(agbom[0]) == HOOK_LAUNCHER
+    argv = [*agbom, host] if launcher else [*agbom, "hook", host]
     if server:
         argv += ["--server", server]
         if timeout is not None:
@@ -90,8 +97,9 @@ def hook_command(
 
 
 def is_agbom_command(text: Any, host: str) -> bool:
-    """Whether ``text`` runs agbom's hook for ``host`` (``.../agbom hook HOST ...`` or
-    ``python -m agbom hook HOST ...``), or is the URL of its HTTP endpoint."""
+    """Whether ``text`` runs agbom's hook for ``host`` (``.../agbom hook HOST ...``,
+    ``python -m agbom hook HOST ...`` or ``.../agbom-hook HOST ...``), or is the URL of its
+    HTTP endpoint."""
     if not isinstance(text, str):
         return False
     if text.startswith(("http://", "https://")):
@@ -101,6 +109,8 @@ def is_agbom_command(text: Any, host: str) -> bool:
     except ValueError:
         return False
     for i in range(len(argv) - 1):
+        if os.path.basename(argv[i]) == HOOK_LAUNCHER and argv[i + 1] == host:
+            return True
         if argv[i] == "hook" and argv[i + 1] == host:
             before = argv[:i]
             if any(os.path.basename(a) == "agbom" for a in before):

@@ -548,18 +548,26 @@ def test_thin_response_parsing() -> None:
 def test_thin_mode_imports_nothing_heavy() -> None:
     import subprocess
     import sys
+    from pathlib import Path
 
     probe = (
         "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
         "from agbom.cli import main\n"
         "rc = main(['hook', 'claude-code', '--server', 'http://127.0.0.1:9', '--timeout', '1'])\n"
         "heavy = ('typer', 'click', 'http', 'email', 'orjson', 'networkx', 'sqlite_utils',\n"
         "         'dataclasses', 'agbom.guardian', 'agbom.store', 'agbom.inventory', 'yaml',\n"
         # Per event: socket (selectors, array, enums) and signal cost 3.4 ms; the C modules do.
-        "         'socket', 'signal', 'selectors', 'typing')\n"
+        "         'socket', 'signal', 'selectors', 'typing',\n"
+        # json (re, enum, functools, collections) was 10 ms of an 11 ms start; urllib.parse
+        # (ipaddress) 2.5 ms; importlib, __future__ and pathlib each a fraction of one.
+        "         're', 'json', 'enum', 'functools', 'collections', 'urllib', 'ipaddress',\n"
+        "         'importlib', '__future__', 'pathlib')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
+    # -S: without site, whose import finder for an editable install loads re and urllib in
+    # every process; the probe finds agbom in the checkout itself.
     proc = subprocess.run(
-        [sys.executable, "-c", probe], input=b"{}", capture_output=True, check=False
+        [sys.executable, "-S", "-c", probe], input=b"{}", capture_output=True, check=False
     )
     assert proc.stdout.decode().strip().splitlines()[-1] == "[]", proc.stderr

@@ -87,3 +87,38 @@ def test_installed_hooks_decide_as_the_hosts_run_them(server: Server, tmp_path: 
     code, out = _run(command, json.dumps(event).encode())
     assert code == 0
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_the_hook_launcher_installed_decides_as_the_hosts_run_it(
+    server: Server, tmp_path: Path
+) -> None:
+    # bin/agbom-hook as an installer leaves it: its first line names the interpreter.
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    launcher = bindir / "agbom-hook"
+    source = (Path(__file__).resolve().parents[2] / "bin" / "agbom-hook").read_text()
+    launcher.write_text(f"#!{sys.executable}\n" + source.split("\n", 1)[1])
+    launcher.chmod(0o755)
+    home = tmp_path / "home"
+    s = str(uuid.uuid4())
+    for host in ("cursor", "claude-code"):
+        _install(home, host, server, "--agbom", str(launcher))
+
+    cursor = _flat(home / ".cursor" / "hooks.json", "beforeShellExecution")
+    assert cursor["command"].startswith(f"{launcher} cursor --server ")
+    code, out = _run(cursor["command"], ev.cursor_shell(s, "ls"))
+    assert code == 0 and json.loads(out)["permission"] == "deny"
+
+    claude = json.loads((home / ".claude" / "settings.json").read_text())
+    command = claude["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command.startswith(f"{launcher} claude-code --server ")
+    event = {"session_id": s, "hook_event_name": "PreToolUse", "cwd": "/tmp",
+             "tool_name": "Read", "tool_input": {"file_path": "/etc/hosts"}}  # fmt: skip
+    code, out = _run(command, json.dumps(event).encode())
+    assert code == 0 and json.loads(out) == {}
+    # The server down: the launcher's answer is Claude Code's fail-closed deny.
+    down = command.replace(server.url, "http://127.0.0.1:9")
+    event["tool_name"] = "Bash"
+    code, out = _run(down, json.dumps(event).encode())
+    assert code == 0
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -313,3 +313,53 @@ def test_usage_errors(tmp_path: Path) -> None:
     ):
         done = agbom(tmp_path, *args)
         assert done.returncode in (1, 2) and said in done.stderr, done.stderr
+
+
+def test_the_hook_launcher_runs_the_host_without_the_hook_word_and_is_found_again(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(GEMINI_SETTINGS)
+    url = "http://127.0.0.1:8787"
+    launcher = ["--agbom", "/opt/agbom/bin/agbom-hook"]
+    assert agbom(home, "hook", "install", "gemini-cli", "--server", url, *launcher).returncode == 0
+    before_tool = jsonc_edit.load(settings.read_text())["hooks"]["BeforeTool"]
+    command = shlex.split(before_tool[1]["hooks"][0]["command"])
+    assert command == ["/opt/agbom/bin/agbom-hook", "gemini-cli", "--server", url]
+    again = agbom(home, "hook", "install", "gemini-cli", "--server", url, *launcher)
+    assert "already installed" in again.stdout
+    # Installed again with the agbom program: agbom's entry is replaced, not doubled.
+    install(home, "gemini-cli", "--server", url)
+    before_tool = jsonc_edit.load(settings.read_text())["hooks"]["BeforeTool"]
+    assert len(before_tool) == 2
+    assert shlex.split(before_tool[1]["hooks"][0]["command"])[:3] == [
+        "/opt/agbom/bin/agbom", "hook", "gemini-cli",
+    ]  # fmt: skip
+    assert agbom(home, "hook", "install", "gemini-cli", "--server", url, *launcher).returncode == 0
+    assert agbom(home, "hook", "uninstall", "gemini-cli").returncode == 0
+    assert settings.read_text() == GEMINI_SETTINGS
+
+
+def test_the_default_program_is_the_hook_launcher_installed_beside_agbom(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agbom.cli.hook_setup import default_agbom
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    program = bindir / "agbom"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.setattr(sys, "argv", [str(program), "hook", "install", "cursor"])
+    assert default_agbom() == [str(program.resolve())]
+    launcher = bindir / "agbom-hook"
+    launcher.write_text("#!/bin/sh\n")
+    launcher.chmod(0o644)  # not executable: not used
+    assert default_agbom() == [str(program.resolve())]
+    launcher.chmod(0o755)
+    assert default_agbom() == [str(launcher.resolve())]
+    # Run as the launcher itself (agbom-hook install ...): the same.
+    monkeypatch.setattr(sys, "argv", [str(launcher), "install", "cursor"])
+    assert default_agbom() == [str(launcher.resolve())]

@@ -80,7 +80,14 @@ def test_the_wheel_holds_the_package_and_its_metadata_only(dist: Dist) -> None:
     names = _wheel_names(dist)
     tops = {n.split("/", 1)[0] for n in names}
     version = agbom.__version__
-    assert tops == {"agbom", f"agbom-{version}.dist-info"}
+    assert tops == {"agbom", f"agbom-{version}.dist-info", f"agbom-{version}.data"}
+    # The one data file: the hook launcher, a script the installer points at its interpreter.
+    launcher = f"agbom-{version}.data/scripts/agbom-hook"
+    assert [n for n in names if n.startswith(f"agbom-{version}.data/")] == [launcher]
+    with zipfile.ZipFile(dist.wheel) as wheel:
+        first, rest = wheel.read(launcher).decode().split("\n", 1)
+    assert first == "#!python"
+    assert rest == (REPO / "bin" / "agbom-hook").read_text("utf-8").split("\n", 1)[1]
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".db"))]
     shipped = {n for n in names if n.startswith("agbom/")}
     assert shipped == set(tracked_files("agbom")), "the wheel holds files the checkout does not"
@@ -145,6 +152,7 @@ def test_the_sdist_holds_the_licence_tests_docs_and_samples(dist: Dist) -> None:
         "rules/example-bans.yaml",
         "tests/conftest.py",
         "tests/release/test_release_wheel.py",
+        "bin/agbom-hook",
         "tests/export/spdx-3.0.1/spdx-model.ttl",
     ):
         assert expected in names

@@ -206,6 +206,20 @@ def test_reviewers_and_serve_with_the_review_page_and_read_api(user: User) -> No
             assert httpx.get(base + asset, timeout=10).status_code == 200, asset
         bundle = httpx.get(f"{base}/v1/bundles/agbom.tar.gz", timeout=10)
         assert bundle.status_code == 200
+        # The hook a host runs is the launcher installed beside agbom, and it answers.
+        launcher = user.venv / "bin" / "agbom-hook"
+        assert launcher.read_text().startswith(f"#!{user.venv / 'bin' / 'python'}")
+        user.run("hook", "install", "claude-code", "--server", base)
+        settings = json.loads((user.home / ".claude" / "settings.json").read_text())
+        command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        assert command.startswith(f"{launcher} claude-code --server {base}"), command
+        event = {"session_id": "s2", "cwd": str(user.work), "hook_event_name": "PreToolUse",
+                 "tool_name": "Read", "tool_input": {"file_path": "/etc/hosts"}}  # fmt: skip
+        hooked = subprocess.run(
+            ["bash", "-c", command], input=json.dumps(event), cwd=user.work, env=user.env,
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert (hooked.returncode, json.loads(hooked.stdout)) == (0, {}), hooked.stderr
     finally:
         proc.terminate()
         proc.wait(timeout=30)
