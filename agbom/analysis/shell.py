@@ -66,6 +66,7 @@ from agbom.analysis.shell_model import (
     Redirect,
     Word,
 )
+from agbom.analysis.shell_source import join_continuations
 from agbom.analysis.shell_words import (
     Value,
     exports,
@@ -200,6 +201,9 @@ def _walk_source(
 ) -> frozenset[Flow]:
     if depth > state.limits.max_depth:
         raise Stop(f"shells nested more than {state.limits.max_depth} deep")
+    data, cuts = join_continuations(data)  # "cu\<newline>rl" is the word "curl"
+    if cuts and offsets is not None:
+        offsets = offsets.after_cuts(cuts)
     tree = _parse(state, data)
     run = Run(data, offsets, span, depth, via, stdin, stdin_text)
     walker = _Walker(state, run)

@@ -1,11 +1,13 @@
 """What flows out of a command: its stdin and arguments, and what it brings in itself (a
-download, decoded data, a credential file's content, the environment)."""
+download, decoded data, text written as escapes and decoded by ``echo -e`` or ``printf``, a
+credential file's content, the environment)."""
 
 from __future__ import annotations
 
 from agbom.analysis import indicators
 from agbom.analysis import shell_programs as programs
 from agbom.analysis.shell_model import Command, Flow, Word
+from agbom.analysis.shell_words import escape_encoded, literal_output
 
 # Commands that print a credential: a keychain dump, a browser's password item, a CLI's token.
 _KEYCHAIN_DUMPS = frozenset({"dump-keychain", "find-internet-password"})
@@ -77,6 +79,15 @@ def command_sources(command: Command) -> frozenset[Flow]:
         )
     ):
         if program != "openssl" or any(v in ("base64", "enc", "-base64", "-a") for v in values):
+            found.add(Flow("decoded", start, end, _shown(command)))
+    if program in ("echo", "printf") and any("\\" in v for v in values):
+        written = literal_output(command)  # echo -e, printf: escapes decoded
+        raw = " ".join(values)
+        if (
+            written is not None
+            and escape_encoded(raw, written)
+            and not escape_encoded(written, written)  # decoded, not written as they were
+        ):
             found.add(Flow("decoded", start, end, _shown(command)))
     if program not in programs.NAMES_ONLY:
         for word in words[1:]:
