@@ -299,16 +299,34 @@ def argv_text(items: Sequence[V], variables: dict[str, tuple[str, frozenset[Flow
 
 
 def judge_shell(
-    text: str, variables: dict[str, tuple[str, frozenset[Flow]]]
+    text: str,
+    variables: dict[str, tuple[str, frozenset[Flow]]],
+    files: dict[str, frozenset[Flow]] | None = None,
+    at: tuple[int, int] = (0, 0),
 ) -> tuple[list[Risk], frozenset[Flow]]:
     """The risks and behaviours the shell analysis finds in a command line an analyser
-    built (``variables``: see :func:`shell_text`), and the flows of what it prints."""
+    built (``variables``: see :func:`shell_text`), and the flows of what it prints.
+    ``files`` (path: flows of what was written there) is read, and updated with what the
+    command line writes: one ``curl -o F`` and a later ``bash F`` meet. Flows that start in
+    the command line are placed ``at`` the call that runs it (their offsets are the command
+    line's, not the file's)."""
     from agbom.analysis.shell import analyse_with
     from agbom.analysis.shell_behaviours import behaviours
     from agbom.analysis.shell_risks import risks
 
-    analysis = analyse_with(text, variables, SHELL_LIMITS)
-    return [*risks(analysis), *behaviours(analysis)], analysis.output
+    analysis = analyse_with(text, variables, SHELL_LIMITS, files)
+    given: set[Flow] = set()
+    for _, flows in variables.values():
+        given |= flows
+    for flows in (files or {}).values():
+        given |= flows
+
+    def placed(flows: frozenset[Flow]) -> frozenset[Flow]:
+        return frozenset(f if f in given else Flow(f.kind, *at, f.what) for f in flows)
+
+    if files is not None:
+        files.update((path, placed(flows)) for path, flows in analysis.files if path[:1] != "\0")
+    return [*risks(analysis), *behaviours(analysis)], placed(analysis.output)
 
 
 # -- what a network call sends -------------------------------------------------------------------

