@@ -461,16 +461,62 @@ def credential_flow(path: V, start: int, end: int, *, content: bool = True) -> F
     return None
 
 
+_WALKED = ("secret-path", "user-path", "home-path")
+
+
 def path_flows(path: V, start: int, end: int) -> frozenset[Flow]:
-    """Flows a path listing (glob, walk) gives each path it lists."""
+    """Flows a path listing (glob, walk) gives each path it lists: ``secret-path`` under a
+    credential store, ``user-path`` under the home folder itself or its documents,
+    ``home-path`` under another of the user's own folders (``~/projects``) or the root."""
     text = path.text
     if text is None:
-        return frozenset(f for f in path.flows if f.kind in ("secret-path", "user-path"))
+        return frozenset(f for f in path.flows if f.kind in _WALKED)
     if programs.is_credential_path(text.rstrip("*/")) or indicators.is_credential_store(text):
         return frozenset({Flow("secret-path", start, end, text)})
     if indicators.is_user_data(text) or indicators.is_user_data(text.rsplit("/", 1)[0]):
         return frozenset({Flow("user-path", start, end, text)})
+    if _users_tree(text):
+        return frozenset({Flow("home-path", start, end, text)})
     return frozenset()
+
+
+def _users_tree(text: str) -> bool:
+    """A folder of the user's own under the home folder (not a hidden one: tools keep their
+    caches and settings there), or the file system's root."""
+    text = text.replace("\\", "/")
+    if text.rstrip("*") in ("/", "/**/"):
+        return True
+    if not text.startswith("~/"):
+        return False
+    first = text[2:].split("/", 1)[0]
+    return bool(first) and not first.startswith(".")
+
+
+# Build output and caches: a walk that removes these is cleaning, wherever it walks.
+_ARTEFACTS = re.compile(
+    r"(?:^|/|\*)(?:node_modules|__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.tox"
+    r"|\.cache|build|dist|target|coverage|\.next|\.turbo|\.gradle|\.DS_Store|Thumbs\.db)(?:/|$)"
+    r"|\.(?:pyc|pyo|o|obj|class|log|tmp|bak|swp)$|~$",
+    re.IGNORECASE,
+)
+
+
+def _walked(path: V) -> Flow | None:
+    return next(
+        (f for f in sorted(path.flows, key=lambda f: (f.start, f.what)) if f.kind in _WALKED),
+        None,
+    )
+
+
+def judge_overwrite(path: V, content: V) -> str | None:
+    """Writing one constant (most often nothing) over each file a walk of the user's folders
+    lists: every file's content destroyed. A rewrite computed from each file (a formatter)
+    is not constant, and not judged here."""
+    walked = _walked(path)
+    if walked is None or walked.kind == "secret-path" or content.text is None:
+        return None
+    what = "empties" if not content.text.strip() else "overwrites with the same text"
+    return f"{what} every file it walks under {walked.what}"
 
 
 # -- what a write, a removal or a mode change does -----------------------------------------------
@@ -510,7 +556,9 @@ def judge_removal(path: V, *, whole: bool) -> str | None:
     """What removing ``path`` destroys, when it is the home, a system, a credential or an
     agent folder, the user's documents, or a file walked from them."""
     text = path.text or ""
-    walked = any(f.kind == "user-path" for f in path.flows)
+    walked = any(f.kind == "user-path" for f in path.flows) or any(
+        f.kind == "home-path" and _ARTEFACTS.search(f.what) is None for f in path.flows
+    )
     place = text.rstrip("/")
     if place.startswith("~/") and place.count("/") == 1 and place[2:].startswith(".") and whole:
         if indicators.is_credential_store(place) or place[2:] in (".ssh", ".gnupg", ".config"):

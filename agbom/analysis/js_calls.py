@@ -36,11 +36,13 @@ from agbom.analysis.code_values import (
     executed_flow,
     flows_of,
     judge_mode,
+    judge_overwrite,
     judge_removal,
     judge_sent,
     judge_shell,
     judge_write,
     looks_like_code,
+    path_flows,
     saved_file,
     shell_text,
 )
@@ -267,8 +269,15 @@ class JsCalls:
             if flow is not None:
                 flows.add(flow)
             return V(flows=frozenset(flows))
-        if base in ("writeFile", "appendFile", "createWriteStream", "copyFile", "cp"):
+        if base in ("readdir", "opendir", "glob"):  # a listing: each entry carries the walk
+            start, end = self.span(node)
+            listed = path_flows(first, start, end)
+            entry = V(kind="path", flows=listed | first.flows)
+            return V(kind="list", element=entry, flows=listed)
+        if base in ("writeFile", "appendFile", "createWriteStream", "copyFile", "cp", "truncate"):
             content = args[1] if len(args) > 1 else UNKNOWN
+            if base == "truncate":
+                content = V(text="")
             path = first.text or ""
             if base in ("copyFile", "cp"):
                 start, end = self.span(node)
@@ -279,6 +288,9 @@ class JsCalls:
                 self.files[path] = self.files.get(path, frozenset()) | deep_flows(content)
             for check, detail in judge_write(path, content, self.text):
                 self.add(check, node, detail)
+            overwrite = judge_overwrite(first, content) if base != "appendFile" else None
+            if overwrite is not None and base not in ("copyFile", "cp"):
+                self.add("file-tampering", node, overwrite)
             return UNKNOWN
         if base in ("rm", "rmdir", "unlink", "remove", "emptyDir"):
             removal = judge_removal(first, whole=base in ("rm", "rmdir", "remove", "emptyDir"))

@@ -294,10 +294,10 @@ class PythonCalls(PythonSinks):
             and receiver.kind == "path"
             and method in ("write_text", "write_bytes")
         ):
-            self.wrote(receiver.text or "", first, node)
+            self.wrote(receiver.text or "", first, node, target=receiver)
             return UNKNOWN
         if receiver is not None and receiver.kind == "writer" and method in ("write", "writelines"):
-            self.wrote(receiver.name, first, node)
+            self.wrote(receiver.name, first, node, target=receiver)
             return UNKNOWN
         if (
             receiver is not None

@@ -35,6 +35,7 @@ from agbom.analysis.code_values import (
     executed_flow,
     flows_of,
     judge_mode,
+    judge_overwrite,
     judge_removal,
     judge_sent,
     judge_shell,
@@ -126,11 +127,18 @@ class PythonSinks:
                 )
         return V(kind=kind, flows=frozenset(flows), name=path.text or "")
 
-    def wrote(self, path: str, content: V, node: ast.AST, *, copy: bool = False) -> None:
+    def wrote(
+        self, path: str, content: V, node: ast.AST, *, copy: bool = False, target: V | None = None
+    ) -> None:
+        """``content`` written to ``path`` (``target``: the path's value, with the walk it
+        came from)."""
         if path:
             self.files[path] = self.files.get(path, frozenset()) | deep_flows(content)
         for check, detail in judge_write(path, content, self.text):
             self.add(check, node, detail)
+        overwrite = judge_overwrite(target, content) if target is not None else None
+        if overwrite is not None:
+            self.add("file-tampering", node, overwrite)
         del copy
 
     def removed(self, path: V, node: ast.AST, *, whole: bool) -> None:

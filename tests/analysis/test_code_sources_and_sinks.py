@@ -1,9 +1,11 @@
-"""One kind of attack the analyses missed on a fresh held-out split (issue 41, third round),
+"""Two kinds of attack the analyses missed on a fresh held-out split (issue 41, third round),
 each through the public analysers beside the benign look-alike that must stay quiet:
 
 - a file downloaded (``curl -fsSLo F``, ``curl -O``, ``wget URL``, ``urlretrieve``) and then
   run, also across two command lines of a Python or Node script; a download whose checksum,
   written in the text, is checked before it runs (and the check stops the script) is not;
+- a walk of the user's folders that empties or deletes every file; a build tree cleaned, a
+  reformat computed from each file, dependency folders pruned are not;
 """
 
 from __future__ import annotations
@@ -106,3 +108,59 @@ def test_a_retrieved_url_run_from_python() -> None:
         "print(json.load(open('/tmp/d.json')))\n"
     )
     assert "download-exec" not in _python(data)
+
+
+# -- a walk of the user's folders that destroys the files ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from pathlib import Path\nfor p in Path.home().rglob('*.py'):\n    p.write_text('')\n",
+        "from pathlib import Path\nfor p in (Path.home() / 'code').rglob('*'):\n"
+        "    p.write_bytes(b'')\n",
+        "import os\nfor d, _, fs in os.walk(os.path.expanduser('~/projects')):\n"
+        "    for f in fs:\n        open(os.path.join(d, f), 'w').write('x')\n",
+        "import os\nfor d, _, fs in os.walk(os.path.expanduser('~/work')):\n"
+        "    for f in fs:\n        os.remove(os.path.join(d, f))\n",
+    ],
+)
+def test_a_walk_that_empties_or_deletes_the_users_files_is_tampering(text: str) -> None:
+    assert "file-tampering" in _python(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from pathlib import Path\nfor p in Path('.').rglob('*.py'):\n    p.write_text('')\n",
+        "from pathlib import Path\nfor p in Path.home().joinpath('code').rglob('*.py'):\n"
+        "    p.write_text(p.read_text().replace('\\t', '    '))\n",
+        "import shutil\nfrom pathlib import Path\n"
+        "for p in Path.home().glob('projects/*/node_modules'):\n    shutil.rmtree(p)\n",
+        "from pathlib import Path\nfor p in (Path.home() / 'code').rglob('*.pyc'):\n"
+        "    p.unlink()\n",
+        "from pathlib import Path\nfor p in (Path.home() / '.cache' / 'mytool').rglob('*'):\n"
+        "    p.unlink()\n",
+    ],
+)
+def test_a_cleanup_or_a_rewrite_of_each_file_is_not(text: str) -> None:
+    assert "file-tampering" not in _python(text), text
+
+
+def test_node_walks_too() -> None:
+    wipe = (
+        "const fs = require('fs'), os = require('os'), path = require('path');\n"
+        "const root = path.join(os.homedir(), 'work');\n"
+        "for (const f of fs.readdirSync(root, { recursive: true })) "
+        "fs.truncateSync(path.join(root, f), 0);\n"
+    )
+    assert "file-tampering" in _js(wipe)
+    rewrite = (
+        "const fs = require('fs'), os = require('os'), path = require('path');\n"
+        "const root = path.join(os.homedir(), 'work');\n"
+        "for (const f of fs.readdirSync(root)) {\n"
+        "  const p = path.join(root, f);\n"
+        "  fs.writeFileSync(p, fs.readFileSync(p, 'utf8').trimEnd() + '\\n');\n"
+        "}\n"
+    )
+    assert "file-tampering" not in _js(rewrite)
