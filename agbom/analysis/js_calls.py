@@ -122,6 +122,10 @@ class JsCalls:
                 template=text,
                 flows=frozenset({Flow("decoded", *self.span(node), "String.fromCharCode")}),
             )
+        if name in ("String.fromCharCode", "String.fromCodePoint") and args:
+            # codes computed at run time (a shift, a xor, a table): a hand-written decoder
+            made = Flow("decoded", *self.span(node), f"{name} of computed codes")
+            return V(flows=flows_of(args) | {made})
         if name in ("atob", "window.atob", "globalThis.atob"):
             decoded = decode("atob", first.text) if first.text is not None else None
             return V(

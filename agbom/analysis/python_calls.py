@@ -151,6 +151,9 @@ class PythonCalls(PythonSinks):
         # -- strings and constants
         if name == "chr" and first.number is not None and 0 <= first.number < 0x110000:
             return V(text=chr(first.number), template=chr(first.number), kind="chr")
+        if name == "chr" and args:  # a code computed at run time: a hand-written decoder
+            made = Flow("decoded", *self.span(node), "chr() of computed codes")
+            return V(kind="chr", flows=first.flows | {made})
         if (
             name in ("str", "bytes", "bytearray")
             and first.items is not None

@@ -1,4 +1,4 @@
-"""Two kinds of attack the analyses missed on a fresh held-out split (issue 41, third round),
+"""Three kinds of attack the analyses missed on a fresh held-out split (issue 41, third round),
 each through the public analysers beside the benign look-alike that must stay quiet:
 
 - a file downloaded (``curl -fsSLo F``, ``curl -O``, ``wget URL``, ``urlretrieve``) and then
@@ -6,6 +6,8 @@ each through the public analysers beside the benign look-alike that must stay qu
   written in the text, is checked before it runs (and the check stops the script) is not;
 - a walk of the user's folders that empties or deletes every file; a build tree cleaned, a
   reformat computed from each file, dependency folders pruned are not;
+- code built by a hand-written decoder (character codes shifted or xor-ed) and run; the same
+  decoder printing its output is not.
 """
 
 from __future__ import annotations
@@ -164,3 +166,29 @@ def test_node_walks_too() -> None:
         "}\n"
     )
     assert "file-tampering" not in _js(rewrite)
+
+
+# -- a hand-written decoder whose output runs ------------------------------------------------------
+
+
+def test_code_from_a_hand_written_decoder_that_runs_is_decoded_code() -> None:
+    shifted = "".join(chr(ord(c) + 1) for c in "console.log(1)")
+    node = (
+        "function un(s) { let o = ''; for (const c of s) o += String.fromCharCode("
+        f"c.charCodeAt(0) - 1); return o; }}\nnew Function(un('{shifted}'))();\n"
+    )
+    assert "decode-exec" in _js(node)
+    mapped = "const k = [99, 111, 110];\neval(k.map((x) => String.fromCharCode(x ^ 0)).join(''));\n"
+    assert "decode-exec" in _js(mapped)  # a map's callback gives back what it decodes
+    blob = [ord(c) ^ 7 for c in "import os; os.system('id')"]
+    python = f"B = {blob}\nexec(''.join(chr(b ^ 7) for b in B))\n"
+    assert "decode-exec" in _python(python)
+    unknown = "import sys\nexec(''.join(chr(ord(c) - 1) for c in sys.argv[1]))\n"
+    assert "decode-exec" in _python(unknown)  # codes computed from data not in the file
+    printed = (
+        "function un(s) { let o = ''; for (const c of s) o += String.fromCharCode("
+        f"c.charCodeAt(0) - 1); return o; }}\nconsole.log(un('{shifted}'));\n"
+    )
+    assert "decode-exec" not in _js(printed)
+    formula = "const f = new Function('row', 'return row.a * 2');\nconsole.log(f({ a: 1 }));\n"
+    assert "decode-exec" not in _js(formula)
