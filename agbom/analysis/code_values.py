@@ -11,6 +11,7 @@ import base64
 import binascii
 import bisect
 import codecs
+import json
 import re
 import shlex
 import zlib
@@ -145,6 +146,32 @@ def concat(parts: Sequence[V]) -> V:
             pieces.append(f"$__h{len(holes)}")
             holes.append(part)
     return V(flows=flows, template="".join(pieces)[:MAX_TEXT], holes=tuple(holes))
+
+
+def json_text(value: V) -> V:
+    """``json.dumps`` / ``JSON.stringify`` of a value: the JSON text where its parts are
+    known, each unknown part a hole (a template), so that what a message says is still read
+    when one of its fields is not (a wallet passed as an argument)."""
+    holes: list[V] = []
+
+    def dump(item: V, depth: int) -> str:
+        if item.text is not None:
+            return json.dumps(item.text)
+        if item.number is not None:
+            return str(item.number)
+        if depth < 8 and item.kind == "list" and item.items is not None:
+            return "[" + ", ".join(dump(i, depth + 1) for i in item.items[:256]) + "]"
+        if depth < 8 and item.keys is not None:
+            pairs = (f"{json.dumps(k)}: {dump(v, depth + 1)}" for k, v in item.keys[:256])
+            return "{" + ", ".join(pairs) + "}"
+        holes.append(item)
+        return f"$__h{len(holes) - 1}"
+
+    text = dump(value, 0)[:MAX_TEXT]
+    flows = deep_flows(value)
+    if not holes:
+        return V(text=text, template=text, flows=flows)
+    return V(template=text, holes=tuple(holes[:64]), flows=flows)
 
 
 def with_flow(value: V, flow: Flow) -> V:
@@ -416,6 +443,17 @@ def judge_sent(sent: Sent, start: int, end: int) -> Risk | None:
     return None
 
 
+def judge_message(sent: Sent) -> str | None:
+    """What a message sent on a plain socket says it is: the stratum mining protocol."""
+    for value in sent.body:
+        said = value.text if value.text is not None else value.template
+        method = indicators.stratum_method(said) if said else None
+        if method is not None:
+            where = sent.url.text or "a pool"
+            return f"speaks the stratum mining protocol ({method}) to {where}"
+    return None
+
+
 def _place(flow: Flow) -> int:
     return flow.start if flow.end > flow.start else -1
 
@@ -541,9 +579,10 @@ def judge_write(path: str, content: V, source_text: str) -> list[tuple[str, str]
     elif indicators.is_system_file(path):
         out.append(("file-tampering", f"rewrites the system file {path}"))
     if indicators.is_agent_file(path):
-        if indicators.is_agent_settings(path) and indicators.AGENT_BYPASS.search(
-            text or source_text
-        ):
+        if indicators.is_agent_settings(path) and (
+            indicators.AGENT_BYPASS.search(text)
+            or (content.text is None and indicators.AGENT_BYPASS.search(source_text))
+        ):  # what is written, or, where it is not all known, what the file says
             out.append(
                 ("privilege-escalation", f"writes {path} so that the agent acts without asking")
             )

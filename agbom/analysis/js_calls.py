@@ -35,6 +35,8 @@ from agbom.analysis.code_values import (
     deep_flows,
     executed_flow,
     flows_of,
+    json_text,
+    judge_message,
     judge_mode,
     judge_overwrite,
     judge_removal,
@@ -171,8 +173,9 @@ class JsCalls:
             folded = self.string_method(method, receiver, args, node)
             if folded is not None:
                 return folded
+        if name == "JSON.stringify" and args:
+            return json_text(first)
         if name in (
-            "JSON.stringify",
             "JSON.parse",
             "String",
             "encodeURIComponent",
@@ -469,6 +472,9 @@ class JsCalls:
             sent = Sent(f"dns.{method}", first, [first], [], dns=True)
         if sent is None:
             return None
+        said = judge_message(sent) if sent.how == "a socket" else None
+        if said is not None:
+            self.add("cryptominer", node, said)
         risk = judge_sent(sent, start, end)
         if risk is not None:
             self.found.setdefault((risk.check, risk.start, risk.end), risk)

@@ -30,6 +30,7 @@ from agbom.analysis.code_values import (
     decode,
     deep_flows,
     flows_of,
+    json_text,
     merge,
     path_flows,
 )
@@ -176,6 +177,8 @@ class PythonCalls(PythonSinks):
                 return folded
         if name == "len" or name == "ord":
             return UNKNOWN
+        if name in ("json.dumps", "simplejson.dumps", "ujson.dumps", "orjson.dumps") and args:
+            return json_text(first)
         if name in _TEMP_FILES:
             return self.temp_file(name, args, kwargs)
         if name in ("__import__", "importlib.import_module") and first.text:

@@ -34,6 +34,7 @@ from agbom.analysis.code_values import (
     deep_flows,
     executed_flow,
     flows_of,
+    judge_message,
     judge_mode,
     judge_overwrite,
     judge_removal,
@@ -261,6 +262,9 @@ class PythonSinks:
         if sent is None:
             return None
         start, end = self.span(node)
+        said = judge_message(sent) if sent.how == "a socket" else None
+        if said is not None:
+            self.add("cryptominer", node, said)
         risk = judge_sent(sent, start, end)
         if risk is not None:
             self.found.setdefault((risk.check, risk.start, risk.end), risk)

@@ -1,4 +1,4 @@
-"""Three kinds of attack the analyses missed on a fresh held-out split (issue 41, third round),
+"""Four kinds of attack the analyses missed on a fresh held-out split (issue 41, third round),
 each through the public analysers beside the benign look-alike that must stay quiet:
 
 - a file downloaded (``curl -fsSLo F``, ``curl -O``, ``wget URL``, ``urlretrieve``) and then
@@ -6,6 +6,7 @@ each through the public analysers beside the benign look-alike that must stay qu
   written in the text, is checked before it runs (and the check stops the script) is not;
 - a walk of the user's folders that empties or deletes every file; a build tree cleaned, a
   reformat computed from each file, dependency folders pruned are not;
+- a plain socket that speaks the stratum mining protocol; a JSON-RPC call to a node is not;
 - code built by a hand-written decoder (character codes shifted or xor-ed) and run; the same
   decoder printing its output is not.
 """
@@ -166,6 +167,32 @@ def test_node_walks_too() -> None:
         "}\n"
     )
     assert "file-tampering" not in _js(rewrite)
+
+
+# -- a socket that speaks stratum ------------------------------------------------------------------
+
+
+def test_a_socket_speaking_stratum_is_a_miner() -> None:
+    python = (
+        "import json, socket, sys\n"
+        "s = socket.create_connection(('pool.example.net', 3333))\n"
+        "msg = {'id': 2, 'method': 'mining.authorize', 'params': [sys.argv[1], 'x']}\n"
+        "s.sendall((json.dumps(msg) + '\\n').encode())\n"
+    )
+    assert "cryptominer" in _python(python)
+    node = (
+        "const net = require('net');\n"
+        "const c = net.connect(3333, 'pool.example.net', () => {\n"
+        "  c.write(JSON.stringify({ id: 1, method: 'mining.subscribe', params: [] }) + '\\n');\n"
+        "});\n"
+    )
+    assert "cryptominer" in _js(node)  # the handler runs once `c` names the connection
+    rpc = (
+        "import json, socket\n"
+        "s = socket.create_connection(('node.example.com', 8545))\n"
+        "s.sendall(json.dumps({'jsonrpc': '2.0', 'method': 'eth_blockNumber'}).encode())\n"
+    )
+    assert "cryptominer" not in _python(rpc)
 
 
 # -- a hand-written decoder whose output runs ------------------------------------------------------
