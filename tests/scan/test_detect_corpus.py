@@ -16,7 +16,7 @@ import pytest
 from tests.scan import detect_corpus_score as scorer
 
 # Held-out split, measured at the end of the second round (docs/rules.md).
-HOLDOUT_MIN_DETECTED = 35  # of 40 malicious
+HOLDOUT_MIN_DETECTED = 39  # of 40 malicious
 HOLDOUT_MAX_FALSE_ALARMS = 1  # of 36 benign
 
 
