@@ -11,6 +11,7 @@ import base64
 import binascii
 import bisect
 import codecs
+import json
 import re
 import shlex
 import zlib
@@ -145,6 +146,32 @@ def concat(parts: Sequence[V]) -> V:
             pieces.append(f"$__h{len(holes)}")
             holes.append(part)
     return V(flows=flows, template="".join(pieces)[:MAX_TEXT], holes=tuple(holes))
+
+
+def json_text(value: V) -> V:
+    """``json.dumps`` / ``JSON.stringify`` of a value: the JSON text where its parts are
+    known, each unknown part a hole (a template), so that what a message says is still read
+    when one of its fields is not (a wallet passed as an argument)."""
+    holes: list[V] = []
+
+    def dump(item: V, depth: int) -> str:
+        if item.text is not None:
+            return json.dumps(item.text)
+        if item.number is not None:
+            return str(item.number)
+        if depth < 8 and item.kind == "list" and item.items is not None:
+            return "[" + ", ".join(dump(i, depth + 1) for i in item.items[:256]) + "]"
+        if depth < 8 and item.keys is not None:
+            pairs = (f"{json.dumps(k)}: {dump(v, depth + 1)}" for k, v in item.keys[:256])
+            return "{" + ", ".join(pairs) + "}"
+        holes.append(item)
+        return f"$__h{len(holes) - 1}"
+
+    text = dump(value, 0)[:MAX_TEXT]
+    flows = deep_flows(value)
+    if not holes:
+        return V(text=text, template=text, flows=flows)
+    return V(template=text, holes=tuple(holes[:64]), flows=flows)
 
 
 def with_flow(value: V, flow: Flow) -> V:
@@ -299,16 +326,34 @@ def argv_text(items: Sequence[V], variables: dict[str, tuple[str, frozenset[Flow
 
 
 def judge_shell(
-    text: str, variables: dict[str, tuple[str, frozenset[Flow]]]
+    text: str,
+    variables: dict[str, tuple[str, frozenset[Flow]]],
+    files: dict[str, frozenset[Flow]] | None = None,
+    at: tuple[int, int] = (0, 0),
 ) -> tuple[list[Risk], frozenset[Flow]]:
     """The risks and behaviours the shell analysis finds in a command line an analyser
-    built (``variables``: see :func:`shell_text`), and the flows of what it prints."""
+    built (``variables``: see :func:`shell_text`), and the flows of what it prints.
+    ``files`` (path: flows of what was written there) is read, and updated with what the
+    command line writes: one ``curl -o F`` and a later ``bash F`` meet. Flows that start in
+    the command line are placed ``at`` the call that runs it (their offsets are the command
+    line's, not the file's)."""
     from agbom.analysis.shell import analyse_with
     from agbom.analysis.shell_behaviours import behaviours
     from agbom.analysis.shell_risks import risks
 
-    analysis = analyse_with(text, variables, SHELL_LIMITS)
-    return [*risks(analysis), *behaviours(analysis)], analysis.output
+    analysis = analyse_with(text, variables, SHELL_LIMITS, files)
+    given: set[Flow] = set()
+    for _, flows in variables.values():
+        given |= flows
+    for flows in (files or {}).values():
+        given |= flows
+
+    def placed(flows: frozenset[Flow]) -> frozenset[Flow]:
+        return frozenset(f if f in given else Flow(f.kind, *at, f.what) for f in flows)
+
+    if files is not None:
+        files.update((path, placed(flows)) for path, flows in analysis.files if path[:1] != "\0")
+    return [*risks(analysis), *behaviours(analysis)], placed(analysis.output)
 
 
 # -- what a network call sends -------------------------------------------------------------------
@@ -398,6 +443,17 @@ def judge_sent(sent: Sent, start: int, end: int) -> Risk | None:
     return None
 
 
+def judge_message(sent: Sent) -> str | None:
+    """What a message sent on a plain socket says it is: the stratum mining protocol."""
+    for value in sent.body:
+        said = value.text if value.text is not None else value.template
+        method = indicators.stratum_method(said) if said else None
+        if method is not None:
+            where = sent.url.text or "a pool"
+            return f"speaks the stratum mining protocol ({method}) to {where}"
+    return None
+
+
 def _place(flow: Flow) -> int:
     return flow.start if flow.end > flow.start else -1
 
@@ -443,16 +499,62 @@ def credential_flow(path: V, start: int, end: int, *, content: bool = True) -> F
     return None
 
 
+_WALKED = ("secret-path", "user-path", "home-path")
+
+
 def path_flows(path: V, start: int, end: int) -> frozenset[Flow]:
-    """Flows a path listing (glob, walk) gives each path it lists."""
+    """Flows a path listing (glob, walk) gives each path it lists: ``secret-path`` under a
+    credential store, ``user-path`` under the home folder itself or its documents,
+    ``home-path`` under another of the user's own folders (``~/projects``) or the root."""
     text = path.text
     if text is None:
-        return frozenset(f for f in path.flows if f.kind in ("secret-path", "user-path"))
+        return frozenset(f for f in path.flows if f.kind in _WALKED)
     if programs.is_credential_path(text.rstrip("*/")) or indicators.is_credential_store(text):
         return frozenset({Flow("secret-path", start, end, text)})
     if indicators.is_user_data(text) or indicators.is_user_data(text.rsplit("/", 1)[0]):
         return frozenset({Flow("user-path", start, end, text)})
+    if _users_tree(text):
+        return frozenset({Flow("home-path", start, end, text)})
     return frozenset()
+
+
+def _users_tree(text: str) -> bool:
+    """A folder of the user's own under the home folder (not a hidden one: tools keep their
+    caches and settings there), or the file system's root."""
+    text = text.replace("\\", "/")
+    if text.rstrip("*") in ("/", "/**/"):
+        return True
+    if not text.startswith("~/"):
+        return False
+    first = text[2:].split("/", 1)[0]
+    return bool(first) and not first.startswith(".")
+
+
+# Build output and caches: a walk that removes these is cleaning, wherever it walks.
+_ARTEFACTS = re.compile(
+    r"(?:^|/|\*)(?:node_modules|__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.tox"
+    r"|\.cache|build|dist|target|coverage|\.next|\.turbo|\.gradle|\.DS_Store|Thumbs\.db)(?:/|$)"
+    r"|\.(?:pyc|pyo|o|obj|class|log|tmp|bak|swp)$|~$",
+    re.IGNORECASE,
+)
+
+
+def _walked(path: V) -> Flow | None:
+    return next(
+        (f for f in sorted(path.flows, key=lambda f: (f.start, f.what)) if f.kind in _WALKED),
+        None,
+    )
+
+
+def judge_overwrite(path: V, content: V) -> str | None:
+    """Writing one constant (most often nothing) over each file a walk of the user's folders
+    lists: every file's content destroyed. A rewrite computed from each file (a formatter)
+    is not constant, and not judged here."""
+    walked = _walked(path)
+    if walked is None or walked.kind == "secret-path" or content.text is None:
+        return None
+    what = "empties" if not content.text.strip() else "overwrites with the same text"
+    return f"{what} every file it walks under {walked.what}"
 
 
 # -- what a write, a removal or a mode change does -----------------------------------------------
@@ -477,9 +579,10 @@ def judge_write(path: str, content: V, source_text: str) -> list[tuple[str, str]
     elif indicators.is_system_file(path):
         out.append(("file-tampering", f"rewrites the system file {path}"))
     if indicators.is_agent_file(path):
-        if indicators.is_agent_settings(path) and indicators.AGENT_BYPASS.search(
-            text or source_text
-        ):
+        if indicators.is_agent_settings(path) and (
+            indicators.AGENT_BYPASS.search(text)
+            or (content.text is None and indicators.AGENT_BYPASS.search(source_text))
+        ):  # what is written, or, where it is not all known, what the file says
             out.append(
                 ("privilege-escalation", f"writes {path} so that the agent acts without asking")
             )
@@ -492,7 +595,9 @@ def judge_removal(path: V, *, whole: bool) -> str | None:
     """What removing ``path`` destroys, when it is the home, a system, a credential or an
     agent folder, the user's documents, or a file walked from them."""
     text = path.text or ""
-    walked = any(f.kind == "user-path" for f in path.flows)
+    walked = any(f.kind == "user-path" for f in path.flows) or any(
+        f.kind == "home-path" and _ARTEFACTS.search(f.what) is None for f in path.flows
+    )
     place = text.rstrip("/")
     if place.startswith("~/") and place.count("/") == 1 and place[2:].startswith(".") and whole:
         if indicators.is_credential_store(place) or place[2:] in (".ssh", ".gnupg", ".config"):

@@ -201,6 +201,20 @@ _MINER_TEXT = re.compile(
 )
 
 
+# Methods of the stratum mining protocol (JSON-RPC over a plain TCP connection to a pool), and
+# of the Ethereum pools' variant: no other protocol sends these.
+_STRATUM = re.compile(
+    r"\bmining\.(?:subscribe|authorize|submit|extranonce\.subscribe|configure|suggest_difficulty)\b"
+    r"|\beth_submit(?:Login|Work|Hashrate)\b"
+)
+
+
+def stratum_method(text: str) -> str | None:
+    """The stratum method a message sends (``mining.subscribe``), if it sends one."""
+    found = _STRATUM.search(text[:65536])
+    return found.group() if found is not None else None
+
+
 def miner_indicator(text: str) -> re.Match[str] | None:
     """A mining pool's address, a stratum URL, a miner's own option or config key, a browser
     miner, or a miner's release download in ``text``."""

@@ -35,12 +35,16 @@ from agbom.analysis.code_values import (
     deep_flows,
     executed_flow,
     flows_of,
+    json_text,
+    judge_message,
     judge_mode,
+    judge_overwrite,
     judge_removal,
     judge_sent,
     judge_shell,
     judge_write,
     looks_like_code,
+    path_flows,
     saved_file,
     shell_text,
 )
@@ -120,6 +124,10 @@ class JsCalls:
                 template=text,
                 flows=frozenset({Flow("decoded", *self.span(node), "String.fromCharCode")}),
             )
+        if name in ("String.fromCharCode", "String.fromCodePoint") and args:
+            # codes computed at run time (a shift, a xor, a table): a hand-written decoder
+            made = Flow("decoded", *self.span(node), f"{name} of computed codes")
+            return V(flows=flows_of(args) | {made})
         if name in ("atob", "window.atob", "globalThis.atob"):
             decoded = decode("atob", first.text) if first.text is not None else None
             return V(
@@ -165,8 +173,9 @@ class JsCalls:
             folded = self.string_method(method, receiver, args, node)
             if folded is not None:
                 return folded
+        if name == "JSON.stringify" and args:
+            return json_text(first)
         if name in (
-            "JSON.stringify",
             "JSON.parse",
             "String",
             "encodeURIComponent",
@@ -267,8 +276,15 @@ class JsCalls:
             if flow is not None:
                 flows.add(flow)
             return V(flows=frozenset(flows))
-        if base in ("writeFile", "appendFile", "createWriteStream", "copyFile", "cp"):
+        if base in ("readdir", "opendir", "glob"):  # a listing: each entry carries the walk
+            start, end = self.span(node)
+            listed = path_flows(first, start, end)
+            entry = V(kind="path", flows=listed | first.flows)
+            return V(kind="list", element=entry, flows=listed)
+        if base in ("writeFile", "appendFile", "createWriteStream", "copyFile", "cp", "truncate"):
             content = args[1] if len(args) > 1 else UNKNOWN
+            if base == "truncate":
+                content = V(text="")
             path = first.text or ""
             if base in ("copyFile", "cp"):
                 start, end = self.span(node)
@@ -279,6 +295,9 @@ class JsCalls:
                 self.files[path] = self.files.get(path, frozenset()) | deep_flows(content)
             for check, detail in judge_write(path, content, self.text):
                 self.add(check, node, detail)
+            overwrite = judge_overwrite(first, content) if base != "appendFile" else None
+            if overwrite is not None and base not in ("copyFile", "cp"):
+                self.add("file-tampering", node, overwrite)
             return UNKNOWN
         if base in ("rm", "rmdir", "unlink", "remove", "emptyDir"):
             removal = judge_removal(first, whole=base in ("rm", "rmdir", "remove", "emptyDir"))
@@ -333,7 +352,7 @@ class JsCalls:
             )
         output: frozenset[Flow] = frozenset()
         if text:
-            risks, output = judge_shell(text, variables)
+            risks, output = judge_shell(text, variables, self.files, self.span(node))
             own = deep_flows(first)
             for risk in risks:
                 source = risk.source_start if any(f.start == risk.source_start for f in own) else -1
@@ -453,6 +472,9 @@ class JsCalls:
             sent = Sent(f"dns.{method}", first, [first], [], dns=True)
         if sent is None:
             return None
+        said = judge_message(sent) if sent.how == "a socket" else None
+        if said is not None:
+            self.add("cryptominer", node, said)
         risk = judge_sent(sent, start, end)
         if risk is not None:
             self.found.setdefault((risk.check, risk.start, risk.end), risk)

@@ -97,6 +97,7 @@ class _Stop(Exception):
     pass
 
 
+_EVENTFUL = frozenset({"response", "connected", "socket", "clientrequest"})
 _TRANSPARENT = frozenset(
     {"parenthesized_expression", "as_expression", "non_null_expression", "satisfies_expression",
      "type_assertion", "await_expression"}
@@ -114,6 +115,9 @@ class _Walker(JsCalls):
         self.functions: dict[str, Any] = {}
         self.returns: list[V] = []
         self.depth_calls = 0
+        self.statement_depth = 0
+        # event handlers registered in the statement being walked: (node, given, flows, depth)
+        self.pending: list[tuple[Any, list[V], frozenset[Flow], int]] = []
 
     def nested_js(self, text: str) -> list[Risk]:
         return analyse_js(text, "javascript", self.depth + 1).risks
@@ -155,6 +159,17 @@ class _Walker(JsCalls):
             self.statement(node)
 
     def statement(self, node: Any) -> None:
+        """One statement, then the event handlers it registered."""
+        self.statement_depth += 1
+        try:
+            self.walk_statement(node)
+        finally:
+            self.statement_depth -= 1
+        while self.pending and self.pending[-1][3] > self.statement_depth:
+            callback, given, carried, _ = self.pending.pop()
+            self.function_body(callback, given, carried)
+
+    def walk_statement(self, node: Any) -> None:
         self.tick()
         kind = node.type
         if kind in ("lexical_declaration", "variable_declaration"):
@@ -580,17 +595,16 @@ class _Walker(JsCalls):
         result = self.known(name, receiver, args, node, new)
         receiver_flows = receiver.flows if receiver is not None else frozenset()
         callbacks = [(a, n) for a, n in zip(args, arg_nodes, strict=False) if a.kind == "callback"]
+        returned: frozenset[Flow] = frozenset()  # what the callbacks give back (map, reduce)
         for _value, callback in callbacks:  # run callbacks with what their host carries
-            given = (
-                [result]
-                if result is not None and result.kind in ("response", "connected", "socket")
-                else []
-            )
-            self.function_body(
-                callback,
-                given,
-                receiver_flows | (result.flows if result is not None else frozenset()),
-            )
+            carried = receiver_flows | (result.flows if result is not None else frozenset())
+            if result is not None and result.kind in _EVENTFUL:
+                # an event's handler runs later: once the statement has bound the connection
+                # it names (const s = net.connect(…, () => s.write(…)))
+                given = [result] if result.kind != "clientrequest" else []
+                self.pending.append((callback, given, carried, self.statement_depth))
+                continue
+            returned |= deep_flows(self.function_body(callback, [], carried))
         if function.type == "identifier" and name in self.functions:
             return self.function_body(self.functions[name], args)
         called = function
@@ -602,7 +616,7 @@ class _Walker(JsCalls):
             return UNKNOWN
         if result is not None:
             return result
-        flows = flows_of(args) | receiver_flows
+        flows = flows_of(args) | receiver_flows | returned
         return V(flows=flows, parent=receiver.parent if receiver is not None else "")
 
 

@@ -30,6 +30,7 @@ from agbom.analysis.code_values import (
     decode,
     deep_flows,
     flows_of,
+    json_text,
     merge,
     path_flows,
 )
@@ -151,6 +152,9 @@ class PythonCalls(PythonSinks):
         # -- strings and constants
         if name == "chr" and first.number is not None and 0 <= first.number < 0x110000:
             return V(text=chr(first.number), template=chr(first.number), kind="chr")
+        if name == "chr" and args:  # a code computed at run time: a hand-written decoder
+            made = Flow("decoded", *self.span(node), "chr() of computed codes")
+            return V(kind="chr", flows=first.flows | {made})
         if (
             name in ("str", "bytes", "bytearray")
             and first.items is not None
@@ -173,6 +177,8 @@ class PythonCalls(PythonSinks):
                 return folded
         if name == "len" or name == "ord":
             return UNKNOWN
+        if name in ("json.dumps", "simplejson.dumps", "ujson.dumps", "orjson.dumps") and args:
+            return json_text(first)
         if name in _TEMP_FILES:
             return self.temp_file(name, args, kwargs)
         if name in ("__import__", "importlib.import_module") and first.text:
@@ -294,10 +300,10 @@ class PythonCalls(PythonSinks):
             and receiver.kind == "path"
             and method in ("write_text", "write_bytes")
         ):
-            self.wrote(receiver.text or "", first, node)
+            self.wrote(receiver.text or "", first, node, target=receiver)
             return UNKNOWN
         if receiver is not None and receiver.kind == "writer" and method in ("write", "writelines"):
-            self.wrote(receiver.name, first, node)
+            self.wrote(receiver.name, first, node, target=receiver)
             return UNKNOWN
         if (
             receiver is not None

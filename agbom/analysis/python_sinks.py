@@ -34,7 +34,9 @@ from agbom.analysis.code_values import (
     deep_flows,
     executed_flow,
     flows_of,
+    judge_message,
     judge_mode,
+    judge_overwrite,
     judge_removal,
     judge_sent,
     judge_shell,
@@ -126,11 +128,18 @@ class PythonSinks:
                 )
         return V(kind=kind, flows=frozenset(flows), name=path.text or "")
 
-    def wrote(self, path: str, content: V, node: ast.AST, *, copy: bool = False) -> None:
+    def wrote(
+        self, path: str, content: V, node: ast.AST, *, copy: bool = False, target: V | None = None
+    ) -> None:
+        """``content`` written to ``path`` (``target``: the path's value, with the walk it
+        came from)."""
         if path:
             self.files[path] = self.files.get(path, frozenset()) | deep_flows(content)
         for check, detail in judge_write(path, content, self.text):
             self.add(check, node, detail)
+        overwrite = judge_overwrite(target, content) if target is not None else None
+        if overwrite is not None:
+            self.add("file-tampering", node, overwrite)
         del copy
 
     def removed(self, path: V, node: ast.AST, *, whole: bool) -> None:
@@ -199,6 +208,15 @@ class PythonSinks:
                 items=(first, data, given),
                 flows=first.flows,
             )
+        elif name in ("urllib.request.urlretrieve", "urlretrieve", "urllib.urlretrieve"):
+            saved = args[1] if len(args) > 1 else kwargs.get("filename", UNKNOWN)
+            start, end = self.span(node)
+            download = Flow("download", start, end, first.shown()[:120])
+            self.wrote(saved.text or "", V(flows=frozenset({download})), node)
+            judged = judge_sent(Sent("urlretrieve", first, [], []), start, end)
+            if judged is not None:
+                self.found.setdefault((judged.check, judged.start, judged.end), judged)
+            return V(kind="list", items=(V(text=saved.text, flows=frozenset({download})), UNKNOWN))
         elif name in ("urllib.request.urlopen", "urlopen", "urllib2.urlopen") or name.endswith(
             "request.urlopen"
         ):
@@ -244,6 +262,9 @@ class PythonSinks:
         if sent is None:
             return None
         start, end = self.span(node)
+        said = judge_message(sent) if sent.how == "a socket" else None
+        if said is not None:
+            self.add("cryptominer", node, said)
         risk = judge_sent(sent, start, end)
         if risk is not None:
             self.found.setdefault((risk.check, risk.start, risk.end), risk)
@@ -299,7 +320,7 @@ class PythonSinks:
                 obfuscated[0].start,
                 obfuscated[0].what,
             )
-        risks, output = judge_shell(text, variables)
+        risks, output = judge_shell(text, variables, self.files, self.span(node))
         self.last_output = output
         own = deep_flows(command) | flows_of(argv or [])
         for risk in risks:

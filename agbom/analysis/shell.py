@@ -6,6 +6,8 @@ whole still gives the commands around the problem). Each simple command is then 
 the way the shell would before running it, as far as that can be told without running
 anything:
 
+- line continuations joined first, as the shell's reader joins them (``cu\\<newline>rl``:
+  :mod:`agbom.analysis.shell_source`);
 - quotes and escapes removed (``'rm'``, ``r\\m``, ``$'\\x2f'``, ``"cu"rl``);
 - variables assigned earlier in the same text resolved (``x=rm; $x -rf /``), ``$IFS``
   splitting a word, ``$HOME`` read as ``~`` and ``$PWD`` as ``.``; a variable whose value
@@ -33,14 +35,16 @@ and those commands are added: a misparse cannot hide a command.
 
 No agbom layer is imported: the scanner, the Guardian and later checks share this module.
 
-The work is in three parts: this module parses the text and walks its statements (lists,
-pipelines, redirects, assignments, functions, loops); :mod:`agbom.analysis.shell_expand`
+The work is in three parts (after :mod:`agbom.analysis.shell_source`): this module parses the
+text and walks its statements (lists, pipelines, redirects, assignments, functions, loops,
+and which commands stop the script when they fail); :mod:`agbom.analysis.shell_expand`
 evaluates the words; :mod:`agbom.analysis.shell_commands` takes each simple command
-(wrappers, nested shells, files written).
+(wrappers, nested shells, files written and checked).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from functools import lru_cache
@@ -66,6 +70,7 @@ from agbom.analysis.shell_model import (
     Redirect,
     Word,
 )
+from agbom.analysis.shell_source import join_continuations
 from agbom.analysis.shell_words import (
     Value,
     exports,
@@ -119,16 +124,20 @@ def _parser() -> Any:
 
 
 def analyse_with(
-    text: str, variables: dict[str, tuple[str, frozenset[Flow]]], limits: Limits = DEFAULT_LIMITS
+    text: str,
+    variables: dict[str, tuple[str, frozenset[Flow]]],
+    limits: Limits = DEFAULT_LIMITS,
+    files: dict[str, frozenset[Flow]] | None = None,
 ) -> Analysis:
     """:func:`analyse` with variables set beforehand: ``{name: (shown text, flows)}``, each
     of an unknown value that carries ``flows`` (how another language's analysis hands a
-    command line it built, with the data that went into it, to this one)."""
+    command line it built, with the data that went into it, to this one); and ``files``
+    written before, ``{path: flows}`` (a download one command line saved, another runs)."""
     extra = {
         name: Value(shown, "", False, flows)
         for name, (shown, flows) in list(variables.items())[:256]
     }
-    return _analyse(text, limits, extra)
+    return _analyse(text, limits, extra, dict(list((files or {}).items())[:1024]))
 
 
 def _default_variables() -> dict[str, Value]:
@@ -140,9 +149,14 @@ def _default_variables() -> dict[str, Value]:
     }
 
 
-def _analyse(text: str, limits: Limits, extra: dict[str, Value] | None = None) -> Analysis:
+def _analyse(
+    text: str,
+    limits: Limits,
+    extra: dict[str, Value] | None = None,
+    files: dict[str, frozenset[Flow]] | None = None,
+) -> Analysis:
     data = text.encode("utf-8", "surrogatepass")
-    state = State(text, limits, Scope({**_default_variables(), **(extra or {})}, {}))
+    state = State(text, limits, Scope({**_default_variables(), **(extra or {})}, files or {}))
     output: frozenset[Flow] = frozenset()
     state.deadline = time.monotonic() + limits.max_parse_ms / 1000
     complete = True
@@ -167,6 +181,7 @@ def _analyse(text: str, limits: Limits, extra: dict[str, Value] | None = None) -
         problems=tuple(state.problems),
         fallback=state.fallback,
         output=output,
+        files=tuple(state.scope.files.items()),
     )
 
 
@@ -200,6 +215,9 @@ def _walk_source(
 ) -> frozenset[Flow]:
     if depth > state.limits.max_depth:
         raise Stop(f"shells nested more than {state.limits.max_depth} deep")
+    data, cuts = join_continuations(data)  # "cu\<newline>rl" is the word "curl"
+    if cuts and offsets is not None:
+        offsets = offsets.after_cuts(cuts)
     tree = _parse(state, data)
     run = Run(data, offsets, span, depth, via, stdin, stdin_text)
     walker = _Walker(state, run)
@@ -259,12 +277,43 @@ class _Walker(CommandRunner):
             for _ in self.fields(node, level, split=False):
                 pass
             return frozenset()
+        if kind == "list":
+            return self.and_or(node, level, stdin, stdin_text)
+        conditions = (
+            {c.start_byte for c in node.children_by_field_name("condition")}
+            if kind in _CONDITIONAL
+            else ()
+        )
         out: frozenset[Flow] = frozenset()
         for child in node.named_children:
             if child.type in WORD_NODES and node.type in ("case_statement", "case_item"):
                 self.fields(child, level + 1, split=False)
                 continue
-            out |= self.statement(child, level + 1, stdin, stdin_text)
+            gating, self.gating = self.gating, self.gating or child.start_byte in conditions
+            try:  # an if's or while's condition stops its body when it fails
+                out |= self.statement(child, level + 1, stdin, stdin_text)
+            finally:
+                self.gating = gating
+        return out
+
+    def and_or(
+        self, node: Any, level: int, stdin: frozenset[Flow], stdin_text: str | None
+    ) -> frozenset[Flow]:
+        """``a && b``, ``a || exit``: ``a`` failing stops what follows (its checks count)."""
+        children = node.children
+        out: frozenset[Flow] = frozenset()
+        for index, child in enumerate(children):
+            if not child.is_named or child.type == "comment":
+                continue
+            after = children[index + 1].type if index + 1 < len(children) else ""
+            stops = after == "&&" or (
+                after == "||" and index + 2 < len(children) and _ends(self.raw(children[index + 2]))
+            )
+            gating, self.gating = self.gating, self.gating or stops
+            try:
+                out |= self.statement(child, level + 1, stdin, stdin_text)
+            finally:
+                self.gating = gating
         return out
 
     def pipeline(
@@ -491,6 +540,15 @@ class _Walker(CommandRunner):
             self.state, data, None, (word.start, word.end), self.run.depth + 1, via,
             stdin, stdin_text,
         )  # fmt: skip
+
+
+_CONDITIONAL = frozenset({"if_statement", "elif_clause", "while_statement"})
+_ENDS = re.compile(r"^[({\s]*(?:exit|return|false|die|fatal|abort)\b|[;{\s](?:exit|return)\b")
+
+
+def _ends(text: str) -> bool:
+    """The text ends the script or function (``exit 1``, ``{ echo bad; exit 1; }``)."""
+    return _ENDS.search(text[:400]) is not None
 
 
 def _fallback(state: State, text: str, run: Run) -> frozenset[Flow]:

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from agbom.analysis import shell_programs as programs
 from agbom.analysis.shell_expand import Evaluator, Stop
-from agbom.analysis.shell_flows import output_flows
+from agbom.analysis.shell_flows import output_flows, saved_files, verified_files
 from agbom.analysis.shell_model import Assignment, Command, Flow, Redirect, Word
 from agbom.analysis.shell_words import (
     Value,
@@ -53,26 +53,55 @@ class CommandRunner(Evaluator):
 
     # -- files
 
+    gating = False  # the command walked now stops what follows when it fails (a && b)
+
     def written(self, redirects: Iterable[Redirect], flows: frozenset[Flow]) -> None:
         if not flows:
             return
         for redirect in redirects:
-            if redirect.op in (">", ">>", "&>", "&>>", ">|", ">&") and redirect.target.known:
-                self.write_file(redirect.target.bare, flows)
+            if redirect.op in (">", ">>", "&>", "&>>", ">|", ">&"):
+                self.write_word(redirect.target, flows)
 
     def write_file(self, path: str, flows: frozenset[Flow]) -> None:
         files = self.state.scope.files
         if path and len(files) < 1024:
             files[path_key(path)] = files.get(path_key(path), frozenset()) | flows
 
+    def write_word(self, word: Word, flows: frozenset[Flow]) -> None:
+        """A file named by ``word`` written with ``flows``; a path not fully known
+        (``"$TMP/x.sh"``, ``TMP=$(mktemp -d)``) is named by how it is written, so that the
+        same words elsewhere name the same file (two ``$(mktemp)`` results read as one: a
+        download into one and a run of the other would be taken for a download run)."""
+        if word.known:
+            self.write_file(word.bare, flows)
+        elif word.text and len(self.state.scope.files) < 1024:
+            key = _UNKNOWN_PATH + word.text
+            self.state.scope.files[key] = self.state.scope.files.get(key, frozenset()) | flows
+
     def file_flows(self, word: Word) -> frozenset[Flow]:
+        files = self.state.scope.files
+        if not files:
+            return frozenset()
+        if not word.known:
+            return files.get(_UNKNOWN_PATH + word.text, frozenset())
         if not word.bare:
             return frozenset()
-        files = self.state.scope.files
         found = files.get(path_key(word.bare), frozenset())
         if not found and "@" in word.bare:  # curl -F name=@FILE, -d @FILE
             found = files.get(path_key(word.bare.rsplit("@", 1)[-1].split(";", 1)[0]), found)
         return found
+
+    def verified(self, command: Command) -> None:
+        """Files a checksum pins (see :func:`~agbom.analysis.shell_flows.verified_files`) no
+        longer carry what was downloaded into them, when a failed check stops the script
+        (``set -e``, ``check && run``, ``check || exit``, ``if check; then``)."""
+        if not (self.state.errexit or self.gating):
+            return
+        files = self.state.scope.files
+        for name in verified_files(command):
+            for key in (path_key(name), _UNKNOWN_PATH + name):
+                if key in files:
+                    files[key] = frozenset(f for f in files[key] if f.kind != "download")
 
     # -- commands
 
@@ -125,6 +154,9 @@ class CommandRunner(Evaluator):
         self.decoded_line(command)
         self.track_files(command, out)
         self.written(redirects, out)
+        if program == "set":
+            self.errexit(words)
+        self.verified(command)
         if program == "read":
             for word in words[1:]:
                 if word.known and not word.bare.startswith("-") and word.bare.isidentifier():
@@ -296,18 +328,13 @@ class CommandRunner(Evaluator):
             index += 1
 
     def track_files(self, command: Command, out: frozenset[Flow]) -> None:
-        """Files the command writes, and what goes into them: ``curl -o F``, ``wget -O F``,
-        ``tee F``, ``cp SRC F``, ``tar -cf F SRC``."""
+        """Files the command writes, and what goes into them: ``curl -o F``, ``curl -O URL``,
+        ``wget -O F``, ``wget URL``, ``tee F``, ``cp SRC F``, ``tar -cf F SRC``."""
         program = command.program
         words = command.words
-        if program == "curl":
-            for option, value in options(words, programs.CURL_VALUED):
-                if option in ("-o", "--output") and value.known and value.bare != "-":
-                    self.write_file(value.bare, out)
-        elif program in ("wget", "wget2"):
-            for option, value in options(words, programs.WGET_VALUED):
-                if option in ("-O", "--output-document") and value.known and value.bare != "-":
-                    self.write_file(value.bare, out)
+        if program in ("curl", "wget", "wget2"):
+            for saved in saved_files(command):
+                self.write_word(saved, out)
         elif program == "tee":
             for word in words[1:]:
                 if word.known and not word.bare.startswith("-"):
@@ -320,3 +347,17 @@ class CommandRunner(Evaluator):
             for word in words[1:]:
                 if word.known and not word.bare.startswith("-") and "." in word.bare:
                     self.write_file(word.bare, out)
+
+    def errexit(self, words: list[Word]) -> None:
+        """``set -e``, ``set -o errexit`` (``+`` turns it off): a failed command ends the
+        script."""
+        for index, word in enumerate(words[1:], 1):
+            value = word.bare
+            named = words[index + 1].bare if index + 1 < len(words) else ""
+            if value in ("-o", "+o") and named == "errexit":
+                self.state.errexit = value == "-o"
+            elif value[:1] in "-+" and not value.startswith(("--", "++")) and "e" in value[1:]:
+                self.state.errexit = value[0] == "-"
+
+
+_UNKNOWN_PATH = "\0"  # before the written form of a path not fully known

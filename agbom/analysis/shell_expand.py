@@ -36,6 +36,7 @@ class Offsets:
         self._ascii = len(data) == len(text)
         self._bytes: list[int] = []
         self._chars: list[int] = []
+        self._cuts: list[int] = []
         if not self._ascii:
             position = 0
             for index, ch in enumerate(text):
@@ -45,7 +46,17 @@ class Offsets:
                     self._chars.append(index + 1)
                 position += width
 
+    def after_cuts(self, cuts: list[int]) -> Offsets:
+        """These offsets for the text with two-byte pairs removed at ``cuts`` (positions in
+        the joined bytes: see :func:`agbom.analysis.shell_source.join_continuations`)."""
+        shifted = Offsets.__new__(Offsets)
+        shifted._ascii, shifted._bytes, shifted._chars = self._ascii, self._bytes, self._chars
+        shifted._cuts = cuts
+        return shifted
+
     def char(self, byte: int) -> int:
+        if self._cuts:
+            byte += 2 * bisect.bisect_right(self._cuts, byte)
         if self._ascii:
             return byte
         index = bisect.bisect_right(self._bytes, byte) - 1
@@ -89,6 +100,7 @@ class State:
     nodes: int = 0
     fallback: bool = False
     deadline: float = 0.0  # time.monotonic() by which every parse is done
+    errexit: bool = False  # set -e: a failed command ends the script
 
 
 class Evaluator:

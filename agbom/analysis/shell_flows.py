@@ -1,11 +1,15 @@
 """What flows out of a command: its stdin and arguments, and what it brings in itself (a
-download, decoded data, a credential file's content, the environment)."""
+download, decoded data, text written as escapes and decoded by ``echo -e`` or ``printf``, a
+credential file's content, the environment)."""
 
 from __future__ import annotations
+
+import re
 
 from agbom.analysis import indicators
 from agbom.analysis import shell_programs as programs
 from agbom.analysis.shell_model import Command, Flow, Word
+from agbom.analysis.shell_words import escape_encoded, literal_output, split_options
 
 # Commands that print a credential: a keychain dump, a browser's password item, a CLI's token.
 _KEYCHAIN_DUMPS = frozenset({"dump-keychain", "find-internet-password"})
@@ -78,6 +82,15 @@ def command_sources(command: Command) -> frozenset[Flow]:
     ):
         if program != "openssl" or any(v in ("base64", "enc", "-base64", "-a") for v in values):
             found.add(Flow("decoded", start, end, _shown(command)))
+    if program in ("echo", "printf") and any("\\" in v for v in values):
+        written = literal_output(command)  # echo -e, printf: escapes decoded
+        raw = " ".join(values)
+        if (
+            written is not None
+            and escape_encoded(raw, written)
+            and not escape_encoded(written, written)  # decoded, not written as they were
+        ):
+            found.add(Flow("decoded", start, end, _shown(command)))
     if program not in programs.NAMES_ONLY:
         for word in words[1:]:
             path = credential_in(word)
@@ -149,3 +162,85 @@ def _credential_commands(command: Command, values: list[str]) -> frozenset[Flow]
     if program in ("sqlite3", "sqlite") and any(indicators.is_credential_store(v) for v in values):
         return frozenset({Flow("secret", start, end, shown)})
     return frozenset()
+
+
+# -- files a fetcher saves, files a checksum pins ---------------------------------------------
+
+
+def saved_files(command: Command) -> list[Word]:
+    """The files a fetcher writes what it downloads to: ``curl -o F`` (also in a bundle of
+    short options, ``-fsSLo F``), ``curl -O URL`` / ``--remote-name`` (the URL's last path
+    part, under ``--output-dir``), ``wget -O F``, and ``wget URL`` (the URL's last path part,
+    under ``-P DIR``). ``-`` (stdout) is not a file."""
+    program = command.program
+    words = command.words
+    if program == "curl":
+        found, operands = split_options(words, programs.CURL_VALUED)
+        out = [v for o, v in found if o in ("-o", "--output") and v.bare != "-"]
+        if _flag(words, "O", ("--remote-name", "--remote-name-all"), programs.CURL_VALUED):
+            folder = next((v for o, v in found if o == "--output-dir"), None)
+            out += _named_after(operands, folder)
+        return out
+    if program in ("wget", "wget2"):
+        found, operands = split_options(words, programs.WGET_VALUED)
+        named = [v for o, v in found if o in ("-O", "--output-document")]
+        if named:
+            return [v for v in named if v.bare != "-"]
+        folder = next((v for o, v in found if o in ("-P", "--directory-prefix")), None)
+        return _named_after(operands, folder)
+    return []
+
+
+def _flag(
+    words: tuple[Word, ...], short: str, long: tuple[str, ...], valued: frozenset[str]
+) -> bool:
+    """The option ``-SHORT`` is given, alone or in a bundle before any option taking a value."""
+    for word in words[1:]:
+        value = word.bare
+        if value in long:
+            return True
+        if value.startswith("-") and not value.startswith("--"):
+            for letter in value[1:]:
+                if letter == short:
+                    return True
+                if "-" + letter in valued:
+                    break
+    return False
+
+
+def _named_after(urls: list[Word], folder: Word | None) -> list[Word]:
+    """Files named after the last path part of each URL, in ``folder`` if given."""
+    out: list[Word] = []
+    for url in urls[:16]:
+        if "://" not in url.bare:
+            continue
+        path = url.bare.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0]
+        name = path.rsplit("/", 1)[-1] if "/" in path else ""
+        if not name:
+            continue
+        text = f"{folder.bare.rstrip('/')}/{name}" if folder is not None else name
+        out.append(Word(text, text, url.known and (folder is None or folder.known),
+                        url.start, url.end))  # fmt: skip
+    return out
+
+
+_CHECKSUMS = frozenset(
+    {"sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "shasum"}
+)
+_LISTED = re.compile(r"^\s*(?:\\)?[0-9A-Fa-f]{40,128}\s+\*?(\S.*?)\s*$", re.MULTILINE)
+
+
+def verified_files(command: Command) -> list[str]:
+    """The files a checksum tool checks against digests written in the text itself (``echo
+    "DIGEST  FILE" | sha256sum -c``, a here-string or here-document): their content is
+    pinned to what the author saw. A list of sums read from a file (downloaded beside the
+    file, perhaps) pins nothing that can be told here."""
+    if command.program not in _CHECKSUMS or command.stdin_text is None:
+        return []
+    values = [w.bare for w in command.words[1:]]
+    if not any(v == "--check" or (v.startswith("-") and not v.startswith("--") and "c" in v)
+               for v in values):  # fmt: skip
+        return []
+    if any(not v.startswith("-") and v != "-" for v in values if v not in ("256", "512")):
+        return []  # a sums file operand: not the literal listing
+    return [m.group(1) for m in _LISTED.finditer(command.stdin_text[:65536])][:64]

@@ -98,3 +98,4 @@ class Analysis:
     problems: tuple[str, ...]
     fallback: bool  # the grammar reported an error and the conservative tokenisation ran
     output: frozenset[Flow] = frozenset()  # what the text as a whole writes to its stdout
+    files: tuple[tuple[str, frozenset[Flow]], ...] = ()  # files it writes, with what went in

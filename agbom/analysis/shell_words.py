@@ -1,6 +1,7 @@
 """Words as the shell makes them: quote removal and escapes (``\\x``, ``$'...'``), splitting
-on IFS, reading a command's options, literal output (``echo``, ``printf``), and the
-conservative tokenisation used where the grammar reports an error."""
+on IFS, reading a command's options, literal output (``echo``, ``printf``, with the escapes
+``echo -e`` and ``printf %b`` decode), and the conservative tokenisation used where the
+grammar reports an error."""
 
 from __future__ import annotations
 
@@ -156,19 +157,32 @@ def literal_output(command: Command) -> str | None:
     if program == "echo":
         args = list(words[1:])
         newline = "\n"
-        while args and args[0].bare in ("-n", "-e", "-E", "-ne", "-en"):
-            if "n" in args[0].bare:
-                newline = ""
+        escapes: bool | None = None  # -e, -E, or neither
+        while args and _ECHO_OPTIONS.fullmatch(args[0].bare):
+            for flag in args[0].bare[1:]:
+                newline = "" if flag == "n" else newline
+                escapes = flag == "e" if flag in "eE" else escapes
             args.pop(0)
-        if all(w.known for w in args):
-            return " ".join(w.bare for w in args) + newline
-        return None
+        if not all(w.known for w in args):
+            return None
+        text = " ".join(w.bare for w in args)
+        if "\\" in text and (
+            escapes or (escapes is None and escape_encoded(text, echo_escapes(text)[0]))
+        ):  # -e, or written as numeric escapes (an XSI echo, sh's, decodes them unasked)
+            text, stopped = echo_escapes(text)
+            newline = "" if stopped else newline
+        return text + newline
     if program == "printf" and len(words) >= 2 and all(w.known for w in words[1:]):
         fmt = words[1].bare
         if "%" not in fmt:
             return ansi_c(fmt)
         if fmt.replace("\\n", "") in ("%s", "%b") and len(words) >= 3:
-            return " ".join(w.bare for w in words[2:]) + ("\n" if "\\n" in fmt else "")
+            text = " ".join(w.bare for w in words[2:])
+            if fmt.startswith("%b"):
+                text, stopped = echo_escapes(text, bare_octal=True)
+                if stopped:
+                    return text
+            return text + ("\n" if "\\n" in fmt else "")
         return None
     if command.stdin_text is not None and program in _DECODING:
         return decoded_output(program, [w.bare for w in words[1:]], command.stdin_text)
@@ -183,6 +197,7 @@ def literal_output(command: Command) -> str | None:
     return None
 
 
+_ECHO_OPTIONS = re.compile(r"-[neE]+")
 _DECODING = frozenset({"base64", "base32", "xxd", "rev", "tr"})
 MAX_DECODED = 64 * 1024  # of text a decoder's literal output is computed for
 _ROT13_SETS = {("a-za-z", "n-za-mn-za-m"), ("a-z", "n-za-m"), ("a-za-z", "n-za-ma-mn-z")}
@@ -381,6 +396,54 @@ def ansi_c(raw: str) -> str:
             out.append("\\" + nxt)
             index += 2
     return "".join(out)
+
+
+def echo_escapes(raw: str, *, bare_octal: bool = False) -> tuple[str, bool]:
+    """The text ``echo -e`` (or printf's ``%b``, with ``bare_octal``) writes for ``raw``:
+    ``\\xHH``, ``\\0NNN`` (``\\NNN`` too for ``%b``), ``\\uHHHH``, ``\\UHHHHHHHH`` and the
+    letter escapes decoded; and whether ``\\c`` ended the output there."""
+    if "\\" not in raw:
+        return raw, False
+    out: list[str] = []
+    index = 0
+    while index < len(raw):
+        ch = raw[index]
+        nxt = raw[index + 1] if index + 1 < len(raw) else ""
+        if ch != "\\" or not nxt:
+            out.append(ch)
+            index += 1
+        elif nxt == "c":
+            return "".join(out), True
+        elif nxt == "0" or (bare_octal and nxt in "1234567"):
+            first = index + 2 if nxt == "0" else index + 1
+            digits = _leading(raw, first, "01234567", 3)
+            out.append(chr(int(digits or "0", 8) & 0xFF))
+            index = first + len(digits)
+        elif nxt in "xuU":
+            digits = _leading(raw, index + 2, "0123456789abcdefABCDEF", _HEX_WIDTH[nxt])
+            if digits and int(digits, 16) <= 0x10FFFF:
+                out.append(chr(int(digits, 16)))
+            else:
+                out.append("\\" + nxt)
+            index += 2 + len(digits)
+        elif nxt in SIMPLE_ESCAPES and nxt not in "'\"?":
+            out.append(SIMPLE_ESCAPES[nxt])
+            index += 2
+        else:
+            out.append("\\" + nxt)
+            index += 2
+    return "".join(out), False
+
+
+_HEX_WIDTH = {"x": 2, "u": 4, "U": 8}
+
+
+def _leading(text: str, start: int, allowed: str, limit: int) -> str:
+    """The longest run of ``allowed`` characters at ``start``, at most ``limit`` long."""
+    end = start
+    while end < len(text) and end - start < limit and text[end] in allowed:
+        end += 1
+    return text[start:end]
 
 
 # -- the conservative tokenisation ---------------------------------------------------------------

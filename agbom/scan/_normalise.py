@@ -102,9 +102,11 @@ _ONE_FOR_ONE = _OneForOne()
 
 
 class Normalised:
-    """``text`` folded for matching, with :meth:`origin` mapping offsets back."""
+    """``text`` folded for matching, with :meth:`origin` mapping offsets back; ``code`` is
+    the same before shell line continuations are blanked (same length, same offsets), for
+    the analyses that parse them."""
 
-    __slots__ = ("_ends", "_shift", "_starts", "text")
+    __slots__ = ("_ends", "_shift", "_starts", "code", "text")
 
     def __init__(self, original: str) -> None:
         # Length-changing replacements, in order: (start in result, length in result,
@@ -138,8 +140,12 @@ class Normalised:
                 done = run.end()
             pieces.append(original[done:])
             text = "".join(pieces)
-        # A continued shell line reads as one line (same length: offsets are kept).
-        self.text = _CONTINUATION.sub(lambda m: " " * len(m.group()), text)
+        # The code analyses parse continuations as their language does; for the patterns a
+        # continued shell line reads as one line (same length: offsets are kept).
+        self.code = text
+        if "\\" in text:
+            text = _CONTINUATION.sub(lambda m: " " * len(m.group()), text)
+        self.text = text
 
     def origin(self, offset: int, *, end: bool = False) -> int:
         """The original offset of ``offset`` in :attr:`text` (``end``: an exclusive end)."""

@@ -178,7 +178,7 @@ def _code(doc: ContentText, lines_of: dict[str, set[int]]) -> None:
     for found in doc.found:
         last = max(found.end_line or found.line, found.line)
         covered.update((found.check, n) for n in range(found.line, min(last, found.line + 64) + 1))
-    code = analyse_file(doc.norm, doc.file, is_vendor_installer)
+    code = analyse_file(doc.folded.code, doc.file, is_vendor_installer)
     doc.argv_sent = code.argv_sent
     for finding in code.findings:
         check, start, end = finding.check, finding.start, finding.end

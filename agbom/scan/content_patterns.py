@@ -92,11 +92,21 @@ _DECODE_AND_EXECUTE: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 # is the file. A later line that runs that file completes the two-step pattern.
 _SAVED = re.compile(
     r"(?im)\b(?P<fetch>curl|wget|iwr|invoke-webrequest)\b[^\n]{0,400}?"
-    r"(?:\s-o\s*|\s--output(?:=|\s+)|\s-O\s+|\s-outfile\s+|>\s*)[\"']?([\w./~$%{}-]+)"
+    r"(?:\s-(?-i:[A-Za-z]*o)\s*|\s--output(?:=|\s+)|\s-(?-i:[A-Za-z]*O)\s+(?!https?:)"
+    r"|\s-outfile\s+|>\s*)"
+    r"[\"']?(?P<saved>[\w./~$%{}-]+)"
+    # curl -O URL, wget URL: saved under the URL's last path part
+    r"|\b(?P<remote>curl\b[^\n]{0,400}?\s-(?-i:[A-Za-z]*O)\b|wget\b)[^\n]{0,400}?"
+    r"\s[\"']?https?://[^\s\"'?#]*/(?P<named>[\w.-]+)"
     r"|\b(?P<decode>base64\s+(?:-d|--decode|-D)|xxd\s+-r|openssl\s+(?:enc\s+)?-?base64\s+-d)"
-    r"[^\n|]{0,400}?(?:>\s*|\s-o\s+|\s-out\s+)[\"']?([\w./~$%{}-]+)"
-    r"|\bopen\s*\(\s*['\"]([^'\"\n]{1,200})['\"]\s*,\s*['\"]wb?['\"]\s*\)\s*\.write\s*\(\s*"
+    r"[^\n|]{0,400}?(?:>\s*|\s-o\s+|\s-out\s+)[\"']?(?P<decoded>[\w./~$%{}-]+)"
+    r"|\bopen\s*\(\s*['\"](?P<pyfile>[^'\"\n]{1,200})['\"]\s*,\s*['\"]wb?['\"]\s*\)\s*\.write\s*\(\s*"
     r"(?P<pydecode>base64\.|codecs\.decode|bytes\.fromhex|zlib\.decompress)"
+)
+# A checksum checked against a digest written in the text (``echo "DIGEST  F" | sha256sum
+# -c``): the file run after it is the one its author saw.
+_CHECKSUM = re.compile(
+    r"(?i)\b(?:sha(?:1|224|256|384|512)sum|shasum|b2sum)\b[^\n]{0,200}?(?:\s-[a-z]*c\b|\s--check\b)"
 )
 _RUN_AFTER = 6  # lines after the save in which running the file counts
 _RUN_AFTER_CHARS = 8192  # ... and at most this far (one long line is not six lines)
@@ -250,14 +260,15 @@ def teaching(norm: str, match: re.Match[str]) -> bool:
 
 
 def _saved_then_run(doc: ContentText) -> None:
-    """``curl URL -o F`` (or decoded data written to F), then F run within a few lines:
-    ``sh F``, ``bash F``, ``chmod +x F && ./F``, ``source F``, ``subprocess.run([F])``."""
+    """``curl URL -o F`` (also ``-fsSLo F``, ``curl -O URL``, ``wget URL``) or decoded data
+    written to F, then F run within a few lines: ``sh F``, ``bash F``, ``chmod +x F && ./F``,
+    ``source F``, ``subprocess.run([F])``; not when a checksum written in the text is checked
+    for F in between."""
     norm = doc.norm
     for saved in _SAVED.finditer(norm):
-        name = saved.group(2) or saved.group(4) or saved.group(5)
+        downloaded = saved.group("saved") or saved.group("named")
+        name = downloaded or saved.group("decoded") or saved.group("pyfile")
         if not name or name.startswith("-") or name in {"/dev/null", "-"}:
-            continue
-        if saved.group("fetch") and saved.group(2) is None:
             continue
         base = name.rsplit("/", 1)[-1]
         if not base or base in {".", ".."}:
@@ -265,21 +276,30 @@ def _saved_then_run(doc: ContentText) -> None:
         stop = _lines_after(norm, saved.end())
         ref = rf"(?:[\w./~$%{{}}-]*/)?{re.escape(base)}(?![\w.-])"
         runs = re.compile(
-            rf"(?im)(?:^|[\s;&|(`'\"])(?:sudo\s+)?(?:(?:ba|z|k|da)?sh|source|\.|python[0-9.]*"
+            rf"(?im)(?:^|[\s;&|(`'\"])(?:sudo\s+)?(?:(?:ba|z|k|da)?sh|source|python[0-9.]*"
             rf"|node|perl|ruby|pwsh|powershell)\s+(?:-\S+\s+)*[\"']?{ref}"
+            rf"|(?:^|[;&|(`]|&&|\bthen)\s*\.\s+[\"']?{ref}"  # ". F" where a command starts
             rf"|(?:^|[;&|(`]|&&|\bthen)\s*(?:sudo\s+)?[\"']?(?:\./|/|~/|\$\w+/)\S*?{ref}"
             rf"|\b(?:subprocess\.\w+|os\.system|os\.popen|os\.exec\w*|Popen)\s*\([^\n]{{0,200}}?{ref}"
         )
         run = runs.search(norm, saved.end(), stop)
-        if run is None:
+        if run is None or (downloaded and _pinned(norm[saved.end() : run.start()], base)):
             continue
-        check = "decode-and-execute" if saved.group(2) is None else "download-to-shell"
+        check = "download-to-shell" if downloaded else "decode-and-execute"
         if check == "download-to-shell":
             if is_vendor_installer(saved.group()):
                 check = "vendor-installer"
             elif teaching(norm, saved):
                 check = "cited-attack"
         doc.add(check, saved.start(), saved.end(), text=_two(doc, saved.start(), run.end()))
+
+
+def _pinned(between: str, base: str) -> bool:
+    """A checksum tool checks ``base`` against a digest written out, in ``between``."""
+    if _CHECKSUM.search(between) is None:
+        return False
+    digest = rf"(?i)\b[0-9a-f]{{40,128}}\b[ \t*]+(?:[\w./~$-]*/)?{re.escape(base)}(?![\w.-])"
+    return re.search(digest, between) is not None
 
 
 def _two(doc: ContentText, start: int, end: int) -> str:

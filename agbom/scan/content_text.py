@@ -86,6 +86,7 @@ class ContentText:
         self._starts: list[int] | None = None
         self._words: dict[str, bool] = {}
         self._prose: ProseView | None = None
+        self._prose_lower: str | None = None  # the prose view lower-cased, "" when it is norm
         self.found: list[ContentFinding] = []
         self.argv_sent = False  # a script whose own arguments reach the network
         self.skipped: set[str] = set()  # checks whose patterns were over MAX_STARTS
@@ -141,10 +142,14 @@ class ContentText:
                 seen[word] = word in self.lower
             if seen[word]:
                 return True
-        if prose and any(mark in self.norm for mark in "*_~<") and self.prose.text is not self.norm:
-            lower = self.prose.text.translate(_ASCII_LOWER)
-            return any(word in lower for word in words)
-        return False
+        if not prose:
+            return False
+        if self._prose_lower is None:  # once per file: the marks, and the view lower-cased
+            marked = any(mark in self.norm for mark in "*_~<")
+            view = self.prose.text if marked else self.norm
+            self._prose_lower = view.translate(_ASCII_LOWER) if view is not self.norm else ""
+        lower = self._prose_lower
+        return bool(lower) and any(word in lower for word in words)
 
     def dense(self, check: str, words: tuple[str, ...]) -> bool:
         """More than :data:`MAX_STARTS` places in the file where ``check``'s pattern could

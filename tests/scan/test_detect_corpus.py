@@ -16,7 +16,7 @@ import pytest
 from tests.scan import detect_corpus_score as scorer
 
 # Held-out split, measured at the end of the second round (docs/rules.md).
-HOLDOUT_MIN_DETECTED = 35  # of 40 malicious
+HOLDOUT_MIN_DETECTED = 39  # of 40 malicious
 HOLDOUT_MAX_FALSE_ALARMS = 1  # of 36 benign
 
 
@@ -39,8 +39,8 @@ def test_every_class_of_the_dev_split_is_caught_without_false_alarms(
     flagged = {c: s.false_positives for c, s in dev.items()}
     assert not any(missed.values()), missed
     assert not any(flagged.values()), flagged
-    assert sum(len(s.malicious) for s in dev.values()) == 127
-    assert sum(len(s.benign) for s in dev.values()) == 110
+    assert sum(len(s.malicious) for s in dev.values()) == 139
+    assert sum(len(s.benign) for s in dev.values()) == 119
 
 
 def test_the_held_out_split_keeps_its_measured_floor() -> None:
