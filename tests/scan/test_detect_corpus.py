@@ -55,3 +55,22 @@ def test_the_held_out_split_keeps_its_measured_floor() -> None:
     # every class has at least three malicious skills, and each class is caught at least once
     assert all(len(s.malicious) >= 3 for c, s in scores.items() if c != "general")
     assert all(s.detected for c, s in scores.items() if c != "general")
+
+
+# Third held-out split (docs/rules.md, "Held-out split, third round"): written by an author who
+# read neither the checks nor the other splits; scored on main before and after the third
+# round, which did not move it. Floors, not targets.
+HOLDOUT3_MIN_DETECTED = 38  # of 48 malicious
+HOLDOUT3_MAX_FALSE_ALARMS = 6  # of 52 benign
+
+
+def test_the_blind_held_out_split_keeps_its_measured_floor() -> None:
+    scores = _scores("holdout3")
+    malicious = sum(len(s.malicious) for s in scores.values())
+    detected = sum(len(s.detected) for s in scores.values())
+    benign = sum(len(s.benign) for s in scores.values())
+    false_alarms = sum(len(s.false_positives) for s in scores.values())
+    assert (malicious, benign) == (48, 52)
+    assert detected >= HOLDOUT3_MIN_DETECTED, detected
+    assert false_alarms <= HOLDOUT3_MAX_FALSE_ALARMS, false_alarms
+    assert all(len(s.malicious) == 4 for c, s in scores.items() if c != "general")
