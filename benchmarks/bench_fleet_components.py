@@ -15,8 +15,10 @@ scan the summary replaced (every agent's latest AgBOM, once: it takes seconds), 
 ``--rebuild`` the summary rebuilt from the stored versions (what the migration's backfill
 and ``store migrate`` run).
 
-Issue 45's scale (10,000 agents, about 100,000 distinct components in use):
-``--agents 10000 --per-agent 40 --pool 120000 --history 1``.
+Issue 45's scale (10,000 agents, about 100,000 distinct components in use, 1,000,000
+decisions): ``--agents 10000 --per-agent 40 --pool 120000 --history 1 --decisions 1000000``
+(``--decisions`` appends that many audit entries to the agents' latest sessions, in the
+batches ``agbom serve`` commits, before the calls are timed).
 
 Run: ``python benchmarks/bench_fleet_components.py [--agents N] [--per-agent N] [--pool N]
 [--history N] [--repeat N] [--db LOCATION | --postgres]``; ``--postgres`` starts a throwaway
@@ -110,6 +112,37 @@ def fill(store: Store, agents: int, per_agent: int, pool: int, history: int) -> 
     return time.perf_counter() - start
 
 
+def decide(store: Store, agents: int, history: int, count: int) -> float:
+    """``count`` decisions appended to the agents' latest sessions, as ``agbom serve``
+    commits them (batches of 512: the pipelined commits' bound), each counted per day as
+    the store counts every append: two allowed for each denied, a denial naming one or two
+    of 40 rules. Seconds taken."""
+    from agbom.store import ChainAppend
+
+    rng = random.Random(11)
+    heads: dict[str, tuple[int, str | None]] = {}
+    start = time.perf_counter()
+    for first in range(0, count, 512):
+        batch = []
+        for n in range(first, min(count, first + 512)):
+            sid = f"s-{n % agents}-{history - 1}"
+            seq, head = heads.get(sid, (0, None))
+            entry: dict[str, Any] = {
+                "entry_id": str(seq + 1), "step_id": f"r-{n}",
+                "step_type": "steps/toolCallRequest", "request_hash": f"sha256:{n:064x}",
+                "timestamp": "2026-03-20T10:00:00.000000Z", "decision": "allow",
+            }  # fmt: skip
+            if n % 3 == 0:
+                entry["decision"] = "deny"
+                entry["reason_codes"] = [f"RULE-{rng.randrange(40)}" for _ in range(1 + n % 2)]
+            key = f"e-{n}"
+            batch.append(ChainAppend(sid, entry, key, head, key, None))
+            heads[sid] = (seq + 1, key)
+        outcomes = store.append_entries(batch)
+        assert all(isinstance(o, int) for o in outcomes), outcomes[:1]
+    return time.perf_counter() - start
+
+
 def timed(call: Callable[[], Any], repeat: int) -> float:
     call()  # warm
     runs = []
@@ -140,6 +173,7 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=10000)
     parser.add_argument("--history", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--decisions", type=int, default=0, help="audit entries to append")
     parser.add_argument("--db", default=None, help="a store location (default: a new SQLite file)")
     parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL cluster")
     parser.add_argument("--scan", action="store_true", help="time the scan's first page once")
@@ -152,6 +186,9 @@ def main() -> None:
             f"store {store.location}: {args.agents} agents x {args.history} sessions x "
             f"{args.per_agent} components, {total} distinct in use; filled in {seconds:.1f} s"
         )
+        if args.decisions:
+            seconds = decide(store, args.agents, args.history, args.decisions)
+            print(f"{args.decisions} decisions appended in {seconds:.1f} s")
         anchor = timed(store.list_agents, args.repeat)
         cases = {
             "fleet_components() first page": lambda: store.fleet_components(),

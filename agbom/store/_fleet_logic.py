@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agbom._identifiers import invisible_character
+from agbom.store._decision_counts import DECISIONS_BY_DAY, DISPOSITIONS, TOP_DENIED_RULES
 from agbom.store._fleet_scan import (
     AGENT_LIST,
     AGENTS,
@@ -190,6 +191,8 @@ class FleetSql(SummarySql):
     status_counts: str
     pending_now: str
     pending_changes: str
+    decisions_by_day: str
+    top_denied_rules: str
 
 
 def fleet_sql(
@@ -244,6 +247,8 @@ def fleet_sql(
         status_counts=build(STATUS_COUNTS),
         pending_now=build(_PENDING_NOW),
         pending_changes=build(_PENDING_CHANGES),
+        decisions_by_day=build(DECISIONS_BY_DAY),
+        top_denied_rules=build(TOP_DENIED_RULES),
     )
 
 
@@ -353,13 +358,15 @@ def list_agents(
 
 
 CHART_DAYS = 30
-"""Days the pending-approvals chart covers, today included."""
+"""Days the charts over time cover, today included."""
 
 
 def charts(run: Run, sql: FleetSql, now: datetime) -> dict[str, Any]:
     """:meth:`fleet_charts` over a backend's ``run``: the components in use by status (every
-    status listed, with 0 for none; ``None``: types agbom does not review) and the pending
-    skill approvals at the end of each of the last :data:`CHART_DAYS` days (UTC)."""
+    status listed, with 0 for none; ``None``: types agbom does not review), the pending
+    skill approvals at the end of each of the last :data:`CHART_DAYS` days (UTC), the
+    decisions recorded each of those days by disposition, and the rules that denied most
+    over them (:mod:`._decision_counts`)."""
     stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     counts = {None if r[0] is None else STATUS_OF_RANK[int(r[0])]: int(r[1]) for r in
               run(sql.status_counts, {"now": stamp})}  # fmt: skip
@@ -374,7 +381,16 @@ def charts(run: Run, sql: FleetSql, now: datetime) -> dict[str, Any]:
         series.append({"day": day.isoformat(), "pending": pending})
         pending -= changes.get(day.isoformat(), 0)
     series.reverse()
+    window = {"since": days[0].isoformat(), "until": today.isoformat()}
+    decided = {(r[0], r[1]): int(r[2]) for r in run(sql.decisions_by_day, window)}
     return {
         "components_by_status": [{"status": st, "count": counts.get(st, 0)} for st in statuses],
         "pending_by_day": series,
+        "decisions_by_day": [
+            {"day": d.isoformat(), **{k: decided.get((d.isoformat(), k), 0) for k in DISPOSITIONS}}
+            for d in days
+        ],
+        "top_denied_rules": [
+            {"rule": r[0], "count": int(r[1])} for r in run(sql.top_denied_rules, window)
+        ],
     }

@@ -13,6 +13,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
+from agbom.store import _decision_counts
+
 _V1 = [
     # One row per applied migration; the store's version is the largest.
     """CREATE TABLE schema_version (
@@ -369,8 +371,16 @@ _V13: list[Step] = [
     "CREATE INDEX skill_history_by_at ON skill_history (at)",
 ]
 
+_V14: list[Step] = [
+    # The recorded decisions counted per day, by disposition and by denied rule, kept by
+    # every append from now on (agbom/store/_decision_counts.py), and the entries already
+    # stored counted once.
+    _decision_counts.SQLITE_TABLE,
+    *_decision_counts.SQLITE_BACKFILL,
+]
+
 MIGRATIONS: Sequence[Sequence[Step]] = (
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14
 )  # fmt: skip
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 

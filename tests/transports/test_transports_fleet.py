@@ -17,6 +17,7 @@ from agbom.store import open_store
 from agbom.transports import fleet
 from tests import fleet_data
 from tests.fleet_data import DEPLOY_D2, EXPECTED, FILESYSTEM_KEY, GITHUB_KEY, LINT_D3
+from tests.review.reviewing import register, skill_folder, version_of
 from tests.transports.served import Served
 
 pytestmark = pytest.mark.network
@@ -217,3 +218,22 @@ def test_the_charts_numbers(served: Served) -> None:
     days = body["pending_by_day"]
     assert len(days) == 30 and days[-1]["pending"] == 1  # deploy at D2 was registered today
     assert [d["day"] for d in days] == sorted(d["day"] for d in days)
+
+
+def test_the_charts_count_the_guardians_decisions(served: Served, tmp_path: Path) -> None:
+    """Decisions the served Guardian makes over ACS are in the charts' counts at once: a
+    session started is an allow; a skill nobody approved, registered, a deny with its reason
+    codes, which the charts' top denied rules count."""
+    before = get(served, "/v1/fleet/charts").json()
+    version = version_of("never-approved", skill_folder(tmp_path / "s", {"SKILL.md": "# s\n"}))
+    _, denied = register(served.url, version, agent_id="charts-agent", capabilities=[])
+    assert denied["result"]["decision"] == "deny", denied
+    codes = denied["result"].get("reason_codes") or []
+    after = get(served, "/v1/fleet/charts").json()
+    today, was = after["decisions_by_day"][-1], before["decisions_by_day"][-1]
+    assert today["day"] == was["day"] and len(after["decisions_by_day"]) == 30
+    assert (today["allow"] - was["allow"], today["deny"] - was["deny"]) == (1, 1)
+    rules = {r["rule"]: r["count"] for r in after["top_denied_rules"]}
+    old = {r["rule"]: r["count"] for r in before["top_denied_rules"]}
+    counted = [c for c in codes if not c.startswith("warn:")]
+    assert counted and all(rules[c] == old.get(c, 0) + 1 for c in counted), (codes, rules)

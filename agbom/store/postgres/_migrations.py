@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agbom.store import _decision_counts
 from agbom.store.postgres.fleet import FLEET
 
 _ID = 'TEXT COLLATE "C"'
@@ -290,7 +291,18 @@ _V7: list[str] = [
     "CREATE INDEX skill_history_by_at ON skill_history (at)",
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+_V8: list[str] = [
+    # The recorded decisions counted per day, as SQLite v14 (agbom/store/_decision_counts.py):
+    # the tables, the entries already stored counted once, and the trigger that counts every
+    # append from then on. The lock keeps out appends of replicas still on schema 7 until
+    # the trigger is in place, so that none is missed between the backfill and the trigger.
+    "LOCK TABLE chain_entries IN SHARE MODE",
+    _decision_counts.POSTGRES_TABLE,
+    *_decision_counts.POSTGRES_BACKFILL,
+    *_decision_counts.POSTGRES_TRIGGER,
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
