@@ -15,7 +15,7 @@ import json
 import re
 import shlex
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from agbom.analysis import indicators
@@ -452,6 +452,27 @@ def judge_message(sent: Sent) -> str | None:
             where = sent.url.text or "a pool"
             return f"speaks the stratum mining protocol ({method}) to {where}"
     return None
+
+
+def record_send(
+    sent: Sent,
+    start: int,
+    end: int,
+    report: CodeReport,
+    found: dict[tuple[str, int, int], Risk],
+    said_by_miner: Callable[[str], None],
+) -> None:
+    """One network call judged the same way in Python and JavaScript: a stratum message is
+    passed to ``said_by_miner`` (the caller places it on its node), the call's risk is kept
+    in ``found`` once per place, and an argument sent is noted in ``report``."""
+    said = judge_message(sent) if sent.how == "a socket" else None
+    if said is not None:
+        said_by_miner(said)
+    risk = judge_sent(sent, start, end)
+    if risk is not None:
+        found.setdefault((risk.check, risk.start, risk.end), risk)
+    if any(f.kind == "argument" for f in flows_of(sent.body) | deep_flows(sent.url)):
+        report.argv_sent.append((start, end))
 
 
 def _place(flow: Flow) -> int:

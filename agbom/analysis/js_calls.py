@@ -36,15 +36,14 @@ from agbom.analysis.code_values import (
     executed_flow,
     flows_of,
     json_text,
-    judge_message,
     judge_mode,
     judge_overwrite,
     judge_removal,
-    judge_sent,
     judge_shell,
     judge_write,
     looks_like_code,
     path_flows,
+    record_send,
     saved_file,
     shell_text,
 )
@@ -472,14 +471,14 @@ class JsCalls:
             sent = Sent(f"dns.{method}", first, [first], [], dns=True)
         if sent is None:
             return None
-        said = judge_message(sent) if sent.how == "a socket" else None
-        if said is not None:
-            self.add("cryptominer", node, said)
-        risk = judge_sent(sent, start, end)
-        if risk is not None:
-            self.found.setdefault((risk.check, risk.start, risk.end), risk)
-        if any(f.kind == "argument" for f in flows_of(sent.body) | deep_flows(sent.url)):
-            self.report.argv_sent.append((start, end))
+        record_send(
+            sent,
+            start,
+            end,
+            self.report,
+            self.found,
+            lambda said: self.add("cryptominer", node, said),
+        )
         if response:
             return V(
                 kind="response",

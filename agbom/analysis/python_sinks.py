@@ -34,7 +34,6 @@ from agbom.analysis.code_values import (
     deep_flows,
     executed_flow,
     flows_of,
-    judge_message,
     judge_mode,
     judge_overwrite,
     judge_removal,
@@ -42,6 +41,7 @@ from agbom.analysis.code_values import (
     judge_shell,
     judge_write,
     looks_like_code,
+    record_send,
     saved_file,
     shell_text,
 )
@@ -262,14 +262,14 @@ class PythonSinks:
         if sent is None:
             return None
         start, end = self.span(node)
-        said = judge_message(sent) if sent.how == "a socket" else None
-        if said is not None:
-            self.add("cryptominer", node, said)
-        risk = judge_sent(sent, start, end)
-        if risk is not None:
-            self.found.setdefault((risk.check, risk.start, risk.end), risk)
-        if any(f.kind == "argument" for f in flows_of(sent.body) | deep_flows(sent.url)):
-            self.report.argv_sent.append((start, end))
+        record_send(
+            sent,
+            start,
+            end,
+            self.report,
+            self.found,
+            lambda said: self.add("cryptominer", node, said),
+        )
         if response:
             shown = sent.url.shown()[:120]
             return V(kind="response", flows=frozenset({Flow("download", start, end, shown)}))

@@ -43,12 +43,19 @@ def test_every_class_of_the_dev_split_is_caught_without_false_alarms(
     assert sum(len(s.benign) for s in dev.values()) == 119
 
 
+def _totals(scores: dict[str, scorer.ClassScore]) -> tuple[int, int, int, int]:
+    """Malicious, detected, benign and false alarms over every class of a split."""
+    return (
+        sum(len(s.malicious) for s in scores.values()),
+        sum(len(s.detected) for s in scores.values()),
+        sum(len(s.benign) for s in scores.values()),
+        sum(len(s.false_positives) for s in scores.values()),
+    )
+
+
 def test_the_held_out_split_keeps_its_measured_floor() -> None:
     scores = _scores("holdout")
-    malicious = sum(len(s.malicious) for s in scores.values())
-    detected = sum(len(s.detected) for s in scores.values())
-    benign = sum(len(s.benign) for s in scores.values())
-    false_alarms = sum(len(s.false_positives) for s in scores.values())
+    malicious, detected, benign, false_alarms = _totals(scores)
     assert (malicious, benign) == (40, 36)
     assert detected >= HOLDOUT_MIN_DETECTED, detected
     assert false_alarms <= HOLDOUT_MAX_FALSE_ALARMS, false_alarms
@@ -66,10 +73,7 @@ HOLDOUT3_MAX_FALSE_ALARMS = 6  # of 52 benign
 
 def test_the_blind_held_out_split_keeps_its_measured_floor() -> None:
     scores = _scores("holdout3")
-    malicious = sum(len(s.malicious) for s in scores.values())
-    detected = sum(len(s.detected) for s in scores.values())
-    benign = sum(len(s.benign) for s in scores.values())
-    false_alarms = sum(len(s.false_positives) for s in scores.values())
+    malicious, detected, benign, false_alarms = _totals(scores)
     assert (malicious, benign) == (48, 52)
     assert detected >= HOLDOUT3_MIN_DETECTED, detected
     assert false_alarms <= HOLDOUT3_MAX_FALSE_ALARMS, false_alarms
