@@ -60,6 +60,15 @@ def bars(rows: Sequence[tuple[str, int, str]], *, title: str, name: str) -> Mark
     return Markup("".join(parts))
 
 
+def _value_axis(left: int, base: int, width: int, largest: int) -> str:
+    """The column charts' value axis: the largest count at the top, 0 on the baseline."""
+    return (
+        f'<text class="axis" x="{left - 6}" y="{_PAD + 10}" text-anchor="end">{largest}</text>'
+        f'<text class="axis" x="{left - 6}" y="{base}" text-anchor="end">0</text>'
+        f'<line class="baseline" x1="{left}" y1="{base}" x2="{width - _PAD}" y2="{base}"/>'
+    )
+
+
 def columns(points: Sequence[tuple[str, int]], *, title: str, name: str) -> Markup:
     """One column per ``(day, count)``, oldest first; the first and last day and the largest
     count are written on the axes."""
@@ -70,11 +79,7 @@ def columns(points: Sequence[tuple[str, int]], *, title: str, name: str) -> Mark
     base = _PAD + _PLOT_H
     left = _PAD + 40
     parts = _open(width, height, title, name)
-    parts.append(
-        f'<text class="axis" x="{left - 6}" y="{_PAD + 10}" text-anchor="end">{largest}</text>'
-        f'<text class="axis" x="{left - 6}" y="{base}" text-anchor="end">0</text>'
-        f'<line class="baseline" x1="{left}" y1="{base}" x2="{width - _PAD}" y2="{base}"/>'
-    )
+    parts.append(_value_axis(left, base, width, largest))
     for index, (day, count) in enumerate(points):
         x = left + index * (_COL_W + _COL_GAP)
         tall = round(_PLOT_H * count / scale)
@@ -108,11 +113,7 @@ def stacked(
     base = _PAD + _PLOT_H
     left = _PAD + 40
     parts = _open(width, height, title, name)
-    parts.append(
-        f'<text class="axis" x="{left - 6}" y="{_PAD + 10}" text-anchor="end">{largest}</text>'
-        f'<text class="axis" x="{left - 6}" y="{base}" text-anchor="end">0</text>'
-        f'<line class="baseline" x1="{left}" y1="{base}" x2="{width - _PAD}" y2="{base}"/>'
-    )
+    parts.append(_value_axis(left, base, width, largest))
     for index, (day, counts) in enumerate(points):
         x = left + index * (_COL_W + _COL_GAP)
         said = ", ".join(f"{kind} {count}" for kind, count in counts)
