@@ -85,7 +85,10 @@ def saver(store: Store) -> Any:
     minute after the last (from :data:`T0`)."""
     at = T0
 
-    def save(session: str, agent: str, *components: dict[str, Any], accepted: bool = True) -> None:
+    def save(
+        session: str, agent: str, *components: dict[str, Any], accepted: bool = True,
+        findings: list[dict[str, Any]] | None = None,
+    ) -> None:  # fmt: skip
         nonlocal at
         at += timedelta(minutes=1)
         store.save_agbom_version(
@@ -95,9 +98,15 @@ def saver(store: Store) -> Any:
             agbom_hash="sha256:" + hashlib.sha256(f"{session}{at}".encode()).hexdigest(),
             now=at,
             accepted=accepted,
+            change={"method": "agbom/snapshot", "findings": findings} if findings else None,
         )
 
     return save
+
+
+def finding(rule_id: str, severity: str, *components: str) -> dict[str, Any]:
+    """A warning as the Guardian keeps it with the AgBOM it took."""
+    return {"rule_id": rule_id, "severity": severity, "action": "warn", "components": components}
 
 
 def decide(store: Store, registered_by: str) -> None:
@@ -135,14 +144,19 @@ def build(store: Store) -> None:
     bob: deploy@D1, the filesystem server, the model and a peer; carol: an accepted AgBOM
     with the model, then a refused one with lint@D3 (never in use); dave: lint@D3 and
     GitHub. Approvals: deploy@D1 approved, deploy@D2 pending, lint@D3 denied; GitHub has an
-    approved pin under its name, the filesystem server none."""
+    approved pin under its name, the filesystem server none. bob's and dave's AgBOMs keep
+    rule findings (:data:`FINDINGS`)."""
     save = saver(store)
     save("s-alice-1", "alice", skill("deploy", D1), MODEL)
-    save("s-bob-1", "bob", skill("deploy", D1), FILESYSTEM, MODEL, PEER, TOOL)
+    save("s-bob-1", "bob", skill("deploy", D1), FILESYSTEM, MODEL, PEER, TOOL, findings=[
+        finding("AGB-FS-WRITE", "high", "fs"), finding("AGB-FS-ROOT", "low", "fs", "m"),
+    ])  # fmt: skip
     save("s-alice-2", "alice", skill("deploy", D2), GITHUB)
     save("s-carol-1", "carol", MODEL)
     save("s-carol-1", "carol", MODEL, skill("lint", D3), accepted=False)
-    save("s-dave-1", "dave", skill("lint", D3, name="Lint_100%"), GITHUB)
+    save("s-dave-1", "dave", skill("lint", D3, name="Lint_100%"), GITHUB, findings=[
+        finding("AGB-GH-TOKEN", "medium", "mcp-github"),
+    ])  # fmt: skip
     decide(store, "alice")
 
 
@@ -165,6 +179,14 @@ EXPECTED = {
     LINT_D3: ("Lint_100%", 1, "denied"),
 }
 """What the fleet lists."""
+
+FINDINGS = {
+    # (type, ref, version): (worst severity, rule ids) of the findings the latest AgBOMs keep
+    FILESYSTEM_KEY: ("high", ["AGB-FS-ROOT", "AGB-FS-WRITE"]),  # bob's
+    MODEL_KEY: ("low", ["AGB-FS-ROOT"]),  # bob's: the finding names the model too
+    GITHUB_KEY: ("medium", ["AGB-GH-TOKEN"]),  # dave's (alice's AgBOM has none)
+}
+"""The components with findings (the others have none)."""
 
 
 def in_order(keys: list[tuple[str, str, str | None]]) -> list[tuple[str, str, str | None]]:

@@ -1,5 +1,5 @@
 """``agbom inventory components --fleet``: the distinct components of every agent's latest
-accepted AgBOM, with their agents and approval status (the store's
+accepted AgBOM, with their agents, approval status and rule findings (the store's
 ``fleet_components``, docs/store.md), as a table, JSON or CSV."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from agbom.store._fleet_logic import MAX_LIMIT
 
 COLUMNS = [
     *("type", "ref", "version", "name", "purl", "agents", "developers", "hosts"),
-    *("first_seen", "last_seen", "status"),
+    *("first_seen", "last_seen", "status", "severity", "findings"),
 ]
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -22,12 +22,13 @@ _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 def fleet_rows(
     store: Store, *, type: str | None, status: str | None, search: str | None,
-    host: str | None = None,
+    host: str | None = None, severity: str | None = None,
 ) -> list[dict[str, Any]]:  # fmt: skip
     """Every row, in one call (a page costs nearly what the whole list does)."""
     found = store.fleet_components(
-        type=type, status=status, search=search, limit=MAX_LIMIT, offset=0, host=host
-    )
+        type=type, status=status, search=search, limit=MAX_LIMIT, offset=0, host=host,
+        severity=severity,
+    )  # fmt: skip
     if (found["total"] or 0) > MAX_LIMIT:
         print(f"agbom: note: the first {MAX_LIMIT} of {found['total']} components", file=sys.stderr)
     rows: list[dict[str, Any]] = found["components"]

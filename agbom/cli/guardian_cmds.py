@@ -514,6 +514,13 @@ def inventory_components(
         help="With --fleet: only the agents of this host platform (claude-code, cursor, codex, "
         "...: what agent ids name before their first '/').",
     ),
+    severity: str | None = typer.Option(
+        None,
+        "--severity",
+        metavar="SEVERITY",
+        help="With --fleet: only components with a rule finding at least this severe (info, "
+        "low, medium, high, critical), as the Guardian found them in the latest AgBOMs.",
+    ),
     fmt: str = typer.Option(
         "table", "--format", metavar="[table|json|csv]", help="table, json or csv."
     ),
@@ -524,9 +531,11 @@ def inventory_components(
 
     fmt = choice(fmt, ("table", "json", "csv"), "--format")
     if fleet:
-        _fleet_components(db, type_, name, status, search, fmt, host)
+        _fleet_components(db, type_, name, status, search, fmt, host, severity)
         return
-    for given, flag in ((status, "--status"), (search, "--search"), (host, "--host")):
+    for given, flag in (
+        (status, "--status"), (search, "--search"), (host, "--host"), (severity, "--severity"),
+    ):  # fmt: skip
         if given is not None:
             raise typer.BadParameter("needs --fleet", param_hint=flag)
     if type_ is not None:
@@ -563,11 +572,12 @@ def inventory_components(
 
 def _fleet_components(
     db: str, type_: str | None, name: str | None, status: str | None, search: str | None,
-    fmt: str, host: str | None = None,
+    fmt: str, host: str | None = None, severity: str | None = None,
 ) -> None:  # fmt: skip
     from agbom.cli.fleet_listing import COLUMNS, fleet_rows
     from agbom.store import open_store
     from agbom.store._fleet_logic import FLEET_TYPES, STATUSES, check_filter
+    from agbom.store._fleet_scan import SEVERITIES
 
     if name is not None:
         raise typer.BadParameter("--fleet searches with --search", param_hint="--name")
@@ -575,6 +585,8 @@ def _fleet_components(
         type_ = choice(type_, FLEET_TYPES, "--type")
     if status is not None:
         status = choice(status, STATUSES, "--status")
+    if severity is not None:
+        severity = choice(severity, SEVERITIES, "--severity")
     try:
         check_filter(type_, status, search)  # before the store is opened: a usage error
     except AgbomError as exc:
@@ -584,7 +596,11 @@ def _fleet_components(
     except AgbomError as exc:
         raise typer.BadParameter(str(exc), param_hint="--host") from None
     with open_store(db, create=False) as store:
-        rows = fleet_rows(store, type=type_, status=status, search=search, host=host)
+        rows = fleet_rows(
+            store, type=type_, status=status, search=search, host=host, severity=severity
+        )
+    if fmt != "json":  # a cell of rule ids, as the refused components' column has them
+        rows = [{**r, "findings": ",".join(r["findings"]) or None} for r in rows]
     _emit(rows, COLUMNS, fmt)
 
 

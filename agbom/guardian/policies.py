@@ -29,9 +29,11 @@ if TYPE_CHECKING:
 
 from agbom.guardian.context import PreparedSnapshot
 from agbom.guardian.policy_base import (
+    REFUSED_FINDINGS_KEPT,
     PolicyBase,
     _has_server_approval,
     _Pending,
+    kept_findings,
 )
 from agbom.guardian.policy_inventory import InventoryPolicies
 from agbom.guardian.policy_skills import SkillPolicies, approval_hint, command_store
@@ -59,11 +61,6 @@ _CONTENT_STEPS = frozenset(
         "steps/postCompact",
     }
 )
-
-# Rule findings (rule id and severity) kept with a refused AgBOM version; its chain entry
-# holds the full decision.
-REFUSED_FINDINGS_KEPT = 50
-REFUSED_COMPONENTS_KEPT = 16  # of each kept finding
 
 # Tools outside the session's inventory whose rule findings are remembered (per rule set and
 # UTC day); past this many distinct tools the memory starts over, so hostile names cannot grow it.
@@ -180,16 +177,7 @@ class Policies(InventoryPolicies, SkillPolicies):
                     **(pending.change or {}),
                     "decision": "deny",
                     # what refused it, for `agbom inventory` and the Fleet page (bounded)
-                    "findings": [
-                        {
-                            "rule_id": f.rule_id,
-                            "severity": f.severity.value,
-                            # which of them refused which components (not a warning's)
-                            "action": f.action.value,
-                            "components": list(f.components[:REFUSED_COMPONENTS_KEPT]),
-                        }
-                        for f in (pending.findings or [])[:REFUSED_FINDINGS_KEPT]
-                    ],
+                    "findings": kept_findings(pending.findings),
                 },
                 accepted=False,
             )
@@ -208,12 +196,15 @@ class Policies(InventoryPolicies, SkillPolicies):
             session.graph = pending.graph
             session.findings = list(pending.findings or [])
             session.findings_known = True
+            # its findings kept with it (warnings: a deny would have refused it), for the
+            # findings of each component across the fleet (agbom/store/_fleet_scan.py)
+            found = kept_findings(pending.findings)
             session.agbom_version = store.save_agbom_version(
                 session.session_id,
                 agent_id=session.agent_id,
                 document=pending.document or AgbomDocument(pending.agbom),
                 agbom_hash=pending.agbom.agbom_hash,
-                change=pending.change,
+                change={**(pending.change or {}), "findings": found} if found else pending.change,
             )
             del previous
         elif pending.graph is not None and allowed and method.startswith("steps/skill"):

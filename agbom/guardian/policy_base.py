@@ -56,6 +56,26 @@ def _reference(finding: Finding) -> PolicyReference:
     return PolicyReference(policy_id=finding.pack or "agbom", rule_id=finding.rule_id)
 
 
+# Rule findings (rule id, severity, action, the components each names) kept with an AgBOM
+# version, refused or accepted; a refused one's chain entry holds the full decision.
+REFUSED_FINDINGS_KEPT = 50
+REFUSED_COMPONENTS_KEPT = 16  # of each kept finding
+
+
+def kept_findings(findings: Any) -> list[dict[str, Any]]:
+    """The findings stored with an AgBOM version (bounded), which of them refused which
+    components (a deny's), and which named which (a warning's: the fleet's findings)."""
+    return [
+        {
+            "rule_id": f.rule_id,
+            "severity": f.severity.value,
+            "action": f.action.value,
+            "components": list(f.components[:REFUSED_COMPONENTS_KEPT]),
+        }
+        for f in (findings or [])[:REFUSED_FINDINGS_KEPT]
+    ]
+
+
 class PolicyBase:
     """What every per-method policy shares: the Guardian, the pending step, rule context."""
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from agbom.store import Store
 
 from agbom.guardian.context import PreparedSnapshot
-from agbom.guardian.policy_base import PolicyBase
+from agbom.guardian.policy_base import PolicyBase, kept_findings
 
 
 class InventoryPolicies(PolicyBase):
@@ -183,6 +183,14 @@ class InventoryPolicies(PolicyBase):
             agent_id=session.agent_id,
             document=AgbomDocument(agbom),
             agbom_hash=agbom.agbom_hash,
-            change={"method": "observed", "component": component.id},
+            change=_observed(component.id, session),
         )
         del previous
+
+
+def _observed(component_id: str, session: SessionState) -> dict[str, Any]:
+    """The change of a version that adds an observed component: the findings known of the
+    session's AgBOM stay with it (the new component is not judged here)."""
+    found = kept_findings(session.findings) if session.findings_known else []
+    change: dict[str, Any] = {"method": "observed", "component": component_id}
+    return {**change, "findings": found} if found else change

@@ -10,6 +10,7 @@ from typing import Any
 
 from agbom.store import Store, StoreValueError
 from agbom.store._fleet_logic import FLEET_TYPES, MAX_OFFSET, STATUSES, check_filter
+from agbom.store._fleet_scan import SEVERITIES
 
 PAGE_ROWS = 100
 KNOWN_HOSTS = (
@@ -45,9 +46,9 @@ def _pages(total: int | None, number: int) -> dict[str, Any]:
 def components_page(store: Store, get: Callable[[str], str]) -> dict[str, Any]:
     """What ``components.html`` shows for the query ``get`` reads (empty: any)."""
     type_, status, text = get("type") or None, get("status") or None, get("q") or None
-    host = get("host") or None
+    host, severity = get("host") or None, get("severity") or None
     number = _page_number(get("page"))
-    checked = check_filter(type_, status, text, PAGE_ROWS, (number - 1) * PAGE_ROWS, host)
+    checked = check_filter(type_, status, text, PAGE_ROWS, (number - 1) * PAGE_ROWS, host, severity)
     found = store.fleet_components(
         type=checked.type,
         status=checked.status,
@@ -55,6 +56,7 @@ def components_page(store: Store, get: Callable[[str], str]) -> dict[str, Any]:
         limit=checked.limit,
         offset=checked.offset,
         host=checked.host,
+        severity=checked.severity,
     )
     return {
         "rows": found["components"],
@@ -64,6 +66,8 @@ def components_page(store: Store, get: Callable[[str], str]) -> dict[str, Any]:
         "status": status or "",
         "text": text or "",
         "host": host or "",
+        "severity": severity or "",
+        "severities": SEVERITIES,
         "hosts": KNOWN_HOSTS,
         "types": FLEET_TYPES,
         "statuses": STATUSES,

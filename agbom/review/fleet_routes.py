@@ -23,7 +23,8 @@ Handler = Callable[..., Response]
 
 def _filters(data: dict[str, Any]) -> dict[str, Any]:
     """The Components page's filter values, as its form shows them."""
-    return {k: data[k] for k in ("type", "status", "text", "host", "types", "statuses")}
+    keys = ("type", "status", "text", "host", "severity", "types", "statuses")
+    return {k: data[k] for k in keys}
 
 
 def fleet_routes(kit: PageKit) -> list[tuple[str, Handler, bool]]:

@@ -113,6 +113,7 @@ def list_agent_components(run: Run, sql: FleetSql, now: str, agent_id: Any) -> l
     params = {
         "type": None,
         "rank": None,
+        "severity": None,
         "search": None,
         "host": None,
         "agent": check_agent(agent_id),

@@ -27,6 +27,9 @@ from agbom.store._fleet_scan import (
     ONE_AGENT,
     RANK,
     RANK_CASE,
+    SEVERITIES,
+    SEVERITY_CASE,
+    SEVERITY_RANK,
     STATUS_OF_RANK,
     TYPES_IN,
     VERSIONS,
@@ -78,20 +81,24 @@ class FleetFilter:
     limit: int = DEFAULT_PAGE
     offset: int = 0
     host: str | None = None
+    severity: str | None = None
 
 
 def check_filter(
     type: Any = None, status: Any = None, search: Any = None, limit: Any = None,
-    offset: Any = None, host: Any = None,
+    offset: Any = None, host: Any = None, severity: Any = None,
 ) -> FleetFilter:  # fmt: skip
     """Refuse a filter or a page the query must not run with, with the reason."""
     if type is not None and type not in FLEET_TYPES:
         raise StoreValueError(f"type must be one of {', '.join(FLEET_TYPES)}")
     if status is not None and status not in STATUSES:
         raise StoreValueError(f"status must be one of {', '.join(STATUSES)}")
+    if severity is not None and severity not in SEVERITIES:
+        raise StoreValueError(f"severity must be one of {', '.join(SEVERITIES)}")
     return FleetFilter(
-        type, status, check_search(search), *check_page(limit, offset), check_host(host)
-    )
+        type, status, check_search(search), *check_page(limit, offset), check_host(host),
+        severity,
+    )  # fmt: skip
 
 
 def check_search(search: Any) -> str | None:
@@ -198,17 +205,21 @@ class FleetSql(SummarySql):
 def fleet_sql(
     *,
     held: str,
+    found: str,
     json_rows: str,
     tiebreak: str,
     collate: str = "",
     pyformat: bool = False,
     position: str = "instr",
+    list_agg: str = "group_concat(DISTINCT rules)",
 ) -> FleetSql:
-    """The statements with a backend's ``held`` fragment and ``json_rows`` (rows ``k`` of
-    the JSON array ``:keys``). ``pyformat`` turns the ``:name`` placeholders into psycopg's
-    ``%(name)s`` (before ``held`` goes in: it may hold a ``::`` cast). ``position``: the
-    function that finds text in text, ``(string, part)`` (SQLite's ``instr``, PostgreSQL's
-    ``strpos``)."""
+    """The statements with a backend's ``held`` and ``found`` fragments (see
+    :mod:`._fleet_scan`; ``{severity_case}`` in ``found`` is the severities' ranks) and
+    ``json_rows`` (rows ``k`` of the JSON array ``:keys``). ``pyformat`` turns the ``:name``
+    placeholders into psycopg's ``%(name)s`` (before the fragments go in: they may hold a
+    ``::`` cast). ``position``: the function that finds text in text, ``(string, part)``
+    (SQLite's ``instr``, PostgreSQL's ``strpos``). ``list_agg``: the distinct ``rules`` of a
+    group joined by commas."""
 
     def build(template: str) -> str:
         text = template.replace("{json_rows}", json_rows).replace("{types}", TYPES_IN)
@@ -223,8 +234,11 @@ def fleet_sql(
         text = text.replace("{pos}", position)
         text = text.replace("{c}", collate).replace("{C}", collate)
         text = text.replace("{tiebreak}", tiebreak)
+        text = text.replace("{list_agg}", list_agg)
+        text = text.replace("{max_rules_text}", str(MAX_RULES_TEXT))
         if pyformat:
             text = re.sub(r"(?<![:\w]):(\w+)", r"%(\1)s", text.replace("%", "%%"))
+        text = text.replace("{found}", found.replace("{severity_case}", SEVERITY_CASE))
         return text.replace("{held}", held)
 
     return FleetSql(
@@ -256,6 +270,7 @@ def components_params(checked: FleetFilter, now: str) -> dict[str, Any]:
     return {
         "type": checked.type,
         "rank": None if checked.status is None else RANK[checked.status],
+        "severity": None if checked.severity is None else SEVERITY_RANK[checked.severity],
         "search": None if checked.search is None else like(checked.search),
         "host": checked.host,
         "agent": None,
@@ -295,7 +310,29 @@ def component_row(row: Sequence[Any]) -> dict[str, Any]:
         "status": None if row[8] is None else STATUS_OF_RANK[int(row[8])],
         "developers": int(row[9]),
         "hosts": int(row[10]),
+        "severity": SEVERITIES[int(row[11]) - 1] if row[11] in SEVERITY_RANK.values() else None,
+        "findings": rule_ids(row[12]),
     }
+
+
+_RULE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+MAX_RULES_TEXT = 4096
+"""Characters of a component's rule ids the summary keeps (its holders' lists joined)."""
+MAX_RULES_LISTED = 20
+"""Rule ids a component's row lists (the first, sorted)."""
+
+
+def rule_ids(text: Any) -> list[str]:
+    """The distinct rule ids of the comma-joined lists ``text``, sorted, at most
+    :data:`MAX_RULES_LISTED`: what is no rule id (hostile, or cut at
+    :data:`MAX_RULES_TEXT`) is left out."""
+    if not isinstance(text, str):
+        return []
+    parts = text.split(",")
+    if len(text) >= MAX_RULES_TEXT:
+        parts.pop()  # cut by the summary: its last id may be part of one
+    found = {part for part in parts if _RULE_ID.fullmatch(part)}
+    return sorted(found)[:MAX_RULES_LISTED]
 
 
 def agent_row(row: Sequence[Any]) -> dict[str, Any]:
@@ -325,12 +362,12 @@ Run = Callable[[str, dict[str, Any]], Sequence[Sequence[Any]]]
 
 def list_components(
     run: Run, sql: FleetSql, now: str, *, type: Any, status: Any, search: Any, limit: Any,
-    offset: Any, host: Any = None,
+    offset: Any, host: Any = None, severity: Any = None,
 ) -> dict[str, Any]:  # fmt: skip
     """:meth:`fleet_components` over a backend's ``run``. A host filter counts only that host
     platform's agents, which the summary (counts over every agent) cannot give: it reads the
     scan, bounded as before the summary but not within item 6's second at fleet scale."""
-    checked = check_filter(type, status, search, limit, offset, host)
+    checked = check_filter(type, status, search, limit, offset, host, severity)
     params = components_params(checked, now)
     types = [t for t in FLEET_TYPES if checked.type in (None, t)]
     if checked.status is not None:
@@ -344,7 +381,7 @@ def list_components(
     else:
         params.update(type_a=types[0], type_b=types[-1])
         rows = run(sql.components_of_types, params)
-    return page(rows, 11, checked.limit, checked.offset, "components", component_row)
+    return page(rows, 13, checked.limit, checked.offset, "components", component_row)
 
 
 def list_agents(

@@ -36,6 +36,11 @@ approved under one agent's id, unknown under another's), the group shows the lea
 of its rows: the greatest rank."""
 STATUS_OF_RANK = {r: s for s, r in RANK.items()}
 
+SEVERITIES = ("info", "low", "medium", "high", "critical")
+"""A rule finding's severities, least first (``agbom.rules.Severity``)."""
+SEVERITY_RANK = {s: i + 1 for i, s in enumerate(SEVERITIES)}
+SEVERITY_CASE = " ".join(f"WHEN '{s}' THEN {r}" for s, r in SEVERITY_RANK.items())
+
 TYPES_IN = ", ".join(f"'{t}'" for t in FLEET_TYPES)
 RANK_CASE = " ".join(f"WHEN '{s}' THEN {r}" for s, r in RANK.items())
 
@@ -44,6 +49,10 @@ RANK_CASE = " ".join(f"WHEN '{s}' THEN {r}" for s, r in RANK.items())
 # the same index: no pass over the versions themselves.
 # {held}: the backend's rows (agent_id, session_id, agbom_version, seen_at, first_seen,
 # component_id, type, name, version, body) of the components of each ``latest`` version.
+# {found}: the backend's rows (agent_id, component_id, severity, rules) of the rule findings
+# kept with each ``latest`` version (its ``change``: those the Guardian found when it took
+# that AgBOM), one per component a finding names: the worst severity's rank
+# (:data:`SEVERITY_RANK`) and the rule ids joined by commas.
 # {tiebreak}: the column that orders versions stored in the same instant. {c}: the collation
 # that makes text from JSON compare bytewise, as stored ids do.
 EVERY_AGENT = """
@@ -64,9 +73,10 @@ latest AS MATERIALIZED (
   SELECT v.agent_id, v.session_id, v.version, v.created_at
   FROM picked p JOIN agbom_versions v ON v.{tiebreak} = p.pick),
 held AS ({held}),
+found AS ({found}),
 parts AS (
   SELECT h.agent_id, h.session_id, h.agbom_version, h.seen_at, h.first_seen,
-    h.component_id, h.type, h.name, h.version,
+    h.component_id, h.type, h.name, h.version, f.severity, f.rules,
     {platform_h} AS platform, {developer_h} AS developer,
     (h.body ->> 'purl'){c} AS purl,
     CASE WHEN h.type IN ('mcp_server', 'a2a_peer') THEN (h.body ->> 'endpoint'){c} END
@@ -77,7 +87,7 @@ parts AS (
       AS digest_alg,
     CASE WHEN h.type = 'skill' THEN (lower(
       h.body -> 'definition' -> 'digest' ->> 'value')){c} END AS digest_value
-  FROM held h
+  FROM held h LEFT JOIN found f ON f.agent_id = h.agent_id AND f.component_id = h.component_id
   WHERE h.type IN ({types}){type_filter}),
 keyed AS (
   SELECT p.*,
@@ -129,12 +139,14 @@ grouped AS (
   SELECT type, ref, release, MIN(name) AS name, MIN(purl) AS purl,
     COUNT(DISTINCT agent_id) AS agents, MIN(first_seen) AS first_seen,
     MAX(seen_at) AS last_seen, MAX(CASE status {ranks} END) AS status_rank,
-    COUNT(DISTINCT developer) AS developers, COUNT(DISTINCT platform) AS hosts
+    COUNT(DISTINCT developer) AS developers, COUNT(DISTINCT platform) AS hosts,
+    MAX(severity) AS severity, substr({list_agg}, 1, {max_rules_text}) AS rules
   FROM judged GROUP BY type, ref, release)
 SELECT type, ref, release, name, purl, agents, first_seen, last_seen, status_rank,
-  developers, hosts, COUNT(*) OVER () AS total
+  developers, hosts, severity, rules, COUNT(*) OVER () AS total
 FROM grouped
 WHERE (CAST(:rank AS INTEGER) IS NULL OR status_rank = :rank)
+  AND (CAST(:severity AS INTEGER) IS NULL OR severity >= :severity)
   AND (CAST(:search AS TEXT) IS NULL OR lower(name) LIKE :search ESCAPE '\\'
     OR lower(ref) LIKE :search ESCAPE '\\' OR lower(COALESCE(purl, '')) LIKE :search ESCAPE '\\')
 ORDER BY type{C}, name{C}, ref{C}, COALESCE(release, ''){C}

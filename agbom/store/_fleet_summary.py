@@ -31,7 +31,7 @@ from agbom.store._fleet_scan import EVERY_AGENT, KEYED, developer_of, platform_o
 # rows when it reads them (by primary key), as the scan did.
 _HELD_COLUMNS = (
     "agent_id, session_id, agbom_version, seen_at, first_seen, component_id, type, name, "
-    "ref, release, ref_key, release_key, purl, digest_alg, digest_value"
+    "ref, release, ref_key, release_key, purl, digest_alg, digest_value, severity, rules"
 )
 _KEY = "type, ref_key, release_key"
 
@@ -44,7 +44,8 @@ def fill_held(agents: str) -> str:
         + """
 SELECT agent_id, session_id, agbom_version, seen_at, first_seen, component_id, type, name,
   ref, release, CASE WHEN ref IS NULL THEN '' ELSE 'v' || ref END,
-  CASE WHEN release IS NULL THEN '' ELSE 'v' || release END, purl, digest_alg, digest_value
+  CASE WHEN release IS NULL THEN '' ELSE 'v' || release END, purl, digest_alg, digest_value,
+  severity, rules
 FROM keyed"""
     )
 
@@ -55,9 +56,12 @@ FROM keyed"""
 # ``search``: what a search looks in (the name, the ref, the purl), lowercased and joined by
 # a line break, which a search never holds (check_filter refuses control characters): one
 # LIKE per row matches exactly where one of the three would.
+# ``severity`` and ``rules``: its holders' worst finding and their rule lists (a reader
+# splits, deduplicates and sorts them).
 SUMMARIZE = f"""
 INSERT INTO fleet_summary ({_KEY}, ref, release, name, purl, agents, first_seen, last_seen,
-  digest_alg, digest_value, search, pins_alike, pin_id, pin_name, developers, hosts)
+  digest_alg, digest_value, search, pins_alike, pin_id, pin_name, developers, hosts, severity,
+  rules)
 SELECT {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl), COUNT(DISTINCT agent_id),
   MIN(first_seen), MAX(seen_at), MIN(digest_alg), MIN(digest_value),
   lower(COALESCE(MIN(name), '')) || '\n' || lower(COALESCE(MIN(ref), '')) || '\n'
@@ -66,7 +70,8 @@ SELECT {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl), COUNT(DISTINCT agen
     AND (COUNT(name) = 0 OR (COUNT(name) = COUNT(*)
       AND MIN(lower(trim(name))) = MAX(lower(trim(name))))) THEN 1 ELSE 0 END,
   MIN(lower(trim(component_id))), MIN(lower(trim(name))),
-  COUNT(DISTINCT {developer_of("agent_id")}), COUNT(DISTINCT {platform_of("agent_id")})
+  COUNT(DISTINCT {developer_of("agent_id")}), COUNT(DISTINCT {platform_of("agent_id")}),
+  MAX(severity), substr({{list_agg}}, 1, {{max_rules_text}})
 FROM fleet_held {{where}} GROUP BY {_KEY}"""
 
 _DIRTY = f"({_KEY}) IN (SELECT {_KEY} FROM fleet_dirty)"
@@ -76,7 +81,8 @@ _DIRTY = f"({_KEY}) IN (SELECT {_KEY} FROM fleet_dirty)"
 # whose holders or whose rows' identity changed is recomputed from its holders (gone when
 # none is left), and one the agent held before and holds now, alike, has its first and last
 # seen moved where that is exact (else it is recomputed too).
-_IDENTITY = "component_id, name, ref, release, purl, digest_alg, digest_value"
+_IDENTITY = "component_id, name, ref, release, purl, digest_alg, digest_value, severity, rules"
+_IDENTITIES = len(_IDENTITY.split(","))
 HELD_OF_AGENT = (
     f"SELECT {_KEY}, {_IDENTITY}, first_seen, seen_at FROM fleet_held WHERE agent_id = :agent"
 )
@@ -163,6 +169,7 @@ ROW_RANK = (
 
 _SUMMARY_WHERE = f"""{{type_range}}
   (CAST(:search AS TEXT) IS NULL OR s.search LIKE :search ESCAPE '\\')
+  AND (CAST(:severity AS INTEGER) IS NULL OR s.severity >= :severity)
   AND (CAST(:rank AS INTEGER) IS NULL OR {GROUP_RANK} = :rank)"""
 
 # A type, or a status only some types can have, narrows the rows to those types' ranges of
@@ -174,7 +181,7 @@ SOME_TYPES = "s.type IN (:type_a, :type_b) AND"
 # is one count of the same filter (an index scan without one).
 SUMMARY_COMPONENTS = f"""
 SELECT s.type, s.ref, s.release, s.name, s.purl, s.agents, s.first_seen, s.last_seen,
-  {GROUP_RANK} AS status_rank, s.developers, s.hosts,
+  {GROUP_RANK} AS status_rank, s.developers, s.hosts, s.severity, s.rules,
   (SELECT COUNT(*) FROM fleet_summary s WHERE {_SUMMARY_WHERE}) AS total
 FROM fleet_summary s
 WHERE {_SUMMARY_WHERE}
@@ -268,10 +275,11 @@ def _held_by_key(rows: Sequence[Sequence[Any]]) -> dict[tuple[Any, ...], Held]:
         grouped.setdefault(tuple(row[:3]), []).append(row)
     held: dict[tuple[Any, ...], Held] = {}
     for key, group in grouped.items():
-        identities = sorted((tuple(r[3:10]) for r in group), key=repr)
-        first = [r[10] for r in group]
+        end = 3 + _IDENTITIES  # (the key, the identity, first and last seen)
+        identities = sorted((tuple(r[3:end]) for r in group), key=repr)
+        first = [r[end] for r in group]
         least = None if None in first else min(first)
-        held[key] = (identities, least, max(r[11] for r in group))
+        held[key] = (identities, least, max(r[end + 1] for r in group))
     return held
 
 

@@ -56,7 +56,12 @@ def agbom_status(record: Mapping[str, Any] | None) -> dict[str, Any]:
     if record is None:
         return {"status": "none", "agbom_session": None, "agbom_version": None, "findings": []}
     change = record.get("change") if isinstance(record.get("change"), Mapping) else {}
-    raw = change.get("findings") if isinstance(change, Mapping) else None
+    # an accepted version keeps its warnings too (the fleet's findings): not what refused it
+    raw = (
+        change.get("findings")
+        if isinstance(change, Mapping) and not record.get("accepted")
+        else None
+    )
     findings = [
         {"rule_id": str(f.get("rule_id")), "severity": str(f.get("severity"))}
         for f in (raw if isinstance(raw, list) else [])

@@ -366,7 +366,8 @@ _V13: list[Step] = [
         ref_key TEXT NOT NULL,
         release_key TEXT NOT NULL
     )""",
-    _fleet_summary,
+    # (Built from the stored versions by v15, the last change of its tables: the statements
+    # that build it are the current ones, which need those columns.)
     # The pending-approvals chart reads the history of its window only.
     "CREATE INDEX skill_history_by_at ON skill_history (at)",
 ]
@@ -379,8 +380,25 @@ _V14: list[Step] = [
     *_decision_counts.SQLITE_BACKFILL,
 ]
 
+_V15: list[Step] = [
+    # Each fleet component's rule findings (agbom/store/_fleet_scan.py): the worst severity's
+    # rank and the rule ids the Guardian found on it in each agent's latest accepted AgBOM
+    # (fleet_held), and over its holders (fleet_summary); the covering index of a
+    # component's holders gains the severity (the rule ids, unbounded text, are read from
+    # the rows). Then the summary is built from the stored versions.
+    "ALTER TABLE fleet_held ADD COLUMN severity INTEGER",
+    "ALTER TABLE fleet_held ADD COLUMN rules TEXT",
+    "ALTER TABLE fleet_summary ADD COLUMN severity INTEGER",
+    "ALTER TABLE fleet_summary ADD COLUMN rules TEXT",
+    "DROP INDEX fleet_held_by_component",
+    "CREATE INDEX fleet_held_by_component ON fleet_held (type, ref_key, release_key, agent_id, "
+    "first_seen, seen_at, name, purl, ref, release, component_id, digest_alg, digest_value, "
+    "severity)",
+    _fleet_summary,
+]
+
 MIGRATIONS: Sequence[Sequence[Step]] = (
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15
 )  # fmt: skip
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 

@@ -562,10 +562,14 @@ class InventoryStore(Protocol):
         limit: int | None = None,
         offset: int | None = None,
         host: str | None = None,
+        severity: str | None = None,
     ) -> dict[str, Any]:
         """One page of the distinct components of every agent's latest accepted AgBOM
         (:mod:`agbom.store._fleet_logic`): ``{"total", "limit", "offset", "components"}``.
-        ``host``: only the agents of that host platform (``cursor``, ``claude-code``)."""
+        ``host``: only the agents of that host platform (``cursor``, ``claude-code``).
+        ``severity``: only components with a rule finding at least that severe (each row's
+        ``severity`` is its worst, ``findings`` its rule ids: those the Guardian found when
+        it took the latest AgBOMs that hold it)."""
         ...
 
     def fleet_component_agents(

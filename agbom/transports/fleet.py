@@ -141,6 +141,7 @@ def fleet_routes(
             limit=limit,
             offset=offset,
             host=query.get("host"),
+            severity=query.get("severity"),
         )
 
     def agents(db: Store, query: Any, limit: int | None, offset: int | None) -> Any:

@@ -86,7 +86,7 @@ def test_components_from_the_fleet_page_filtered_paged_and_linked(
         page.get_by_label("Type").select_option("skill")
         page.get_by_label("Status").select_option("pending")
         page.get_by_role("button", name="Apply").click()
-        page.wait_for_url("**/ui/components?type=skill&status=pending&host=&q=")
+        page.wait_for_url("**/ui/components?type=skill&status=pending&host=&severity=&q=")
         shown = rows(page)
         assert len(shown) == 1 and shown[0][0] == "skill" and shown[0][1] == "deploy"
         assert shown[0][3] == "1 agent using deploy" or shown[0][3].startswith("1 agent")
@@ -101,6 +101,22 @@ def test_components_from_the_fleet_page_filtered_paged_and_linked(
         page.get_by_role("link", name="alice").click()
         page.wait_for_url(f"{served.url}/ui/agent?id=alice")
 
+        # the rule findings the latest AgBOMs keep, and the filter by the worst of them
+        page.goto(f"{served.url}/ui/components")
+        page.get_by_label("Findings at least").select_option("medium")
+        page.get_by_role("button", name="Apply").click()
+        page.wait_for_url("**/ui/components?type=&status=&host=&severity=medium&q=")
+        shown = rows(page)
+        assert [(r[1].split("\n")[0], r[-1]) for r in shown] == [
+            ("filesystem", "unapproved\nHIGH AGB-FS-ROOT AGB-FS-WRITE"),
+            ("github", "approved\nMEDIUM AGB-GH-TOKEN"),
+        ]
+        assert page.locator("#components-count").inner_text() == "2 components."
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.get_by_label("Findings at least").select_option("critical")
+        page.get_by_role("button", name="Apply").click()
+        assert page.locator("p.empty").inner_text() == "No component matches these filters."
+
         # search by purl, case-insensitive
         page.goto(f"{served.url}/ui/components")
         page.get_by_label("Name or purl").fill("MODELCONTEXTPROTOCOL")
@@ -109,7 +125,7 @@ def test_components_from_the_fleet_page_filtered_paged_and_linked(
         assert (
             len(shown) == 1
             and shown[0][1].startswith("filesystem")
-            and shown[0][-1] == "unapproved"
+            and shown[0][-1] == "unapproved\nHIGH AGB-FS-ROOT AGB-FS-WRITE"
         )
         assert "pkg:npm/%40modelcontextprotocol/server-filesystem" in shown[0][1]
     assert failed == [], failed  # no 404, no CSP violation
@@ -136,6 +152,7 @@ def test_each_row_counts_the_agents_its_link_lists(site: tuple[Served, str]) -> 
         ("page=abc", "page must be a whole number"),
         ("page=0", "page must be from 1"),
         ("q=" + "x" * 300, "at most 256"),
+        ("severity=dire", "severity must be one of"),
     ],
 )
 def test_a_bad_query_is_a_400_page_saying_why(

@@ -23,3 +23,33 @@ def register(store, skill_id: str, digest: Digest, *, agent_id: str = "agent-1",
     }
     fields.update(extra)
     return store.record_registration(skill_id=skill_id, digest=digest, agent_id=agent_id, **fields)
+
+
+def store_at_version(location: str, version: int) -> None:
+    """A new store at ``location`` (a SQLite path or a PostgreSQL URL of an empty database)
+    at schema ``version``: the store's own migrations up to it, as an older agbom left it."""
+    if location.startswith("postgresql"):
+        import psycopg
+
+        from agbom.store.postgres._migrations import MIGRATIONS as PG_MIGRATIONS
+
+        with psycopg.connect(location) as conn:
+            for target in range(1, version + 1):
+                for statement in PG_MIGRATIONS[target - 1]:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO schema_version VALUES (%s, 'then')", (target,))
+        return
+    import sqlite3
+
+    from agbom.store._migrations import MIGRATIONS
+
+    conn = sqlite3.connect(location, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        for target in range(1, version + 1):
+            for step in MIGRATIONS[target - 1]:
+                conn.execute(step) if isinstance(step, str) else step(conn)
+            conn.execute("INSERT INTO schema_version VALUES (?, 'then')", (target,))
+        conn.execute("COMMIT")
+    finally:
+        conn.close()

@@ -48,11 +48,33 @@ def test_table(fleet: str) -> None:
     lines = done.stdout.decode().splitlines()
     assert lines[0].split() == [
         "TYPE", "REF", "VERSION", "NAME", "PURL", "AGENTS", "DEVELOPERS", "HOSTS", "FIRST_SEEN",
-        "LAST_SEEN", "STATUS",
+        "LAST_SEEN", "STATUS", "SEVERITY", "FINDINGS",
     ]  # fmt: skip
     assert len(lines) == 1 + len(EXPECTED)
     github = next(line for line in lines if GITHUB_KEY[1] in line).split()
-    assert github[0] == "mcp_server" and github[-1] == "approved" and "2" in github
+    assert github[0] == "mcp_server" and github[-3] == "approved" and "2" in github
+    assert github[-2:] == ["medium", "AGB-GH-TOKEN"]
+
+
+def test_findings_and_the_severity_filter(fleet: str) -> None:
+    """Each row's worst finding and rule ids (one cell, comma-joined, in CSV); the filter
+    keeps the components with a finding at least that severe."""
+    done = fleet_cli(fleet, "--format", "csv", "--severity", "medium")
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout.decode())))
+    assert [(r["type"], r["ref"], r["version"] or None) for r in rows] == [
+        FILESYSTEM_KEY, GITHUB_KEY
+    ]  # fmt: skip
+    assert [(r["severity"], r["findings"]) for r in rows] == [
+        ("high", "AGB-FS-ROOT,AGB-FS-WRITE"), ("medium", "AGB-GH-TOKEN")
+    ]  # fmt: skip
+    every = orjson.loads(fleet_cli(fleet, "--format", "json").stdout)
+    found = {(r["type"], r["ref"], r["version"]): (r["severity"], r["findings"]) for r in every}
+    assert found == {
+        key: fleet_data.FINDINGS.get(key, (None, [])) for key in EXPECTED
+    }  # fmt: skip
+    high = orjson.loads(fleet_cli(fleet, "--format", "json", "--severity", "critical").stdout)
+    assert high == []
 
 
 def test_csv_with_filters_and_formula_cells(fleet: str, store_factory: Any) -> None:
@@ -103,6 +125,8 @@ def test_by_host_platform_with_developers(store_factory: Any, store_location: st
         (["--search", "x"], "needs --fleet"),
         (["--host", "cursor"], "needs --fleet"),
         (["--fleet", "--host", "cursor/x"], "host must be"),
+        (["--fleet", "--severity", "dire"], "is not one of"),
+        (["--severity", "high"], "needs --fleet"),
     ],
 )
 def test_usage_errors_exit_2(tmp_path: Path, args: list[str], says: str) -> None:

@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 
 from agbom.scan.lock import tool_set_pin
-from agbom.store import Digest, Store
+from agbom.store import SCHEMA_VERSION, Digest, Store
 from agbom.store import _fleet_logic as fleet
+from agbom.store.postgres._migrations import SCHEMA_VERSION as PG_SCHEMA_VERSION
 
 T0 = datetime(2026, 2, 1, tzinfo=UTC)
 
@@ -72,6 +73,36 @@ def _skill_digest(i: int) -> Digest:
     return Digest("sha256", hashlib.sha256(f"skill-{i}".encode()).hexdigest())
 
 
+SEVERITIES = ["info", "low", "medium", "high", "critical"]
+
+
+def _findings(rng: random.Random, components: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What the Guardian keeps with a version: findings naming some of its components (and
+    ids it does not hold); now and then a finding or a field that is not what it should be."""
+    if rng.random() < 0.3:
+        return None
+    ids = [c["id"] for c in components] + ["not-held"]
+    findings: list[Any] = [
+        {
+            "rule_id": f"R-{rng.randrange(6)}",
+            "severity": rng.choice(SEVERITIES),
+            "action": "warn",
+            "components": rng.sample(ids, rng.randrange(1, min(4, len(ids)) + 1)),
+        }
+        for _ in range(rng.randrange(1, 4))
+    ]
+    odd = rng.random()
+    if odd < 0.1:
+        findings.append({"rule_id": 5, "severity": "high", "components": ids})
+    elif odd < 0.2:
+        findings.append({"rule_id": "R-odd", "severity": "dire", "components": ids[:1]})
+    elif odd < 0.25:
+        findings.append("not a finding")
+    elif odd < 0.3:
+        findings.append({"rule_id": "R-x", "severity": "low", "components": "all"})
+    return {"method": "agbom/snapshot", "findings": findings}
+
+
 def random_fleet(store: Store, seed: int, agents: int = 14, saves: int = 60) -> None:
     """Saves in a random order: an agent keeps or changes session, some versions are refused,
     some are stored with a time before the agent's latest (never its latest then)."""
@@ -91,6 +122,7 @@ def random_fleet(store: Store, seed: int, agents: int = 14, saves: int = 60) -> 
             agbom_hash=f"sha256:{seed}-{n}",
             now=when,
             accepted=rng.random() > 0.15,
+            change=_findings(rng, document["components"]),
         )
     for i in range(0, 60, 6):
         status = rng.choice(["approved", "denied", "pending", "revoked", "approved"])
@@ -148,6 +180,9 @@ FILTERS: list[dict[str, Any]] = [
     {"search": "SKILL 1"},
     {"search": "pkg:npm/server-3"},
     {"search": "p/"},
+    *({"severity": s} for s in SEVERITIES),
+    {"severity": "medium", "type": "skill"},
+    {"severity": "low", "status": "unapproved"},
 ]
 
 
@@ -210,7 +245,7 @@ def test_the_migration_builds_the_summary_of_stored_versions(
                 conn.execute(statement)
         conn.close()
     reopened = store_factory()
-    assert reopened.schema_version == (8 if postgres else 14)
+    assert reopened.schema_version == (PG_SCHEMA_VERSION if postgres else SCHEMA_VERSION)
     assert reopened.fleet_components(limit=1000) == expected
     assert_same_as_scan(reopened)
 

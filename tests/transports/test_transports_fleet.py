@@ -17,8 +17,9 @@ from agbom.store import open_store
 from agbom.transports import fleet
 from tests import fleet_data
 from tests.fleet_data import DEPLOY_D2, EXPECTED, FILESYSTEM_KEY, GITHUB_KEY, LINT_D3
+from tests.guardian.acs import request
 from tests.review.reviewing import register, skill_folder, version_of
-from tests.transports.served import Served
+from tests.transports.served import Served, open_session, post
 
 pytestmark = pytest.mark.network
 
@@ -237,3 +238,29 @@ def test_the_charts_count_the_guardians_decisions(served: Served, tmp_path: Path
     old = {r["rule"]: r["count"] for r in before["top_denied_rules"]}
     counted = [c for c in codes if not c.startswith("warn:")]
     assert counted and all(rules[c] == old.get(c, 0) + 1 for c in counted), (codes, rules)
+
+
+def test_the_guardians_findings_on_a_component(served: Served) -> None:
+    """An AgBOM the served Guardian takes with a warning (the default rules: an MCP server
+    run from a package without an exact version) keeps it: the component lists the
+    finding, and the severity filter finds it."""
+    sid = open_session(served.url)
+    server = {
+        "id": "unpinned", "type": "mcp_server", "name": "unpinned-server", "version": None,
+        "purl": "pkg:npm/unpinned-server", "endpoint": None, "tools": [],
+        "registration_provenance": {"origin": "system"},
+    }  # fmt: skip
+    agbom = {"agent": {"id": "agent-1"}, "components": [server]}
+    taken = post(served.url, request("agbom/snapshot", {"agbom": agbom}, session_id=sid))
+    assert taken["result"]["decision"] == "allow", taken
+    assert any(c.startswith("warn:AGB-HYG-001") for c in taken["result"]["reason_codes"]), taken
+    body = get(served, "/v1/fleet/components", search="unpinned-server").json()
+    [row] = body["components"]
+    assert (row["severity"], row["findings"]) == ("medium", ["AGB-HYG-001"])
+    medium = get(served, "/v1/fleet/components", severity="medium", limit="500").json()
+    assert row in medium["components"]
+    assert all(r["severity"] in ("medium", "high", "critical") for r in medium["components"])
+    high = get(served, "/v1/fleet/components", severity="high", limit="500").json()
+    assert row not in high["components"]
+    refused = get(served, "/v1/fleet/components", severity="dire")
+    assert refused.status_code == 400 and "severity must be one of" in refused.text

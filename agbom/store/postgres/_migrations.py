@@ -287,7 +287,8 @@ _V7: list[str] = [
         ref_key {_ID} NOT NULL,
         release_key {_ID} NOT NULL
     )""",
-    *FLEET.rebuild,
+    # (Built from the stored versions by v9, the last change of its tables: the statements
+    # that build it are the current ones, which need those columns.)
     "CREATE INDEX skill_history_by_at ON skill_history (at)",
 ]
 
@@ -302,7 +303,21 @@ _V8: list[str] = [
     *_decision_counts.POSTGRES_TRIGGER,
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
+_V9: list[str] = [
+    # Each fleet component's rule findings, as SQLite v15; then the summary built from the
+    # stored versions.
+    "ALTER TABLE fleet_held ADD COLUMN severity INTEGER",
+    f"ALTER TABLE fleet_held ADD COLUMN rules {_ID}",
+    "ALTER TABLE fleet_summary ADD COLUMN severity INTEGER",
+    f"ALTER TABLE fleet_summary ADD COLUMN rules {_ID}",
+    "DROP INDEX fleet_held_by_component",
+    "CREATE INDEX fleet_held_by_component ON fleet_held (type, ref_key, release_key, agent_id) "
+    "INCLUDE (first_seen, seen_at, name, purl, ref, release, component_id, digest_alg, "
+    "digest_value, severity)",
+    *FLEET.rebuild,
+]
+
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

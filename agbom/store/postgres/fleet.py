@@ -18,7 +18,23 @@ FLEET = fleet.fleet_sql(
     "CROSS JOIN LATERAL (SELECT c.first_seen, c.component_id, c.type, c.name, c.version_str "
     "FROM components c WHERE c.session_id = l.session_id AND c.version = l.version "
     "AND c.component_id = (e.value ->> 'id') LIMIT 1) x",
+    # The findings kept with each latest version, one row per component a finding names
+    # (read as jsonb with a \u0000 escape made a space first: jsonb holds no NUL).
+    found="SELECT l.agent_id, (c.value #>> '{}') COLLATE \"C\" AS component_id, "
+    "MAX(CASE f.value ->> 'severity' {severity_case} END) AS severity, "
+    "string_agg(DISTINCT f.value ->> 'rule_id', ',') AS rules "
+    "FROM latest l JOIN agbom_versions v ON v.session_id = l.session_id "
+    "AND v.version = l.version "
+    "CROSS JOIN LATERAL (SELECT replace(v.change, '\\u0000', '\\u0020')::jsonb "
+    "-> 'findings' AS list) d "
+    "CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(d.list) = 'array' "
+    "THEN d.list ELSE '[]'::jsonb END) AS f(value) "
+    "CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(f.value -> 'components') "
+    "= 'array' THEN f.value -> 'components' ELSE '[]'::jsonb END) AS c(value) "
+    "WHERE jsonb_typeof(c.value) = 'string' AND jsonb_typeof(f.value -> 'rule_id') = 'string' "
+    "GROUP BY l.agent_id, 2",
     json_rows="SELECT value AS k FROM jsonb_array_elements(CAST(:keys AS jsonb))",
+    list_agg="string_agg(DISTINCT rules, ',')",
     tiebreak="id",
     collate=' COLLATE "C"',
     pyformat=True,

@@ -219,9 +219,11 @@ class InventoryMixin(FleetReads, PostgresBase):
         limit: int | None = None,
         offset: int | None = None,
         host: str | None = None,
+        severity: str | None = None,
     ) -> dict[str, Any]:
         """Distinct components of the agents' latest AgBOMs (see :mod:`.._fleet_logic`)."""
         filters = {"type": type, "status": status, "search": search, "host": host}
+        filters["severity"] = severity
         return fleet.list_components(
             self._fleet_rows, _FLEET, stamp(None), **filters, limit=limit, offset=offset
         )

@@ -18,6 +18,20 @@ FLEET = fleet.fleet_sql(
     "AND m.agent_id = l.agent_id AND m.since_version <= l.version "
     "AND (m.until_version IS NULL OR m.until_version > l.version) "
     "LEFT JOIN agbom_components c ON c.key = m.key",
+    # The findings kept with each latest version, one row per component a finding names
+    # (a finding, its components, or the change that is no JSON object is passed over).
+    found="SELECT l.agent_id, c.value AS component_id, "
+    "MAX(CASE json_extract(f.value, '$.severity') {severity_case} END) AS severity, "
+    "group_concat(DISTINCT json_extract(f.value, '$.rule_id')) AS rules "
+    "FROM latest l JOIN agbom_versions v ON v.session_id = l.session_id "
+    "AND v.version = l.version "
+    "CROSS JOIN json_each(CASE WHEN json_valid(v.change) THEN v.change ELSE '{}' END, "
+    "'$.findings') f "
+    "CROSS JOIN json_each(CASE WHEN f.type = 'object' THEN f.value ELSE '{}' END, "
+    "'$.components') c "
+    "WHERE c.type = 'text' AND json_type(CASE WHEN f.type = 'object' THEN f.value "
+    "ELSE '{}' END, '$.rule_id') = 'text' "
+    "GROUP BY l.agent_id, c.value",
     json_rows="SELECT value AS k FROM json_each(:keys)",
     tiebreak="rowid",
 )
