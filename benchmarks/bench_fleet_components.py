@@ -4,7 +4,9 @@ Fills a store (SQLite by default, or ``--db postgresql://...``) through ``save_a
 as the Guardian does: ``--agents`` agents, each with ``--history`` sessions (only the last is
 its latest AgBOM), each AgBOM ``--per-agent`` components drawn from a pool of ``--pool``
 distinct skills, MCP servers, models and peers (model-2 in every one), a third of the skills
-approved. Then times,
+approved; agents are developers on machines of three host platforms (``claude-code``,
+``cursor``, ``codex``), a fifth of their AgBOMs keep a rule finding on two components. Then
+times,
 in the same run, ``fleet_components`` (the first page, a status filter, a search, a late
 page), ``fleet_component_agents``, and the agents' calls (``fleet_agents``,
 ``fleet_agent_components``, ``fleet_agent_versions``) against the anchor ``list_agents``
@@ -88,6 +90,14 @@ def component(i: int) -> dict[str, Any]:
     }
 
 
+HOSTS = ("claude-code", "cursor", "codex")
+
+
+def agent_id(a: int) -> str:
+    """Agent ``a`` as a developer on a machine with a host platform (a third each)."""
+    return f"{HOSTS[a % 3]}/dev{a}@m{a}"
+
+
 def fill(store: Store, agents: int, per_agent: int, pool: int, history: int) -> float:
     rng = random.Random(7)
     start = time.perf_counter()
@@ -97,14 +107,22 @@ def fill(store: Store, agents: int, per_agent: int, pool: int, history: int) -> 
             # model-2 is in every AgBOM: one component every agent holds (the worst case
             # of its agents' page, and of the refresh each save makes of its count)
             picked = sorted(set(rng.sample(range(pool), per_agent - 1)) | {2})
-            document = {"agent": {"id": f"agent-{a}"}, "components": [component(i) for i in picked]}
+            document = {"agent": {"id": agent_id(a)}, "components": [component(i) for i in picked]}
             at += timedelta(seconds=1)
+            # a fifth of the AgBOMs keep a warning on two of their components
+            change = None
+            if a % 5 == 0:
+                named = [component(i)["id"] for i in picked[:2]]
+                finding = {"rule_id": f"RULE-{a % 7}", "severity": ("low", "medium", "high")[a % 3],
+                           "action": "warn", "components": named}  # fmt: skip
+                change = {"method": "agbom/snapshot", "findings": [finding]}
             store.save_agbom_version(
                 f"s-{a}-{h}",
-                agent_id=f"agent-{a}",
+                agent_id=agent_id(a),
                 document=document,
                 agbom_hash=f"sha256:{a}-{h}",
                 now=at,
+                change=change,
             )
     for i in range(0, pool, 12):  # a third of the skills approved
         value = hashlib.sha256(f"skill-{i}".encode()).hexdigest()
@@ -125,7 +143,7 @@ def decide(store: Store, agents: int, history: int, count: int) -> float:
     for first in range(0, count, 512):
         batch = []
         for n in range(first, min(count, first + 512)):
-            sid = f"s-{n % agents}-{history - 1}"
+            sid = f"s-{n % agents}-{history - 1}"  # agent n % agents's latest session
             seq, head = heads.get(sid, (0, None))
             entry: dict[str, Any] = {
                 "entry_id": str(seq + 1), "step_id": f"r-{n}",
@@ -189,6 +207,8 @@ def main() -> None:
         if args.decisions:
             seconds = decide(store, args.agents, args.history, args.decisions)
             print(f"{args.decisions} decisions appended in {seconds:.1f} s")
+        from agbom.review.server_queue import server_queue
+
         anchor = timed(store.list_agents, args.repeat)
         cases = {
             "fleet_components() first page": lambda: store.fleet_components(),
@@ -208,12 +228,18 @@ def main() -> None:
             "fleet_component_agents(skill-4)": lambda: store.fleet_component_agents(
                 "skill", "skill-4", "sha256:" + hashlib.sha256(b"skill-4").hexdigest()
             ),
+            "fleet_components(severity=medium)": lambda: store.fleet_components(severity="medium"),
+            "fleet_components(host=cursor)": lambda: store.fleet_components(host="cursor"),
             "fleet_charts() (Overview)": lambda: store.fleet_charts(),
             # issue 45 item 2: the Agents page, an agent's components and its timeline
             "fleet_agents() first page": lambda: store.fleet_agents(),
             "fleet_agents(unapproved=True)": lambda: store.fleet_agents(unapproved=True),
-            "fleet_agent_components(agent-7)": lambda: store.fleet_agent_components("agent-7"),
-            "fleet_agent_versions(agent-7)": lambda: store.fleet_agent_versions("agent-7"),
+            "fleet_agents(host=cursor)": lambda: store.fleet_agents(host="cursor"),
+            "fleet_agent_components(agent 7)": lambda: store.fleet_agent_components(agent_id(7)),
+            "fleet_agent_versions(agent 7)": lambda: store.fleet_agent_versions(agent_id(7)),
+            # issue 45 item 4: the MCP server queue (the page and /v1/servers/queue)
+            "server_queue(pending)": lambda: server_queue(store),
+            "server_queue(all)": lambda: server_queue(store, pending_only=False),
         }
         print(f"{'list_agents() (anchor)':40} {anchor:9.1f} ms   1.00x")
         for name, call in cases.items():

@@ -50,9 +50,11 @@ from agbom.store._fleet_summary import (
     SEEN_OF_AGENT,
     SOME_TYPES,
     STATUS_COUNTS,
+    SUMMARY_AGENT_LIST,
     SUMMARY_AGENTS,
     SUMMARY_COMPONENTS,
     SummarySql,
+    fill_agents,
     fill_held,
 )
 from agbom.store.interface import StoreValueError
@@ -194,6 +196,7 @@ class FleetSql(SummarySql):
     scan_components: str
     scan_agents: str
     agent_list: str
+    scan_agent_list: str
     versions: str
     status_counts: str
     pending_now: str
@@ -249,6 +252,8 @@ def fleet_sql(
         seen_of_agent=build(SEEN_OF_AGENT),
         delete_held=build("DELETE FROM fleet_held WHERE agent_id = :agent"),
         fill_held=build(fill_held(ONE_AGENT)),
+        delete_agent=build("DELETE FROM fleet_agents WHERE agent_id = :agent"),
+        fill_agent=build(fill_agents(ONE_AGENT)),
         move_seen=build(MOVE_SEEN),
         rescan_seen=build(RESCAN_SEEN),
         mark_dirty=build(MARK_DIRTY),
@@ -256,7 +261,8 @@ def fleet_sql(
         rebuild=tuple(build(t) for t in REBUILD),
         scan_components=build(COMPONENTS),
         scan_agents=build(AGENTS),
-        agent_list=build(AGENT_LIST),
+        agent_list=build(SUMMARY_AGENT_LIST),
+        scan_agent_list=build(AGENT_LIST),
         versions=build(VERSIONS),
         status_counts=build(STATUS_COUNTS),
         pending_now=build(_PENDING_NOW),
@@ -273,6 +279,7 @@ def components_params(checked: FleetFilter, now: str) -> dict[str, Any]:
         "severity": None if checked.severity is None else SEVERITY_RANK[checked.severity],
         "search": None if checked.search is None else like(checked.search),
         "host": checked.host,
+        "platform": "" if checked.host is None else "h" + checked.host,
         "agent": None,
         "now": now,
         "limit": checked.limit,
@@ -364,9 +371,9 @@ def list_components(
     run: Run, sql: FleetSql, now: str, *, type: Any, status: Any, search: Any, limit: Any,
     offset: Any, host: Any = None, severity: Any = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """:meth:`fleet_components` over a backend's ``run``. A host filter counts only that host
-    platform's agents, which the summary (counts over every agent) cannot give: it reads the
-    scan, bounded as before the summary but not within item 6's second at fleet scale."""
+    """:meth:`fleet_components` over a backend's ``run``. A host filter reads the summary's
+    rows of that host platform (counted over its agents alone), the others its rows over
+    every agent."""
     checked = check_filter(type, status, search, limit, offset, host, severity)
     params = components_params(checked, now)
     types = [t for t in FLEET_TYPES if checked.type in (None, t)]
@@ -374,8 +381,6 @@ def list_components(
         types = [t for t in types if t in _STATUS_TYPES.get(checked.status, ("skill",))]
     if not types:  # no type can have that status
         rows: Sequence[Sequence[Any]] = []
-    elif checked.host is not None:
-        rows = run(sql.scan_components, params)
     elif len(types) == len(FLEET_TYPES):
         rows = run(sql.components, params)
     else:

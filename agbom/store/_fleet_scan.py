@@ -64,14 +64,19 @@ WITH RECURSIVE agents(agent_id) AS (
 ONE_AGENT = """
 WITH RECURSIVE agents(agent_id) AS (SELECT CAST(:agent AS TEXT)),"""
 
-KEYED = """
+LATEST = """
 picked AS MATERIALIZED (
   SELECT (SELECT v.{tiebreak} FROM agbom_versions v WHERE v.agent_id = a.agent_id
     AND v.accepted ORDER BY v.created_at DESC, v.{tiebreak} DESC LIMIT 1) AS pick
   FROM agents a WHERE a.agent_id IS NOT NULL{pick_filter}),
 latest AS MATERIALIZED (
   SELECT v.agent_id, v.session_id, v.version, v.created_at
-  FROM picked p JOIN agbom_versions v ON v.{tiebreak} = p.pick),
+  FROM picked p JOIN agbom_versions v ON v.{tiebreak} = p.pick)"""
+"""Each agent's latest accepted version (after :data:`EVERY_AGENT` or :data:`ONE_AGENT`)."""
+
+KEYED = (
+    LATEST
+    + """,
 held AS ({held}),
 found AS ({found}),
 parts AS (
@@ -98,6 +103,7 @@ keyed AS (
     CASE p.type WHEN 'skill' THEN p.digest_alg || ':' || p.digest_value
       ELSE p.version END AS release
   FROM parts p)"""
+)
 
 # The scan's agents: one (``:agent``), or those of one host platform (``:host``), or all.
 AGENT_OR_HOST = """

@@ -16,7 +16,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agbom.store._fleet_scan import EVERY_AGENT, KEYED, developer_of, platform_of
+from agbom.store._fleet_scan import (
+    EVERY_AGENT,
+    KEYED,
+    LATEST,
+    developer_of,
+    machine_of,
+    platform_of,
+)
 
 # The summary (SQLite v13, PostgreSQL v7), kept as AgBOMs are saved so that a page reads
 # ranges of indexes, not every agent's latest AgBOM:
@@ -58,11 +65,16 @@ FROM keyed"""
 # LIKE per row matches exactly where one of the three would.
 # ``severity`` and ``rules``: its holders' worst finding and their rule lists (a reader
 # splits, deduplicates and sorts them).
+# ``platform``: '' for the row over every holder, 'h' and a host platform for the row over
+# that platform's holders (what a host filter lists: the scan's filter on agent ids, as
+# :func:`platform_of` reads them; the 'h' keeps an id's empty platform from the '' row).
+_HOST_KEY = "'h' || " + platform_of("agent_id")
 SUMMARIZE = f"""
-INSERT INTO fleet_summary ({_KEY}, ref, release, name, purl, agents, first_seen, last_seen,
-  digest_alg, digest_value, search, pins_alike, pin_id, pin_name, developers, hosts, severity,
-  rules)
-SELECT {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl), COUNT(DISTINCT agent_id),
+INSERT INTO fleet_summary (platform, {_KEY}, ref, release, name, purl, agents, first_seen,
+  last_seen, digest_alg, digest_value, search, pins_alike, pin_id, pin_name, developers, hosts,
+  severity, rules)
+SELECT {{platform}}, {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl),
+  COUNT(DISTINCT agent_id),
   MIN(first_seen), MAX(seen_at), MIN(digest_alg), MIN(digest_value),
   lower(COALESCE(MIN(name), '')) || '\n' || lower(COALESCE(MIN(ref), '')) || '\n'
     || lower(COALESCE(MIN(purl), '')),
@@ -72,28 +84,44 @@ SELECT {_KEY}, MIN(ref), MIN(release), MIN(name), MIN(purl), COUNT(DISTINCT agen
   MIN(lower(trim(component_id))), MIN(lower(trim(name))),
   COUNT(DISTINCT {developer_of("agent_id")}), COUNT(DISTINCT {platform_of("agent_id")}),
   MAX(severity), substr({{list_agg}}, 1, {{max_rules_text}})
-FROM fleet_held {{where}} GROUP BY {_KEY}"""
+FROM fleet_held {{where}} GROUP BY {{platform}}, {_KEY}"""
+
+
+def summarize(where: str) -> tuple[str, str]:
+    """The rows over every holder and those of each host platform, of the components
+    ``where`` selects from fleet_held (the whole of it when empty)."""
+    return (
+        SUMMARIZE.replace("{where}", where).replace("GROUP BY {platform}, ", "GROUP BY ")
+        .replace("{platform}", "''"),
+        SUMMARIZE.replace("{where}", where).replace("{platform}", _HOST_KEY),
+    )  # fmt: skip
+
 
 _DIRTY = f"({_KEY}) IN (SELECT {_KEY} FROM fleet_dirty)"
 
 # One agent's refresh, in its save's transaction (refresh_agent): its rows of fleet_held
 # are read, replaced by those of its latest accepted version, and read again; a component
 # whose holders or whose rows' identity changed is recomputed from its holders (gone when
-# none is left), and one the agent held before and holds now, alike, has its first and last
-# seen moved where that is exact (else it is recomputed too).
+# none is left: each of its rows), and one the agent held before and holds now, alike, has
+# the first and last seen of its two rows the agent counts in (every holder's, its host
+# platform's) moved where that is exact (else read again from those holders).
 _IDENTITY = "component_id, name, ref, release, purl, digest_alg, digest_value, severity, rules"
 _IDENTITIES = len(_IDENTITY.split(","))
 HELD_OF_AGENT = (
     f"SELECT {_KEY}, {_IDENTITY}, first_seen, seen_at FROM fleet_held WHERE agent_id = :agent"
 )
 SEEN_OF_AGENT = (
-    f"SELECT {_KEY}, first_seen, last_seen, agents FROM fleet_summary WHERE ({_KEY}) IN "
+    f"SELECT platform, {_KEY}, first_seen, last_seen, agents FROM fleet_summary "
+    f"WHERE platform IN ('', :platform) AND ({_KEY}) IN "
     f"(SELECT {_KEY} FROM fleet_held WHERE agent_id = :agent)"
 )
-_PK = "type = :type AND ref_key = :ref_key AND release_key = :release_key"
+_PK = "platform = :platform AND type = :type AND ref_key = :ref_key AND release_key = :release_key"
 MOVE_SEEN = f"UPDATE fleet_summary SET first_seen = :first_seen, last_seen = :last_seen WHERE {_PK}"
-_OF_HOLDERS = "FROM fleet_held h WHERE h.type = :type AND h.ref_key = :ref_key AND " + (
-    "h.release_key = :release_key"
+_OF_HOLDERS = (
+    "FROM fleet_held h WHERE h.type = :type AND h.ref_key = :ref_key AND h.release_key = "
+    ":release_key AND (CAST(:platform AS TEXT) = '' OR 'h' || "
+    + platform_of("h.agent_id")
+    + " = :platform)"
 )
 RESCAN_SEEN = (
     f"UPDATE fleet_summary SET first_seen = (SELECT MIN(h.first_seen) {_OF_HOLDERS}), "
@@ -107,16 +135,30 @@ MARK_DIRTY = (
 )
 RECOMPUTE_DIRTY = (
     f"DELETE FROM fleet_summary WHERE {_DIRTY}",
-    SUMMARIZE.replace("{where}", f"WHERE {_DIRTY}"),
+    *summarize(f"WHERE {_DIRTY}"),
     "DELETE FROM fleet_dirty",
 )
+
+
+def fill_agents(agents: str) -> str:
+    """``fleet_agents``: each agent's latest accepted version (SQLite 16, PostgreSQL 10), the
+    agents list's rows, in the agents' order (its primary key)."""
+    return (
+        "INSERT INTO fleet_agents (agent_id, session_id, agbom_version, seen_at)"
+        + agents
+        + LATEST.replace("{pick_filter}", "")
+        + "\nSELECT agent_id, session_id, version, created_at FROM latest"
+    )
+
 
 REBUILD = (
     "DELETE FROM fleet_dirty",
     "DELETE FROM fleet_summary",
     "DELETE FROM fleet_held",
+    "DELETE FROM fleet_agents",
     fill_held(EVERY_AGENT),
-    SUMMARIZE.replace("{where}", ""),
+    fill_agents(EVERY_AGENT),
+    *summarize(""),
 )
 """The whole summary from the stored versions: the migration's backfill, and what a copy
 into a store runs after its versions."""
@@ -157,7 +199,9 @@ GROUP_RANK = (
     + " ELSE (SELECT MAX("
     + _server_rank(_HELD_PIN_KEYS)
     + ") FROM fleet_held h WHERE h.type = s.type AND h.ref_key = s.ref_key "
-    "AND h.release_key = s.release_key) END) END)"
+    "AND h.release_key = s.release_key AND (s.platform = '' OR 'h' || "
+    + platform_of("h.agent_id")
+    + " = s.platform)) END) END)"
 )
 ROW_RANK = (
     "(CASE h.type WHEN 'skill' THEN COALESCE("
@@ -167,7 +211,7 @@ ROW_RANK = (
     + " END)"
 )
 
-_SUMMARY_WHERE = f"""{{type_range}}
+_SUMMARY_WHERE = f"""s.platform = :platform AND {{type_range}}
   (CAST(:search AS TEXT) IS NULL OR s.search LIKE :search ESCAPE '\\')
   AND (CAST(:severity AS INTEGER) IS NULL OR s.severity >= :severity)
   AND (CAST(:rank AS INTEGER) IS NULL OR {GROUP_RANK} = :rank)"""
@@ -185,7 +229,7 @@ SELECT s.type, s.ref, s.release, s.name, s.purl, s.agents, s.first_seen, s.last_
   (SELECT COUNT(*) FROM fleet_summary s WHERE {_SUMMARY_WHERE}) AS total
 FROM fleet_summary s
 WHERE {_SUMMARY_WHERE}
-ORDER BY s.type{{C}}, s.name{{C}}, s.ref{{C}}, s.release_key{{C}}
+ORDER BY s.platform{{C}}, s.type{{C}}, s.name{{C}}, s.ref{{C}}, s.release_key{{C}}
 LIMIT :limit OFFSET :offset
 """
 
@@ -202,10 +246,48 @@ LIMIT :limit OFFSET :offset
 """
 
 
+# The agents list (fleet_agents) in its order, its filters on each agent's row (a host
+# platform is a range of ids: '/' sorts just before '0'), "not approved" an EXISTS that
+# stops at an agent's first row not approved; only the page's agents have their rows
+# counted and judged, and their last decision read.
+_NOT_APPROVED = "h.type IN ('skill', 'mcp_server') AND " + ROW_RANK + " <> {approved}"
+SUMMARY_AGENT_LIST = f"""
+WITH listed AS (
+  SELECT a.agent_id, a.session_id, a.agbom_version, a.seen_at, COUNT(*) OVER () AS total
+  FROM fleet_agents a
+  WHERE (CAST(:host AS TEXT) IS NULL OR a.agent_id = :host
+      OR (a.agent_id >= CAST(:host AS TEXT) || '/' AND a.agent_id < CAST(:host AS TEXT) || '0'))
+    AND (CAST(:search AS TEXT) IS NULL OR lower(a.agent_id) LIKE :search ESCAPE '\\')
+    AND (CAST(:unapproved AS INTEGER) IS NULL OR EXISTS (
+      SELECT 1 FROM fleet_held h WHERE h.agent_id = a.agent_id AND {_NOT_APPROVED}))
+  ORDER BY a.agent_id{{C}}
+  LIMIT :limit OFFSET :offset),
+counted AS (
+  SELECT h.agent_id,
+    COUNT(CASE WHEN h.type = 'skill' THEN 1 END) AS skills,
+    COUNT(CASE WHEN h.type = 'mcp_server' THEN 1 END) AS servers,
+    COUNT(CASE WHEN h.type = 'model' THEN 1 END) AS models,
+    COUNT(CASE WHEN h.type = 'a2a_peer' THEN 1 END) AS peers,
+    COUNT(CASE WHEN {_NOT_APPROVED} THEN 1 END) AS unapproved
+  FROM listed l JOIN fleet_held h ON h.agent_id = l.agent_id
+  GROUP BY h.agent_id)
+SELECT l.agent_id, {platform_of("l.agent_id")}, {developer_of("l.agent_id")},
+  {machine_of("l.agent_id")}, l.session_id, l.agbom_version, l.seen_at,
+  COALESCE(n.skills, 0), COALESCE(n.servers, 0), COALESCE(n.models, 0), COALESCE(n.peers, 0),
+  COALESCE(n.unapproved, 0),
+  (SELECT e.entry FROM chain_entries e WHERE e.session_id = l.session_id
+    ORDER BY e.seq DESC LIMIT 1) AS last_entry,
+  l.total
+FROM listed l LEFT JOIN counted n ON n.agent_id = l.agent_id
+ORDER BY l.agent_id{{C}}
+"""
+
+
 # The overview's chart of components by status judges each distinct component once (as a
 # status filter does).
 STATUS_COUNTS = f"""
-SELECT {GROUP_RANK} AS status_rank, COUNT(*) FROM fleet_summary s GROUP BY status_rank
+SELECT {GROUP_RANK} AS status_rank, COUNT(*) FROM fleet_summary s WHERE s.platform = ''
+GROUP BY status_rank
 """
 
 
@@ -218,6 +300,8 @@ class SummarySql:
     seen_of_agent: str
     delete_held: str
     fill_held: str
+    delete_agent: str
+    fill_agent: str
     move_seen: str
     rescan_seen: str
     mark_dirty: str
@@ -236,32 +320,44 @@ def refresh_agent(execute: Execute, sql: SummarySql, agent_id: str) -> None:
     A component's summary is recomputed from its holders (an index range: every agent's row
     of a model they all use) only when this agent starts or stops holding it, or its rows of
     it name it otherwise; else only its first and last seen can move, and they are moved
-    (see :func:`_moved`), or read again from its holders' times where that is not exact."""
-    params = {"agent": agent_id}
+    (see :func:`_moved`), or read again from its holders' times where that is not exact: in
+    its row over every holder and in that of the agent's host platform."""
+    host = "h" + host_platform(agent_id)
+    params = {"agent": agent_id, "platform": host}
     before = _held_by_key(execute(sql.held_of_agent, params).fetchall())
-    seen = {tuple(r[:3]): (r[3], r[4], int(r[5])) for r in
+    seen = {tuple(r[:4]): (r[4], r[5], int(r[6])) for r in
             execute(sql.seen_of_agent, params).fetchall()}  # fmt: skip
     execute(sql.delete_held, params)
     execute(sql.fill_held, params)
+    execute(sql.delete_agent, params)
+    execute(sql.fill_agent, params)
     after = _held_by_key(execute(sql.held_of_agent, params).fetchall())
     dirty: list[tuple[Any, ...]] = []
     for key in before.keys() | after.keys():
         old, new = before.get(key), after.get(key)
-        named = {"type": key[0], "ref_key": key[1], "release_key": key[2]}
+        rows = [("", *key), (host, *key)]
         if old == new:
             continue
-        if old is None or new is None or old[0] != new[0] or key not in seen:
+        if old is None or new is None or old[0] != new[0] or not all(r in seen for r in rows):
             dirty.append(key)
             continue
-        moved = _moved(seen[key], old[1:], new[1:])
-        if moved is None:  # its holders' times are read again, nothing else
-            execute(sql.rescan_seen, named)
-        elif moved != seen[key][:2]:
-            execute(sql.move_seen, {**named, "first_seen": moved[0], "last_seen": moved[1]})
+        for row in rows:
+            named = {"platform": row[0], "type": key[0], "ref_key": key[1], "release_key": key[2]}
+            moved = _moved(seen[row], old[1:], new[1:])
+            if moved is None:  # its holders' times are read again, nothing else
+                execute(sql.rescan_seen, named)
+            elif moved != seen[row][:2]:
+                execute(sql.move_seen, {**named, "first_seen": moved[0], "last_seen": moved[1]})
     if dirty:
         execute(sql.mark_dirty, {"keys": json.dumps(dirty)})
         for statement in sql.recompute_dirty:
             execute(statement, {})
+
+
+def host_platform(agent_id: str) -> str:
+    """What :func:`platform_of` reads in SQL: the agent id before its first ``/`` (the whole
+    id when it has none)."""
+    return agent_id.partition("/")[0]
 
 
 Held = tuple[list[tuple[Any, ...]], Any, Any]

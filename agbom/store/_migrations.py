@@ -366,7 +366,7 @@ _V13: list[Step] = [
         ref_key TEXT NOT NULL,
         release_key TEXT NOT NULL
     )""",
-    # (Built from the stored versions by v15, the last change of its tables: the statements
+    # (Built from the stored versions by v16, the last change of its tables: the statements
     # that build it are the current ones, which need those columns.)
     # The pending-approvals chart reads the history of its window only.
     "CREATE INDEX skill_history_by_at ON skill_history (at)",
@@ -385,7 +385,7 @@ _V15: list[Step] = [
     # rank and the rule ids the Guardian found on it in each agent's latest accepted AgBOM
     # (fleet_held), and over its holders (fleet_summary); the covering index of a
     # component's holders gains the severity (the rule ids, unbounded text, are read from
-    # the rows). Then the summary is built from the stored versions.
+    # the rows). (Built by v16.)
     "ALTER TABLE fleet_held ADD COLUMN severity INTEGER",
     "ALTER TABLE fleet_held ADD COLUMN rules TEXT",
     "ALTER TABLE fleet_summary ADD COLUMN severity INTEGER",
@@ -394,11 +394,53 @@ _V15: list[Step] = [
     "CREATE INDEX fleet_held_by_component ON fleet_held (type, ref_key, release_key, agent_id, "
     "first_seen, seen_at, name, purl, ref, release, component_id, digest_alg, digest_value, "
     "severity)",
+]
+
+_V16: list[Step] = [
+    # The agents list's rows (agbom/store/_fleet_summary.py): each agent's latest accepted
+    # version, kept with the rest of the summary; and fleet_summary keyed by a platform as
+    # well: '' for a component's row over every holder, 'h' and a host platform for its row
+    # over that platform's holders (a host filter's list). The table is made again (its key
+    # changes; it holds nothing the stored versions do not). Then the summary is built from
+    # the stored versions (the last migration that changes its tables does).
+    """CREATE TABLE fleet_agents (
+        agent_id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        agbom_version INTEGER NOT NULL,
+        seen_at TEXT NOT NULL
+    ) WITHOUT ROWID""",
+    "DROP TABLE fleet_summary",
+    """CREATE TABLE fleet_summary (
+        platform TEXT NOT NULL,
+        type TEXT NOT NULL,
+        ref_key TEXT NOT NULL,
+        release_key TEXT NOT NULL,
+        ref TEXT,
+        release TEXT,
+        name TEXT,
+        purl TEXT,
+        agents INTEGER NOT NULL,
+        first_seen TEXT,
+        last_seen TEXT,
+        digest_alg TEXT,
+        digest_value TEXT,
+        search TEXT,
+        pins_alike INTEGER NOT NULL,
+        pin_id TEXT,
+        pin_name TEXT,
+        developers INTEGER NOT NULL,
+        hosts INTEGER NOT NULL,
+        severity INTEGER,
+        rules TEXT,
+        PRIMARY KEY (platform, type, ref_key, release_key)
+    )""",
+    # The list's order, walked by a page (of every holder's rows, or of one platform's).
+    "CREATE INDEX fleet_summary_by_name ON fleet_summary (platform, type, name, ref, release_key)",
     _fleet_summary,
 ]
 
 MIGRATIONS: Sequence[Sequence[Step]] = (
-    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15
+    _V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16
 )  # fmt: skip
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 

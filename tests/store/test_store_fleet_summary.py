@@ -25,6 +25,7 @@ import pytest
 from agbom.scan.lock import tool_set_pin
 from agbom.store import SCHEMA_VERSION, Digest, Store
 from agbom.store import _fleet_logic as fleet
+from agbom.store._fleet_agents import list_fleet_agents
 from agbom.store.postgres._migrations import SCHEMA_VERSION as PG_SCHEMA_VERSION
 
 T0 = datetime(2026, 2, 1, tzinfo=UTC)
@@ -103,13 +104,20 @@ def _findings(rng: random.Random, components: list[dict[str, Any]]) -> dict[str,
     return {"method": "agbom/snapshot", "findings": findings}
 
 
+def _agent(n: int) -> str:
+    """Agent ``n``: a developer on a machine with a host platform (two of three), else an
+    agent that named itself."""
+    host = ("cursor", "claude-code", None)[n % 3]
+    return f"{host}/dev{n % 4}@m{n}" if host else f"agent-{n}"
+
+
 def random_fleet(store: Store, seed: int, agents: int = 14, saves: int = 60) -> None:
     """Saves in a random order: an agent keeps or changes session, some versions are refused,
     some are stored with a time before the agent's latest (never its latest then)."""
     rng = random.Random(seed)
     at = T0
     for n in range(saves):
-        agent = f"agent-{rng.randrange(agents)}"
+        agent = _agent(rng.randrange(agents))
         session = f"{agent}-s{rng.randrange(3)}"
         picked = rng.sample(range(60), rng.randrange(0, 9))
         document = {"agent": {"id": agent}, "components": [_component(i) for i in picked]}
@@ -137,11 +145,14 @@ def random_fleet(store: Store, seed: int, agents: int = 14, saves: int = 60) -> 
     store.revoke_server("server-2", actor="t", reason="r")
 
 
-def _scan(store: Store) -> tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]:
+def _scan(store: Store) -> tuple[Callable[..., dict[str, Any]], ...]:
     """The scan's answers, through the store's own runner and statements."""
     run = store._fleet_rows  # type: ignore[attr-defined]
     sql = _statements(store)
-    scan = dataclasses.replace(sql, components=sql.scan_components, agents=sql.scan_agents)
+    scan = dataclasses.replace(
+        sql, components=sql.scan_components, agents=sql.scan_agents,
+        agent_list=sql.scan_agent_list,
+    )  # fmt: skip
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
     def components(**filters: Any) -> dict[str, Any]:
@@ -155,7 +166,12 @@ def _scan(store: Store) -> tuple[Callable[..., dict[str, Any]], Callable[..., di
     def agents(component: tuple[Any, Any, Any], **page: Any) -> dict[str, Any]:
         return fleet.list_agents(run, scan, now, component, page.get("limit"), page.get("offset"))
 
-    return components, agents
+    def agent_list(**filters: Any) -> dict[str, Any]:
+        for name in ("host", "search", "unapproved", "limit", "offset"):
+            filters.setdefault(name, None)
+        return list_fleet_agents(run, scan, now, **filters)
+
+    return components, agents, agent_list
 
 
 def _statements(store: Store) -> fleet.FleetSql:
@@ -183,11 +199,33 @@ FILTERS: list[dict[str, Any]] = [
     *({"severity": s} for s in SEVERITIES),
     {"severity": "medium", "type": "skill"},
     {"severity": "low", "status": "unapproved"},
+    *({"host": h} for h in ("cursor", "claude-code", "agent-2", "curso", "dev1")),
+    {"host": "cursor", "status": "unapproved"},
+    {"host": "claude-code", "type": "skill", "limit": 2, "offset": 1},
+    {"host": "cursor", "search": "server", "severity": "low"},
+]
+
+
+AGENT_FILTERS: list[dict[str, Any]] = [
+    {},
+    {"limit": 2},
+    {"limit": 3, "offset": 2},
+    {"offset": 100},
+    {"unapproved": True},
+    {"unapproved": False},
+    {"unapproved": True, "limit": 2, "offset": 1},
+    *({"host": h} for h in ("cursor", "claude-code", "agent-2", "curso", "dev1")),
+    {"host": "cursor", "unapproved": True},
+    {"search": "dev1"},
+    {"search": "AGENT"},
+    {"search": "cursor", "unapproved": True},
 ]
 
 
 def assert_same_as_scan(store: Store) -> int:
-    components, agents = _scan(store)
+    components, agents, agent_list = _scan(store)
+    for filters in AGENT_FILTERS:
+        assert store.fleet_agents(**filters) == agent_list(**filters), filters
     for filters in FILTERS:
         assert store.fleet_components(**filters) == components(**filters), filters
     listed = store.fleet_components(limit=1000)["components"]
@@ -226,6 +264,7 @@ def test_the_migration_builds_the_summary_of_stored_versions(
     previous = 6 if postgres else 12  # the version before the summary's
     store.close()
     drop = ["DROP TABLE fleet_held", "DROP TABLE fleet_summary", "DROP TABLE fleet_dirty"]
+    drop.append("DROP TABLE fleet_agents")
     drop.append("DROP INDEX skill_history_by_at")
     # and what later versions added (PostgreSQL 8, SQLite 14: the decision counts)
     drop += ["DROP TABLE decision_days"]

@@ -287,7 +287,7 @@ _V7: list[str] = [
         ref_key {_ID} NOT NULL,
         release_key {_ID} NOT NULL
     )""",
-    # (Built from the stored versions by v9, the last change of its tables: the statements
+    # (Built from the stored versions by v10, the last change of its tables: the statements
     # that build it are the current ones, which need those columns.)
     "CREATE INDEX skill_history_by_at ON skill_history (at)",
 ]
@@ -304,8 +304,7 @@ _V8: list[str] = [
 ]
 
 _V9: list[str] = [
-    # Each fleet component's rule findings, as SQLite v15; then the summary built from the
-    # stored versions.
+    # Each fleet component's rule findings, as SQLite v15 (built by v10).
     "ALTER TABLE fleet_held ADD COLUMN severity INTEGER",
     f"ALTER TABLE fleet_held ADD COLUMN rules {_ID}",
     "ALTER TABLE fleet_summary ADD COLUMN severity INTEGER",
@@ -314,10 +313,47 @@ _V9: list[str] = [
     "CREATE INDEX fleet_held_by_component ON fleet_held (type, ref_key, release_key, agent_id) "
     "INCLUDE (first_seen, seen_at, name, purl, ref, release, component_id, digest_alg, "
     "digest_value, severity)",
+]
+
+_V10: list[str] = [
+    # The agents list's rows and fleet_summary keyed by a platform as well, as SQLite v16;
+    # then the summary built from the stored versions.
+    f"""CREATE TABLE fleet_agents (
+        agent_id {_ID} PRIMARY KEY,
+        session_id {_ID} NOT NULL,
+        agbom_version INTEGER NOT NULL,
+        seen_at {_ID} NOT NULL
+    )""",
+    "DROP TABLE fleet_summary",
+    f"""CREATE TABLE fleet_summary (
+        platform {_ID} NOT NULL,
+        type {_ID} NOT NULL,
+        ref_key {_ID} NOT NULL,
+        release_key {_ID} NOT NULL,
+        ref {_ID},
+        release {_ID},
+        name {_ID},
+        purl {_ID},
+        agents INTEGER NOT NULL,
+        first_seen {_ID},
+        last_seen {_ID},
+        digest_alg {_ID},
+        digest_value {_ID},
+        search {_ID},
+        pins_alike INTEGER NOT NULL,
+        pin_id {_ID},
+        pin_name {_ID},
+        developers INTEGER NOT NULL,
+        hosts INTEGER NOT NULL,
+        severity INTEGER,
+        rules {_ID},
+        PRIMARY KEY (platform, type, ref_key, release_key)
+    )""",
+    "CREATE INDEX fleet_summary_by_name ON fleet_summary (platform, type, name, ref, release_key)",
     *FLEET.rebuild,
 ]
 
-MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
+MIGRATIONS: Sequence[Sequence[str]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10)
 """``MIGRATIONS[i]`` upgrades a store from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
