@@ -104,17 +104,23 @@ def _copy_ansi_c(data: bytes, index: int, out: bytearray) -> int:
     return index
 
 
+def _escape(data: bytes, index: int, out: bytearray, cuts: list[int]) -> int:
+    """The backslash at ``index`` and the byte after it, inside ``"…"`` or ``((…))``: a
+    backslash-newline is cut (and where noted), any other pair is copied as it is."""
+    if data[index + 1] == 0x0A:
+        cuts.append(len(out))
+    else:
+        out += data[index : index + 2]
+    return index + 2
+
+
 def _double_quoted(data: bytes, index: int, out: bytearray, cuts: list[int]) -> int:
     """A double-quoted string: a backslash-newline is removed, other escapes kept."""
     out += b'"'
     while index < len(data):
         byte = data[index]
         if byte == 0x5C and index + 1 < len(data):
-            if data[index + 1] == 0x0A:
-                cuts.append(len(out))
-            else:
-                out += data[index : index + 2]
-            index += 2
+            index = _escape(data, index, out, cuts)
             continue
         out.append(byte)
         index += 1
@@ -130,11 +136,7 @@ def _arithmetic(data: bytes, index: int, out: bytearray, cuts: list[int]) -> int
     while index < len(data) and depth > 0:
         byte = data[index]
         if byte == 0x5C and index + 1 < len(data):
-            if data[index + 1] == 0x0A:
-                cuts.append(len(out))
-            else:
-                out += data[index : index + 2]
-            index += 2
+            index = _escape(data, index, out, cuts)
             continue
         if byte == 0x0A:
             break  # arithmetic is one line; past it, the main scan goes on
